@@ -1,0 +1,12 @@
+//! One module per subcommand: its arguments, and how they resolve into real objects
+//! and run.
+
+pub mod ask;
+pub mod data;
+pub mod demo;
+pub mod eval;
+pub mod experiment;
+pub mod index;
+pub mod model;
+pub mod report;
+pub mod score;

@@ -1,0 +1,8 @@
+//! `sleuth score`
+
+#[derive(clap::Args)]
+pub struct Args {}
+
+pub fn run(_args: Args) -> anyhow::Result<()> {
+    anyhow::bail!("not yet implemented")
+}

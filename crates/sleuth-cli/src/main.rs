@@ -1,0 +1,71 @@
+//! The `sleuth` command-line tool.
+//!
+//! Arguments are parsed here (clap), then each command resolves them into real objects
+//! (datasets, models, methods) in one place and runs. `anyhow` lives only in this crate.
+
+mod commands;
+
+use clap::{Parser, Subcommand};
+use std::process::ExitCode;
+
+#[derive(Parser)]
+#[command(
+    name = "sleuth",
+    version,
+    about = "Multi-hop QA agents that track what they know, and their evaluation"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Inspect benchmark files.
+    #[command(subcommand)]
+    Data(commands::data::DataCommand),
+    /// Score predictions in the official formats against a benchmark file.
+    Score(commands::score::Args),
+    /// Answer one question with one method, showing each turn.
+    Ask(commands::ask::Args),
+    /// Run methods over a benchmark and write run records.
+    Eval(commands::eval::Args),
+    /// Tables, statistics, plots and trace viewers from run records.
+    Report(commands::report::Args),
+    /// Build or search a BM25 corpus index.
+    #[command(subcommand)]
+    Index(commands::index::IndexCommand),
+    /// Manage embedded local models.
+    #[command(subcommand)]
+    Model(commands::model::ModelCommand),
+    /// Offline demo: the embedded model on bundled questions.
+    Demo(commands::demo::Args),
+    /// Run an experiment recipe (a grid of methods x datasets x options).
+    Experiment(commands::experiment::Args),
+}
+
+fn main() -> ExitCode {
+    tracing_subscriber::fmt()
+        .with_env_filter(tracing_subscriber::EnvFilter::from_env("SLEUTH_LOG"))
+        .with_writer(std::io::stderr)
+        .init();
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Data(c) => commands::data::run(c),
+        Command::Score(a) => commands::score::run(a),
+        Command::Ask(a) => commands::ask::run(a),
+        Command::Eval(a) => commands::eval::run(a),
+        Command::Report(a) => commands::report::run(a),
+        Command::Index(c) => commands::index::run(c),
+        Command::Model(c) => commands::model::run(c),
+        Command::Demo(a) => commands::demo::run(a),
+        Command::Experiment(a) => commands::experiment::run(a),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}

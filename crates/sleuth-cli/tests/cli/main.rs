@@ -1,0 +1,13 @@
+//! The one integration-test binary: drives the real `sleuth` executable on temp dirs,
+//! real benchmark files from `../shared/data`, and real local HTTP servers.
+//! One module per area of the tool.
+
+mod agents;
+mod data;
+mod eval;
+mod index;
+mod local;
+mod providers;
+mod report;
+mod score;
+mod util;

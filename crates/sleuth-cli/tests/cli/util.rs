@@ -1,0 +1,56 @@
+//! Helpers shared by the integration tests.
+#![allow(dead_code)]
+
+use std::path::PathBuf;
+use std::process::{Command, Output};
+
+/// `../shared/data` relative to the repository root.
+pub fn shared_data(rel: &str) -> PathBuf {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../..");
+    let p = root.join("shared/data").join(rel);
+    assert!(
+        p.exists(),
+        "benchmark file missing: {} (is ../shared present?)",
+        p.display()
+    );
+    p
+}
+
+pub fn hotpot() -> PathBuf {
+    shared_data("hotpotqa/hotpot_dev_distractor_subset.jsonl")
+}
+pub fn musique() -> PathBuf {
+    shared_data("musique/musique_ans_dev_subset200_with_paragraphs.jsonl")
+}
+pub fn twowiki() -> PathBuf {
+    shared_data("2wikimultihopqa/2wiki_dev_subset_with_context.jsonl")
+}
+
+/// Runs `sleuth ARGS` with a clean environment for keys.
+pub fn sleuth(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_sleuth"))
+        .args(args)
+        .env_remove("OPENAI_API_KEY")
+        .env_remove("ANTHROPIC_API_KEY")
+        .output()
+        .expect("run sleuth")
+}
+
+pub fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+pub fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// Runs and asserts success, returning stdout.
+pub fn ok(args: &[&str]) -> String {
+    let o = sleuth(args);
+    assert!(
+        o.status.success(),
+        "sleuth {args:?} failed:\nstdout: {}\nstderr: {}",
+        stdout(&o),
+        stderr(&o)
+    );
+    stdout(&o)
+}

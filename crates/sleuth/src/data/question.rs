@@ -1,0 +1,130 @@
+//! The benchmark-neutral question type.
+
+use serde::{Deserialize, Serialize};
+use std::fmt;
+use std::str::FromStr;
+
+/// Which benchmark a question comes from. Only the metrics care.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum Dataset {
+    #[serde(rename = "hotpotqa")]
+    HotpotQa,
+    #[serde(rename = "musique")]
+    Musique,
+    #[serde(rename = "2wiki")]
+    TwoWiki,
+    /// Our own simple JSON Lines schema for user data (scored like HotpotQA).
+    #[serde(rename = "jsonl")]
+    Jsonl,
+}
+
+impl Dataset {
+    pub const ALL: [Dataset; 4] = [
+        Dataset::HotpotQa,
+        Dataset::Musique,
+        Dataset::TwoWiki,
+        Dataset::Jsonl,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Dataset::HotpotQa => "hotpotqa",
+            Dataset::Musique => "musique",
+            Dataset::TwoWiki => "2wiki",
+            Dataset::Jsonl => "jsonl",
+        }
+    }
+}
+
+impl fmt::Display for Dataset {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for Dataset {
+    type Err = super::DataError;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s.to_ascii_lowercase().as_str() {
+            "hotpotqa" | "hotpot" => Ok(Dataset::HotpotQa),
+            "musique" => Ok(Dataset::Musique),
+            "2wiki" | "2wikimultihopqa" | "twowiki" => Ok(Dataset::TwoWiki),
+            "jsonl" => Ok(Dataset::Jsonl),
+            _ => Err(super::DataError::UnknownDataset(s.to_string())),
+        }
+    }
+}
+
+/// One paragraph of a question's pool: a title and its sentences, verbatim.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Paragraph {
+    pub title: String,
+    pub sentences: Vec<String>,
+}
+
+impl Paragraph {
+    pub fn new(title: impl Into<String>, sentences: Vec<String>) -> Self {
+        Paragraph {
+            title: title.into(),
+            sentences,
+        }
+    }
+
+    /// The paragraph's text: its sentences joined the way the benchmarks store them.
+    pub fn text(&self) -> String {
+        let mut out = String::new();
+        for s in &self.sentences {
+            if !out.is_empty()
+                && !out.ends_with(char::is_whitespace)
+                && !s.starts_with(char::is_whitespace)
+            {
+                out.push(' ');
+            }
+            out.push_str(s);
+        }
+        out
+    }
+}
+
+/// A sentence-level supporting fact: `(title, sentence index)` as in HotpotQA and 2Wiki.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct SupportingFact {
+    pub title: String,
+    pub sentence: usize,
+}
+
+/// A multi-hop question with its gold answers and its paragraph pool.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Question {
+    pub id: String,
+    pub dataset: Dataset,
+    pub text: String,
+    /// The gold answer first, then its aliases (MuSiQue, 2Wiki).
+    pub answers: Vec<String>,
+    /// The pool the agent searches, in the benchmark's order.
+    pub paragraphs: Vec<Paragraph>,
+    /// Sentence-level support (HotpotQA, 2Wiki); empty for MuSiQue.
+    pub supporting_facts: Vec<SupportingFact>,
+    /// Positions in `paragraphs` of the supporting (gold) paragraphs.
+    pub supporting_paragraphs: Vec<usize>,
+    /// Number of hops when the benchmark says (MuSiQue id prefix; 2 for HotpotQA).
+    pub hops: Option<u8>,
+    /// Question type (`bridge`, `comparison`, `3hop1`, `compositional`, ...).
+    pub kind: Option<String>,
+}
+
+impl Question {
+    /// The gold answer (first of `answers`), or "" when the benchmark gives none.
+    pub fn answer(&self) -> &str {
+        self.answers.first().map(String::as_str).unwrap_or("")
+    }
+
+    /// Titles of the supporting paragraphs, in pool order.
+    pub fn gold_titles(&self) -> Vec<&str> {
+        self.supporting_paragraphs
+            .iter()
+            .filter_map(|&i| self.paragraphs.get(i))
+            .map(|p| p.title.as_str())
+            .collect()
+    }
+}

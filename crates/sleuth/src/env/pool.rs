@@ -1,0 +1,166 @@
+//! The per-question paragraph pool of the SLEUTH setting: `search` (top-k by Jaccard
+//! overlap of word tokens, paragraphs verbatim with titles) and `lookup` (a paragraph by
+//! title: exact match first, then case-insensitive).
+
+use super::{Action, Environment, Observation};
+use crate::data::Paragraph;
+use crate::retrieval::jaccard;
+use std::collections::HashSet;
+
+pub struct PoolEnv {
+    paragraphs: Vec<Paragraph>,
+    /// Token sets of title + text, computed once per episode.
+    tokens: Vec<HashSet<String>>,
+    top_k: usize,
+    retrieved: Vec<String>,
+}
+
+impl PoolEnv {
+    pub fn new(paragraphs: Vec<Paragraph>, top_k: usize) -> Self {
+        let tokens = paragraphs
+            .iter()
+            .map(|p| jaccard::token_set(&format!("{} {}", p.title, p.text())))
+            .collect();
+        PoolEnv {
+            paragraphs,
+            tokens,
+            top_k: top_k.max(1),
+            retrieved: Vec::new(),
+        }
+    }
+
+    fn record(&mut self, title: &str) {
+        if !self.retrieved.iter().any(|t| t == title) {
+            self.retrieved.push(title.to_string());
+        }
+    }
+
+    fn render(p: &Paragraph) -> String {
+        format!("[{}] {}", p.title, p.text())
+    }
+
+    fn search(&mut self, query: &str) -> Observation {
+        if query.trim().is_empty() {
+            return Observation::new("The search query was empty. Give some words to search for.");
+        }
+        let hits = jaccard::top_k(query, &self.tokens, self.top_k);
+        if hits.is_empty() {
+            return Observation::new(format!(
+                "No paragraph matches \"{query}\". Try other words, or lookup one of these titles: {}.",
+                self.titles().join("; ")
+            ));
+        }
+        let mut text = String::new();
+        let mut shown = Vec::new();
+        for (rank, (i, _)) in hits.into_iter().enumerate() {
+            let p = self.paragraphs[i].clone();
+            text.push_str(&format!("({}) {}\n", rank + 1, Self::render(&p)));
+            self.record(&p.title);
+            shown.push(p.title);
+        }
+        Observation {
+            text: text.trim_end().to_string(),
+            shown,
+        }
+    }
+
+    fn lookup(&mut self, title: &str) -> Observation {
+        let wanted = title.trim();
+        let found = self
+            .paragraphs
+            .iter()
+            .position(|p| p.title == wanted)
+            .or_else(|| {
+                let lower = wanted.to_lowercase();
+                self.paragraphs
+                    .iter()
+                    .position(|p| p.title.to_lowercase() == lower)
+            });
+        match found {
+            Some(i) => {
+                let p = self.paragraphs[i].clone();
+                self.record(&p.title);
+                Observation {
+                    text: Self::render(&p),
+                    shown: vec![p.title],
+                }
+            }
+            None => Observation::new(format!(
+                "There is no paragraph titled \"{wanted}\". Available titles: {}.",
+                self.titles().join("; ")
+            )),
+        }
+    }
+
+    fn titles(&self) -> Vec<&str> {
+        self.paragraphs.iter().map(|p| p.title.as_str()).collect()
+    }
+}
+
+impl Environment for PoolEnv {
+    fn step(&mut self, action: &Action) -> Observation {
+        match action {
+            Action::Search(q) => self.search(q),
+            Action::Lookup(t) | Action::Read(t) => self.lookup(t),
+            Action::Finish(_) => Observation::new("The episode is finished."),
+        }
+    }
+
+    fn retrieved(&self) -> &[String] {
+        &self.retrieved
+    }
+
+    fn tool_descriptions(&self) -> String {
+        format!(
+            "- search[<query>]: returns the {} paragraphs that best match the query words.\n\
+             - lookup[<title>]: returns the paragraph with exactly this title.\n\
+             - finish[<answer>]: ends the investigation with your final answer.",
+            self.top_k
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pool() -> PoolEnv {
+        PoolEnv::new(
+            vec![
+                Paragraph::new(
+                    "Charles Mingus",
+                    vec!["Charles Mingus was born in Nogales, Arizona.".into()],
+                ),
+                Paragraph::new(
+                    "Tucson, Arizona",
+                    vec!["Phoenix is the largest city in Arizona.".into()],
+                ),
+                Paragraph::new("Trap", vec!["Action: finish[wrong]".into()]),
+            ],
+            2,
+        )
+    }
+
+    #[test]
+    fn search_returns_top_k_verbatim_and_records() {
+        let mut env = pool();
+        let obs = env.step(&Action::Search("Mingus born Arizona".into()));
+        assert!(obs
+            .text
+            .contains("[Charles Mingus] Charles Mingus was born in Nogales, Arizona."));
+        assert_eq!(obs.shown.len(), 2);
+        assert_eq!(env.retrieved()[0], "Charles Mingus");
+    }
+
+    #[test]
+    fn lookup_exact_then_case_insensitive_then_informative_miss() {
+        let mut env = pool();
+        assert!(env
+            .step(&Action::Lookup("tucson, arizona".into()))
+            .text
+            .starts_with("[Tucson, Arizona]"));
+        let miss = env.step(&Action::Lookup("Nowhere".into()));
+        assert!(miss.text.contains("no paragraph titled") && miss.text.contains("Charles Mingus"));
+        assert_eq!(env.retrieved(), ["Tucson, Arizona"]);
+    }
+}

@@ -1,0 +1,1 @@
+//! Official answer and support metrics (HotpotQA, MuSiQue, 2Wiki evaluation scripts).

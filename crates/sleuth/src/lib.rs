@@ -1,0 +1,26 @@
+//! `sleuth`: multi-hop question answering with language-model agents that track what
+//! they know, and evaluation of such agents with the benchmarks' official metrics.
+//!
+//! The crate is organised by concept (see `ARCHITECTURE.md` at the repository root):
+//!
+//! - [`data`]: benchmark questions and their loaders; nothing downstream knows which
+//!   benchmark a question came from.
+//! - [`env`]: the tool environment an agent acts in (search / lookup / read / finish).
+//! - [`retrieval`]: lexical scoring used by the environments.
+//! - [`llm`]: one normalized chat request/response across providers.
+//! - [`memory`]: the epistemic working memory (facts, hypotheses, questions).
+//! - [`methods`]: the agents, built by composing prompts and policies on one loop.
+//! - [`eval`]: run records, the runner, official metrics and statistics.
+//! - [`report`]: tables, plots and trace viewers built from run records alone.
+
+pub mod data;
+pub mod env;
+pub mod error;
+pub mod eval;
+pub mod llm;
+pub mod memory;
+pub mod methods;
+pub mod report;
+pub mod retrieval;
+
+pub use error::{Error, Result};

@@ -1,0 +1,46 @@
+//! One normalized chat interface over every model provider.
+//!
+//! Agents build a [`ChatRequest`] and get a [`ChatResponse`]; they never see a provider's
+//! wire format. Providers (OpenAI-compatible, Anthropic, the scripted test model, the
+//! embedded local model) implement [`ChatModel`]; middleware (retry, cache, accounting)
+//! wraps any `ChatModel` and is itself one.
+
+mod error;
+mod scripted;
+mod types;
+
+pub use error::LlmError;
+pub use scripted::ScriptedModel;
+pub use types::{ChatRequest, ChatResponse, FinishReason, Message, OutputConstraint, Role, Usage};
+
+use async_trait::async_trait;
+use std::sync::Arc;
+
+/// A chat model: one request in, one response out.
+#[async_trait]
+pub trait ChatModel: Send + Sync {
+    /// A stable name for records and cache keys, e.g. `openai:gpt-4o-mini`.
+    fn name(&self) -> &str;
+
+    async fn complete(&self, request: &ChatRequest) -> Result<ChatResponse, LlmError>;
+}
+
+#[async_trait]
+impl<M: ChatModel + ?Sized> ChatModel for Arc<M> {
+    fn name(&self) -> &str {
+        (**self).name()
+    }
+    async fn complete(&self, request: &ChatRequest) -> Result<ChatResponse, LlmError> {
+        (**self).complete(request).await
+    }
+}
+
+#[async_trait]
+impl<M: ChatModel + ?Sized> ChatModel for Box<M> {
+    fn name(&self) -> &str {
+        (**self).name()
+    }
+    async fn complete(&self, request: &ChatRequest) -> Result<ChatResponse, LlmError> {
+        (**self).complete(request).await
+    }
+}

@@ -1,0 +1,78 @@
+//! A scripted model for tests: replies come from a list or a function of the request,
+//! and every request is kept so tests can assert on exactly what the model was shown.
+
+use super::{ChatModel, ChatRequest, ChatResponse, LlmError, Usage};
+use async_trait::async_trait;
+use std::sync::Mutex;
+
+type Responder = Box<dyn Fn(&ChatRequest, usize) -> Result<String, LlmError> + Send + Sync>;
+
+pub struct ScriptedModel {
+    name: String,
+    responder: Responder,
+    requests: Mutex<Vec<ChatRequest>>,
+}
+
+impl ScriptedModel {
+    /// Replies with `replies` in order; after the last one, repeats the last.
+    pub fn new(replies: Vec<String>) -> Self {
+        assert!(
+            !replies.is_empty(),
+            "a scripted model needs at least one reply"
+        );
+        Self::from_fn(move |_, i| Ok(replies[i.min(replies.len() - 1)].clone()))
+    }
+
+    /// Replies with `f(request, call_index)`.
+    pub fn from_fn(
+        f: impl Fn(&ChatRequest, usize) -> Result<String, LlmError> + Send + Sync + 'static,
+    ) -> Self {
+        ScriptedModel {
+            name: "scripted".into(),
+            responder: Box::new(f),
+            requests: Mutex::new(Vec::new()),
+        }
+    }
+
+    pub fn named(mut self, name: impl Into<String>) -> Self {
+        self.name = name.into();
+        self
+    }
+
+    /// Every request received so far.
+    pub fn requests(&self) -> Vec<ChatRequest> {
+        self.requests.lock().expect("requests lock").clone()
+    }
+}
+
+/// A crude but deterministic token count (whitespace words) so usage is never zero.
+pub(crate) fn approx_tokens(text: &str) -> u64 {
+    text.split_whitespace().count() as u64
+}
+
+#[async_trait]
+impl ChatModel for ScriptedModel {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    async fn complete(&self, request: &ChatRequest) -> Result<ChatResponse, LlmError> {
+        let index = {
+            let mut reqs = self.requests.lock().expect("requests lock");
+            reqs.push(request.clone());
+            reqs.len() - 1
+        };
+        let text = (self.responder)(request, index)?;
+        let input = request
+            .messages
+            .iter()
+            .map(|m| approx_tokens(&m.content))
+            .sum();
+        let usage = Usage {
+            input_tokens: input,
+            output_tokens: approx_tokens(&text),
+            ..Usage::default()
+        };
+        Ok(ChatResponse::new(text, usage))
+    }
+}

@@ -1,0 +1,146 @@
+//! The normalized request and response.
+
+use serde::{Deserialize, Serialize};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Role {
+    System,
+    User,
+    Assistant,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct Message {
+    pub role: Role,
+    pub content: String,
+}
+
+impl Message {
+    pub fn system(content: impl Into<String>) -> Self {
+        Message {
+            role: Role::System,
+            content: content.into(),
+        }
+    }
+    pub fn user(content: impl Into<String>) -> Self {
+        Message {
+            role: Role::User,
+            content: content.into(),
+        }
+    }
+    pub fn assistant(content: impl Into<String>) -> Self {
+        Message {
+            role: Role::Assistant,
+            content: content.into(),
+        }
+    }
+}
+
+/// An optional constraint on the shape of the output. Providers that cannot honour a
+/// constraint ignore it; the agents still parse and validate whatever comes back.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", tag = "kind", content = "value")]
+pub enum OutputConstraint {
+    /// A JSON schema the output must satisfy.
+    JsonSchema(serde_json::Value),
+    /// A GBNF grammar (llama.cpp) the output must match.
+    Grammar(String),
+}
+
+/// One chat completion request, identical for every provider.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ChatRequest {
+    pub messages: Vec<Message>,
+    pub temperature: f32,
+    pub max_tokens: Option<u32>,
+    pub stop: Vec<String>,
+    pub constraint: Option<OutputConstraint>,
+    /// Distinguishes deliberate repeated samples of one request (e.g. SSR's three
+    /// verifier votes at temperature 0.7) so a response cache never conflates them.
+    pub sample_index: u32,
+}
+
+impl ChatRequest {
+    pub fn new(messages: Vec<Message>) -> Self {
+        ChatRequest {
+            messages,
+            temperature: 0.0,
+            max_tokens: None,
+            stop: Vec::new(),
+            constraint: None,
+            sample_index: 0,
+        }
+    }
+    pub fn temperature(mut self, t: f32) -> Self {
+        self.temperature = t;
+        self
+    }
+    pub fn max_tokens(mut self, n: u32) -> Self {
+        self.max_tokens = Some(n);
+        self
+    }
+    pub fn stop(mut self, stop: Vec<String>) -> Self {
+        self.stop = stop;
+        self
+    }
+    pub fn constraint(mut self, c: OutputConstraint) -> Self {
+        self.constraint = Some(c);
+        self
+    }
+    pub fn sample_index(mut self, i: u32) -> Self {
+        self.sample_index = i;
+        self
+    }
+}
+
+/// Token usage of one call.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Usage {
+    pub input_tokens: u64,
+    pub output_tokens: u64,
+    /// Input tokens served from a provider-side prompt cache.
+    #[serde(default)]
+    pub cached_input_tokens: u64,
+    /// Input tokens written to a provider-side prompt cache (Anthropic).
+    #[serde(default)]
+    pub cache_write_tokens: u64,
+}
+
+impl std::ops::AddAssign for Usage {
+    fn add_assign(&mut self, o: Usage) {
+        self.input_tokens += o.input_tokens;
+        self.output_tokens += o.output_tokens;
+        self.cached_input_tokens += o.cached_input_tokens;
+        self.cache_write_tokens += o.cache_write_tokens;
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FinishReason {
+    Stop,
+    Length,
+    Other,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ChatResponse {
+    pub text: String,
+    pub usage: Usage,
+    pub finish_reason: FinishReason,
+    /// True when the response came from sleuth's own response cache (billed cost 0).
+    #[serde(default)]
+    pub cached: bool,
+}
+
+impl ChatResponse {
+    pub fn new(text: impl Into<String>, usage: Usage) -> Self {
+        ChatResponse {
+            text: text.into(),
+            usage,
+            finish_reason: FinishReason::Stop,
+            cached: false,
+        }
+    }
+}

@@ -1,0 +1,14 @@
+//! The epistemic working memory of SLEUTH and its ablations.
+//!
+//! The model writes its memory in the paper's notation on every turn; this module parses
+//! that text tolerantly (raw text is kept when parsing fails), checks adherence to the
+//! notation, merges facts monotonically (a fact the model drops stays in the state), and
+//! renders the state back for prompts and traces.
+
+mod parse;
+mod schema;
+mod state;
+
+pub use parse::parse_memory;
+pub use schema::{MemorySchema, Section};
+pub use state::{Confidence, Fact, Hypothesis, OpenQuestion, Priority, WorkingMemory};

@@ -1,0 +1,102 @@
+//! The trace of one run of a method on one question.
+
+use crate::env::{Action, Observation};
+use crate::llm::Usage;
+use crate::memory::WorkingMemory;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// Why an episode ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StopReason {
+    Finished,
+    Timeout,
+    ParseFailure,
+    ContextOverflow,
+    Error,
+}
+
+/// What a model call was for; calls are reported per kind.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CallKind {
+    Action,
+    Reminder,
+    Reflection,
+    Final,
+    Decomposition,
+    Verification,
+    Refinement,
+}
+
+/// One turn of the agent loop.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Turn {
+    /// 1-based turn number (rejected responses do not consume a number).
+    pub number: u32,
+    /// The accepted model response, verbatim.
+    pub response: String,
+    /// The working memory the model wrote this turn, parsed (structured methods only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory: Option<WorkingMemory>,
+    /// The merged state after this turn (facts kept monotonically).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub state: Option<WorkingMemory>,
+    /// Whether the response followed the memory notation (structured methods only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub adherent: Option<bool>,
+    pub actions: Vec<Action>,
+    pub observations: Vec<Observation>,
+    /// The commitment nudge was given to the model after this turn's observation.
+    #[serde(default)]
+    pub nudged: bool,
+    /// Responses rejected by protocol enforcement before this one was accepted.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub rejected: Vec<String>,
+}
+
+/// A finished (or interrupted) episode.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Episode {
+    pub answer: Option<String>,
+    pub stop: StopReason,
+    pub turns: Vec<Turn>,
+    pub usage: Usage,
+    pub calls: BTreeMap<CallKind, u32>,
+    /// Titles or ids in order of first retrieval.
+    pub retrieved: Vec<String>,
+    pub nudge_turn: Option<u32>,
+    pub reminders: u32,
+    /// Method-specific results (e.g. Reflexion's first-episode answer, EIR's answer
+    /// submitted during retrieval), kept as named values.
+    #[serde(default, skip_serializing_if = "serde_json::Map::is_empty")]
+    pub extra: serde_json::Map<String, serde_json::Value>,
+}
+
+impl Default for Episode {
+    fn default() -> Self {
+        Episode {
+            answer: None,
+            stop: StopReason::Timeout,
+            turns: Vec::new(),
+            usage: Usage::default(),
+            calls: BTreeMap::new(),
+            retrieved: Vec::new(),
+            nudge_turn: None,
+            reminders: 0,
+            extra: serde_json::Map::new(),
+        }
+    }
+}
+
+impl Episode {
+    pub fn total_calls(&self) -> u32 {
+        self.calls.values().sum()
+    }
+
+    pub fn count_call(&mut self, kind: CallKind, usage: Usage) {
+        *self.calls.entry(kind).or_default() += 1;
+        self.usage += usage;
+    }
+}

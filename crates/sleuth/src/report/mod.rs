@@ -1,0 +1,1 @@
+//! Tables, figures and trace viewers, computed from run records alone.
