@@ -9,6 +9,9 @@ mod parse;
 mod schema;
 mod state;
 
-pub use parse::parse_memory;
+pub use parse::{check_adherence, parse_memory};
 pub use schema::{MemorySchema, Section};
 pub use state::{Confidence, Fact, Hypothesis, OpenQuestion, Priority, WorkingMemory};
+
+#[cfg(test)]
+mod tests;

@@ -1,9 +1,238 @@
-//! Parsing the model's working-memory text.
+//! Parsing the model's working-memory text, tolerant of the usual formatting drift
+//! (markdown bullets and bold, header case, missing fields). Whatever cannot be parsed
+//! is simply absent from the result; [`check_adherence`] says whether the response
+//! followed the notation, and the caller keeps the raw text in the trace.
 
-use super::{MemorySchema, WorkingMemory};
+use super::{
+    Confidence, Fact, Hypothesis, MemorySchema, OpenQuestion, Priority, Section, WorkingMemory,
+};
+use regex::Regex;
+use std::sync::OnceLock;
 
-/// Parses the sections of `schema` out of a model response. Missing or malformed
-/// sections yield empty lists; see `WorkingMemory::adherence` for the notation check.
-pub fn parse_memory(_text: &str, _schema: &MemorySchema) -> WorkingMemory {
-    WorkingMemory::default()
+/// Splits a response into its memory sections: `(section, body lines)` in order.
+/// A section ends at the next header or at an `Action:`/`Thought:` line.
+fn sections(text: &str) -> Vec<(Section, Vec<&str>)> {
+    static HEADER: OnceLock<Regex> = OnceLock::new();
+    static END: OnceLock<Regex> = OnceLock::new();
+    let header = HEADER.get_or_init(|| {
+        Regex::new(
+            r"(?i)^[\s#>*_`\-]*(confirmed facts|active hypotheses|open questions|notes|scratchpad)\s*[*_`]*\s*:?\s*[*_`]*\s*(.*)$",
+        )
+        .expect("valid header regex")
+    });
+    let end = END.get_or_init(|| {
+        Regex::new(r"(?i)^[\s>*_`\-]*(action|thought|final answer|answer)\s*(\d+\s*)?[*_`]*\s*:")
+            .expect("valid end regex")
+    });
+    let mut out: Vec<(Section, Vec<&str>)> = Vec::new();
+    let mut open = false;
+    for line in text.lines() {
+        if let Some(c) = header.captures(line) {
+            let section = match c[1].to_ascii_lowercase().as_str() {
+                "confirmed facts" => Section::Facts,
+                "active hypotheses" => Section::Hypotheses,
+                "open questions" => Section::Questions,
+                _ => Section::Notes,
+            };
+            let rest = c.get(2).map_or("", |m| m.as_str());
+            out.push((section, Vec::new()));
+            open = true;
+            if !rest.trim().is_empty() {
+                out.last_mut().expect("just pushed").1.push(rest);
+            }
+        } else if end.is_match(line) {
+            open = false;
+        } else if open {
+            out.last_mut().expect("open section").1.push(line);
+        }
+    }
+    out
+}
+
+fn entry_regexes() -> &'static [Regex; 3] {
+    static RES: OnceLock<[Regex; 3]> = OnceLock::new();
+    RES.get_or_init(|| {
+        let prefix = r"^[\s>*_`\-•]*(?:\d+[.)]\s*)?[*_`]*\[\s*";
+        [
+            Regex::new(&format!(r"(?i){prefix}(F\d+)\s*\][*_`]*\s*(.*)$")).expect("fact regex"),
+            Regex::new(&format!(r"(?i){prefix}(H\d+)\s*\][*_`]*\s*(.*)$")).expect("hyp regex"),
+            Regex::new(&format!(r"(?i){prefix}(Q\d+)\s*\][*_`]*\s*(.*)$")).expect("q regex"),
+        ]
+    })
+}
+
+fn parse_fact(id: &str, body: &str) -> Fact {
+    static SOURCE: OnceLock<Regex> = OnceLock::new();
+    let re = SOURCE.get_or_init(|| {
+        Regex::new(r"(?i)^(.*?)\s*[\(\[]\s*source\s*:\s*(.*?)\s*[\)\]]\s*\.?\s*$")
+            .expect("source regex")
+    });
+    match re.captures(body) {
+        Some(c) => Fact {
+            id: id.to_uppercase(),
+            statement: c[1].trim().to_string(),
+            source: Some(c[2].trim().to_string()).filter(|s| !s.is_empty()),
+        },
+        None => Fact {
+            id: id.to_uppercase(),
+            statement: body.trim().to_string(),
+            source: None,
+        },
+    }
+}
+
+/// Splits `text | key: value | key: value` into the text and its fields.
+fn fields(body: &str) -> (String, Vec<(String, String)>) {
+    let mut parts = body.split('|');
+    let text = parts.next().unwrap_or("").trim().to_string();
+    let kv = parts
+        .filter_map(|p| {
+            let (k, v) = p.split_once(':')?;
+            Some((k.trim().to_ascii_lowercase(), v.trim().to_string()))
+        })
+        .collect();
+    (text, kv)
+}
+
+fn field<'a>(kv: &'a [(String, String)], key: &str) -> Option<&'a str> {
+    kv.iter().find(|(k, _)| k == key).map(|(_, v)| v.as_str())
+}
+
+fn ids(list: Option<&str>) -> Vec<String> {
+    list.unwrap_or("")
+        .split([',', ' ', ';'])
+        .map(|s| {
+            s.trim()
+                .trim_matches(|c| c == '[' || c == ']')
+                .to_uppercase()
+        })
+        .filter(|s| s.len() > 1 && s.starts_with('F'))
+        .collect()
+}
+
+fn level<T>(value: Option<&str>, low: T, medium: T, high: T) -> Option<T> {
+    match value?
+        .trim()
+        .trim_matches(|c: char| !c.is_alphabetic())
+        .to_ascii_lowercase()
+        .as_str()
+    {
+        "high" => Some(high),
+        "medium" | "med" => Some(medium),
+        "low" => Some(low),
+        _ => None,
+    }
+}
+
+fn parse_hypothesis(id: &str, body: &str) -> Hypothesis {
+    let (text, kv) = fields(body);
+    Hypothesis {
+        id: id.to_uppercase(),
+        text,
+        confidence: level(
+            field(&kv, "confidence"),
+            Confidence::Low,
+            Confidence::Medium,
+            Confidence::High,
+        ),
+        supports: ids(field(&kv, "supports")),
+        contradicts: ids(field(&kv, "contradicts")),
+    }
+}
+
+fn parse_question(id: &str, body: &str) -> OpenQuestion {
+    let (text, kv) = fields(body);
+    OpenQuestion {
+        id: id.to_uppercase(),
+        text,
+        action: field(&kv, "action")
+            .map(str::to_string)
+            .filter(|s| !s.is_empty()),
+        priority: level(
+            field(&kv, "priority"),
+            Priority::Low,
+            Priority::Medium,
+            Priority::High,
+        ),
+    }
+}
+
+/// Parses the sections of `schema` out of a model response.
+pub fn parse_memory(text: &str, schema: &MemorySchema) -> WorkingMemory {
+    let [fact_re, hyp_re, q_re] = entry_regexes();
+    let mut memory = WorkingMemory::default();
+    for (section, lines) in sections(text) {
+        if !schema.has(section) {
+            continue;
+        }
+        match section {
+            Section::Notes => {
+                let body = lines.join("\n").trim().to_string();
+                memory.notes = Some(body);
+            }
+            Section::Facts => memory.facts.extend(
+                lines
+                    .iter()
+                    .filter_map(|l| fact_re.captures(l))
+                    .map(|c| parse_fact(&c[1], &c[2])),
+            ),
+            Section::Hypotheses => memory.hypotheses.extend(
+                lines
+                    .iter()
+                    .filter_map(|l| hyp_re.captures(l))
+                    .map(|c| parse_hypothesis(&c[1], &c[2])),
+            ),
+            Section::Questions => memory.questions.extend(
+                lines
+                    .iter()
+                    .filter_map(|l| q_re.captures(l))
+                    .map(|c| parse_question(&c[1], &c[2])),
+            ),
+        }
+    }
+    memory
+}
+
+/// Whether a response follows the notation for every section of `schema`: each header
+/// is present, and every entry line in a section is well-formed (a fact names its
+/// source; a hypothesis has a confidence; a question has an action and a priority).
+/// Empty sections (no entries, or a placeholder such as `- none`) are allowed.
+pub fn check_adherence(text: &str, schema: &MemorySchema) -> bool {
+    let found = sections(text);
+    let [fact_re, hyp_re, q_re] = entry_regexes();
+    schema.sections.iter().all(|&wanted| {
+        let Some((_, lines)) = found.iter().find(|(s, _)| *s == wanted) else {
+            return false;
+        };
+        let mut entries = lines
+            .iter()
+            .map(|l| l.trim())
+            .filter(|l| !is_placeholder(l));
+        match wanted {
+            Section::Notes => true,
+            Section::Facts => entries.all(|l| {
+                fact_re
+                    .captures(l)
+                    .is_some_and(|c| parse_fact(&c[1], &c[2]).source.is_some())
+            }),
+            Section::Hypotheses => entries.all(|l| {
+                hyp_re
+                    .captures(l)
+                    .is_some_and(|c| parse_hypothesis(&c[1], &c[2]).confidence.is_some())
+            }),
+            Section::Questions => entries.all(|l| {
+                q_re.captures(l).is_some_and(|c| {
+                    let q = parse_question(&c[1], &c[2]);
+                    q.action.is_some() && q.priority.is_some()
+                })
+            }),
+        }
+    })
+}
+
+fn is_placeholder(line: &str) -> bool {
+    let l = line
+        .trim_matches(|c: char| !c.is_alphanumeric())
+        .to_ascii_lowercase();
+    l.is_empty() || l == "none" || l == "none yet" || l == "n/a"
 }

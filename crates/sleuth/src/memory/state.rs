@@ -54,3 +54,159 @@ pub struct WorkingMemory {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub notes: Option<String>,
 }
+
+impl Confidence {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Confidence::Low => "low",
+            Confidence::Medium => "medium",
+            Confidence::High => "high",
+        }
+    }
+}
+
+impl Priority {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Priority::Low => "low",
+            Priority::Medium => "medium",
+            Priority::High => "high",
+        }
+    }
+}
+
+fn normalized(statement: &str) -> String {
+    statement
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ")
+        .trim_end_matches('.')
+        .to_lowercase()
+}
+
+impl WorkingMemory {
+    /// Folds the memory the model wrote this turn into the running state.
+    ///
+    /// Facts are monotonic: every fact ever confirmed stays, even when the model's
+    /// latest memory omits it; a new statement under an id already taken gets a fresh
+    /// id. Hypotheses, questions and notes are the model's latest view (they are meant
+    /// to change). Returns the facts the model dropped this turn.
+    pub fn merge(&mut self, written: &WorkingMemory) -> Vec<Fact> {
+        let mut seen = Vec::new();
+        for fact in &written.facts {
+            let key = normalized(&fact.statement);
+            if let Some(existing) = self.facts.iter().find(|f| normalized(&f.statement) == key) {
+                seen.push(existing.id.clone());
+                continue;
+            }
+            let mut fact = fact.clone();
+            if self.facts.iter().any(|f| f.id == fact.id) {
+                fact.id = format!("F{}", self.facts.len() + 1);
+                while self.facts.iter().any(|f| f.id == fact.id) {
+                    fact.id.push('\'');
+                }
+            }
+            seen.push(fact.id.clone());
+            self.facts.push(fact);
+        }
+        self.hypotheses = written.hypotheses.clone();
+        self.questions = written.questions.clone();
+        if written.notes.is_some() {
+            self.notes = written.notes.clone();
+        }
+        self.facts
+            .iter()
+            .filter(|f| !seen.contains(&f.id))
+            .cloned()
+            .collect()
+    }
+
+    /// The highest-priority open question (first among equals).
+    pub fn top_question(&self) -> Option<&OpenQuestion> {
+        self.questions
+            .iter()
+            .enumerate()
+            .max_by(|(i, a), (j, b)| a.priority.cmp(&b.priority).then(j.cmp(i)))
+            .map(|(_, q)| q)
+    }
+
+    /// Renders the sections of `schema` in the paper's notation.
+    pub fn render(&self, schema: &super::MemorySchema) -> String {
+        use super::Section;
+        let mut out = String::new();
+        for &section in &schema.sections {
+            out.push_str(section.header());
+            out.push('\n');
+            let before = out.len();
+            match section {
+                Section::Facts => {
+                    for f in &self.facts {
+                        out.push_str(&format!("- {}\n", f.render()));
+                    }
+                }
+                Section::Hypotheses => {
+                    for h in &self.hypotheses {
+                        out.push_str(&format!("- {}\n", h.render()));
+                    }
+                }
+                Section::Questions => {
+                    for q in &self.questions {
+                        out.push_str(&format!("- {}\n", q.render()));
+                    }
+                }
+                Section::Notes => {
+                    if let Some(n) = &self.notes {
+                        out.push_str(n);
+                        out.push('\n');
+                    }
+                }
+            }
+            if out.len() == before {
+                out.push_str("- none\n");
+            }
+        }
+        out
+    }
+}
+
+impl Fact {
+    pub fn render(&self) -> String {
+        match &self.source {
+            Some(s) => format!("[{}] {} (source: {})", self.id, self.statement, s),
+            None => format!("[{}] {}", self.id, self.statement),
+        }
+    }
+}
+
+fn id_list(ids: &[String]) -> String {
+    if ids.is_empty() {
+        "-".into()
+    } else {
+        ids.join(", ")
+    }
+}
+
+impl Hypothesis {
+    pub fn render(&self) -> String {
+        format!(
+            "[{}] {} | confidence: {} | supports: {} | contradicts: {}",
+            self.id,
+            self.text,
+            self.confidence.map_or("?", Confidence::as_str),
+            id_list(&self.supports),
+            id_list(&self.contradicts)
+        )
+    }
+}
+
+impl OpenQuestion {
+    pub fn render(&self) -> String {
+        format!(
+            "[{}] {} | action: {} | priority: {}",
+            self.id,
+            self.text,
+            self.action.as_deref().unwrap_or("-"),
+            self.priority.map_or("?", Priority::as_str)
+        )
+    }
+}

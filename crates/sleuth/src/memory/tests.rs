@@ -1,0 +1,111 @@
+//! Parser, adherence and merge tests on responses written the way models write them.
+
+use super::*;
+
+const FULL: &str = "\
+Confirmed Facts:
+- [F1] \"Mingus Plays Piano\" is an album by Charles Mingus (source: Mingus Plays Piano)
+- **[F2]** Charles Mingus was born in Nogales, Arizona (source: Charles Mingus)
+Active Hypotheses:
+- [H1] Phoenix | confidence: medium | supports: F2 | contradicts: -
+Open Questions:
+- [Q1] What is the largest city in Arizona? | action: largest city Arizona | priority: high
+- [Q2] Who won the IndyCar race there? | action: IndyCar Phoenix winner | priority: medium
+Action: search[largest city Arizona]";
+
+#[test]
+fn parses_all_three_sections() {
+    let m = parse_memory(FULL, &MemorySchema::full());
+    assert_eq!(m.facts.len(), 2);
+    assert_eq!(m.facts[1].id, "F2");
+    assert_eq!(m.facts[1].source.as_deref(), Some("Charles Mingus"));
+    assert_eq!(m.hypotheses[0].confidence, Some(Confidence::Medium));
+    assert_eq!(m.hypotheses[0].supports, vec!["F2"]);
+    assert!(m.hypotheses[0].contradicts.is_empty());
+    assert_eq!(m.questions.len(), 2);
+    assert_eq!(m.top_question().unwrap().id, "Q1");
+    assert_eq!(
+        m.questions[1].action.as_deref(),
+        Some("IndyCar Phoenix winner")
+    );
+}
+
+#[test]
+fn adherence_requires_every_section_in_notation() {
+    let schema = MemorySchema::full();
+    assert!(check_adherence(FULL, &schema));
+    let no_questions = FULL.replace("Open Questions:", "Questions we have:");
+    assert!(!check_adherence(&no_questions, &schema));
+    let no_source = FULL.replace(" (source: Charles Mingus)", "");
+    assert!(!check_adherence(&no_source, &schema));
+    let free_text = FULL.replace(
+        "- [H1] Phoenix | confidence: medium",
+        "Maybe Phoenix, medium",
+    );
+    assert!(!check_adherence(&free_text, &schema));
+    let empty = "Confirmed Facts:\n- none\nActive Hypotheses:\nnone yet\nOpen Questions:\n- [Q1] Who? | action: who | priority: high\nAction: search[who]";
+    assert!(check_adherence(empty, &schema));
+}
+
+#[test]
+fn ablation_schema_ignores_other_sections() {
+    let facts_only = MemorySchema::of(&[Section::Facts]);
+    let m = parse_memory(FULL, &facts_only);
+    assert_eq!(m.facts.len(), 2);
+    assert!(m.hypotheses.is_empty() && m.questions.is_empty());
+    assert!(check_adherence(
+        "Confirmed Facts:\n- [F1] x (source: y)\nAction: finish[x]",
+        &facts_only
+    ));
+}
+
+#[test]
+fn facts_are_monotonic_and_dropped_ones_reported() {
+    let schema = MemorySchema::full();
+    let mut state = WorkingMemory::default();
+    assert!(state.merge(&parse_memory(FULL, &schema)).is_empty());
+    let later = "Confirmed Facts:\n- [F2] Charles Mingus was born in Nogales, Arizona (source: Charles Mingus)\n- [F3] Phoenix is the largest city in Arizona (source: Tucson, Arizona)\nAction: finish[x]";
+    let dropped = state.merge(&parse_memory(later, &schema));
+    assert_eq!(dropped.len(), 1);
+    assert_eq!(dropped[0].id, "F1");
+    assert_eq!(state.facts.len(), 3);
+    assert!(
+        state.questions.is_empty(),
+        "questions follow the latest memory"
+    );
+}
+
+#[test]
+fn reused_id_with_new_statement_gets_fresh_id() {
+    let schema = MemorySchema::full();
+    let mut state = WorkingMemory::default();
+    state.merge(&parse_memory(
+        "Confirmed Facts:\n- [F1] a is b (source: A)",
+        &schema,
+    ));
+    state.merge(&parse_memory(
+        "Confirmed Facts:\n- [F1] c is d (source: C)",
+        &schema,
+    ));
+    let ids: Vec<_> = state.facts.iter().map(|f| f.id.as_str()).collect();
+    assert_eq!(ids, ["F1", "F2"]);
+}
+
+#[test]
+fn render_round_trips_through_the_parser() {
+    let schema = MemorySchema::full();
+    let m = parse_memory(FULL, &schema);
+    let text = m.render(&schema);
+    assert!(check_adherence(&text, &schema));
+    assert_eq!(parse_memory(&text, &schema), m);
+}
+
+#[test]
+fn notes_section_is_free_text() {
+    let schema = MemorySchema::of(&[Section::Notes]);
+    let m = parse_memory(
+        "Notes:\nMingus -> Arizona\nlargest city?\nAction: search[x]",
+        &schema,
+    );
+    assert_eq!(m.notes.as_deref(), Some("Mingus -> Arizona\nlargest city?"));
+}
