@@ -32,7 +32,7 @@ impl Observation {
 }
 
 /// Anything an agent can act in.
-pub trait Environment: Send {
+pub trait Environment: Send + Sync {
     /// Executes a retrieval action. `Finish` is handled by the agent loop, not here.
     fn step(&mut self, action: &Action) -> Observation;
 

@@ -66,6 +66,8 @@ pub struct Episode {
     pub calls: BTreeMap<CallKind, u32>,
     /// Titles or ids in order of first retrieval.
     pub retrieved: Vec<String>,
+    /// Tool calls executed (several per turn when `actions_per_turn` > 1).
+    pub tool_calls: u32,
     pub nudge_turn: Option<u32>,
     pub reminders: u32,
     /// Method-specific results (e.g. Reflexion's first-episode answer, EIR's answer
@@ -83,6 +85,7 @@ impl Default for Episode {
             usage: Usage::default(),
             calls: BTreeMap::new(),
             retrieved: Vec::new(),
+            tool_calls: 0,
             nudge_turn: None,
             reminders: 0,
             extra: serde_json::Map::new(),

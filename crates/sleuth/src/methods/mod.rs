@@ -2,13 +2,20 @@
 //! and (where a method needs one) a small policy on the one shared agent loop — never a
 //! copy of the loop.
 
+pub mod agent;
 mod episode;
+mod prompts;
+pub mod registry;
+pub mod settings;
 
 pub use episode::{CallKind, Episode, StopReason, Turn};
+pub use prompts::PromptSet;
 
 use crate::data::Question;
+use crate::env::Environment;
 use crate::llm::{ChatModel, LlmError};
 use async_trait::async_trait;
+use settings::AgentSettings;
 use std::sync::Arc;
 
 /// Errors that end an episode early. Each carries the partial episode so the trace of
@@ -26,6 +33,12 @@ pub enum AgentError {
 }
 
 impl AgentError {
+    pub(crate) fn config(e: impl std::fmt::Display) -> Self {
+        AgentError::Config {
+            message: e.to_string(),
+        }
+    }
+
     pub fn partial(&self) -> Option<&Episode> {
         match self {
             AgentError::Llm { partial, .. } => Some(partial),
@@ -34,10 +47,24 @@ impl AgentError {
     }
 }
 
-/// What a method needs besides the question: the model to call.
+/// Builds the environment an episode acts in (the default is the question's own
+/// paragraph pool; the corpus setting plugs in a BM25 index here).
+pub trait EnvFactory: Send + Sync {
+    fn make(&self, question: &Question, settings: &AgentSettings) -> Box<dyn Environment>;
+}
+
+/// What a method needs besides the question: the model to call and, optionally, an
+/// environment other than the question's pool.
 #[derive(Clone)]
 pub struct RunContext {
     pub model: Arc<dyn ChatModel>,
+    pub env: Option<Arc<dyn EnvFactory>>,
+}
+
+impl RunContext {
+    pub fn new(model: Arc<dyn ChatModel>) -> Self {
+        RunContext { model, env: None }
+    }
 }
 
 /// A question-answering method.

@@ -1,0 +1,168 @@
+//! The text-protocol agents of the SLEUTH setting, all on one loop ([`run`]).
+//!
+//! A method here is a [`Style`] (which reasoning protocol the system prompt carries and
+//! which memory sections the model keeps) plus [`AgentSettings`]; ReAct, ReAct-CoT,
+//! Self-Ask, IRCoT, Notes, the working-memory ablations and SLEUTH differ only in that.
+
+mod run;
+
+pub use run::LoopOutcome;
+
+use super::{AgentError, Episode, Method, PromptSet, RunContext};
+use crate::data::Question;
+use crate::env::{Environment, PoolEnv};
+use crate::memory::{MemorySchema, Section};
+use crate::methods::settings::AgentSettings;
+use async_trait::async_trait;
+use minijinja::context;
+use std::sync::Arc;
+
+/// The reasoning protocol of a loop method.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Style {
+    React,
+    ReactCot,
+    SelfAsk,
+    Ircot,
+    /// ReAct's protocol; the Reflexion wrapper adds the retry.
+    Reflexion,
+    Notes,
+    /// SLEUTH and its ablations: the structured memory with these sections.
+    Memory(MemorySchema),
+}
+
+impl Style {
+    pub fn schema(&self) -> MemorySchema {
+        match self {
+            Style::Memory(s) => s.clone(),
+            Style::Notes => MemorySchema::of(&[Section::Notes]),
+            _ => MemorySchema::none(),
+        }
+    }
+
+    fn template(&self) -> &'static str {
+        match self {
+            Style::React => "react.txt",
+            Style::ReactCot => "react_cot.txt",
+            Style::SelfAsk => "self_ask.txt",
+            Style::Ircot => "ircot.txt",
+            Style::Reflexion => "reflexion.txt",
+            Style::Notes => "notes.txt",
+            Style::Memory(_) => "memory.txt",
+        }
+    }
+}
+
+/// A loop method: a style on the shared loop.
+pub struct AgentMethod {
+    name: String,
+    style: Style,
+    settings: AgentSettings,
+    prompts: Arc<PromptSet>,
+}
+
+impl AgentMethod {
+    pub fn new(
+        name: impl Into<String>,
+        style: Style,
+        settings: AgentSettings,
+        prompts: Arc<PromptSet>,
+    ) -> Self {
+        AgentMethod {
+            name: name.into(),
+            style,
+            settings,
+            prompts,
+        }
+    }
+
+    pub fn settings(&self) -> &AgentSettings {
+        &self.settings
+    }
+
+    pub fn prompts(&self) -> &PromptSet {
+        &self.prompts
+    }
+
+    /// The system prompt for an environment offering `tools`.
+    pub fn system_prompt(&self, tools: &str) -> Result<String, AgentError> {
+        let schema = self.style.schema();
+        let protocol = self
+            .prompts
+            .render(
+                self.style.template(),
+                context! {
+                    facts => schema.has(Section::Facts),
+                    hypotheses => schema.has(Section::Hypotheses),
+                    questions => schema.has(Section::Questions),
+                    enforce => self.settings.enforce,
+                },
+            )
+            .map_err(AgentError::config)?;
+        let stopping = match self.settings.stopping.template() {
+            Some(t) if schema.is_structured() => self
+                .prompts
+                .render(t, context! {})
+                .map_err(AgentError::config)?,
+            _ => String::new(),
+        };
+        self.prompts
+            .render(
+                "system.txt",
+                context! {
+                    protocol,
+                    tools,
+                    structured => schema.is_structured(),
+                    stopping,
+                    actions_per_turn => self.settings.actions_per_turn,
+                },
+            )
+            .map_err(AgentError::config)
+    }
+
+    /// Runs one episode, optionally carrying a reflection from an earlier attempt.
+    pub async fn run_episode(
+        &self,
+        question: &Question,
+        ctx: &RunContext,
+        reflection: Option<&str>,
+    ) -> Result<Episode, AgentError> {
+        let mut env: Box<dyn Environment> = match &ctx.env {
+            Some(factory) => factory.make(question, &self.settings),
+            None => Box::new(PoolEnv::new(
+                question.paragraphs.clone(),
+                self.settings.top_k,
+            )),
+        };
+        let system = self.system_prompt(&env.tool_descriptions())?;
+        let first = self
+            .prompts
+            .render(
+                "question.txt",
+                context! { question => &question.text, reflection => reflection.unwrap_or("") },
+            )
+            .map_err(AgentError::config)?;
+        run::AgentLoop {
+            model: ctx.model.as_ref(),
+            settings: &self.settings,
+            prompts: &self.prompts,
+            schema: self.style.schema(),
+        }
+        .run(system, first, env.as_mut())
+        .await
+    }
+}
+
+#[async_trait]
+impl Method for AgentMethod {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    async fn run(&self, question: &Question, ctx: &RunContext) -> Result<Episode, AgentError> {
+        self.run_episode(question, ctx, None).await
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,254 @@
+//! The one agent loop every text-protocol method runs on.
+//!
+//! Per turn: (maybe) give the commitment nudge, call the model, (maybe) enforce the
+//! memory protocol with reminders that do not consume turns, parse the memory and fold
+//! it into the monotonic state, execute the actions, and feed the observations back.
+//! Only the model's response is parsed; observations go back to the model as text.
+
+use crate::env::{Action, Environment, Observation};
+use crate::llm::{ChatModel, ChatRequest, LlmError, Message};
+use crate::memory::{check_adherence, parse_memory, MemorySchema, WorkingMemory};
+use crate::methods::settings::{AgentSettings, Stopping};
+use crate::methods::{AgentError, CallKind, Episode, PromptSet, StopReason, Turn};
+use minijinja::context;
+
+pub(super) struct AgentLoop<'a> {
+    pub model: &'a dyn ChatModel,
+    pub settings: &'a AgentSettings,
+    pub prompts: &'a PromptSet,
+    pub schema: MemorySchema,
+}
+
+/// How a model call ended, as the loop sees it.
+pub enum LoopOutcome {
+    Reply(String),
+    /// The conversation no longer fits the model's context.
+    Overflow,
+}
+
+impl AgentLoop<'_> {
+    pub async fn run(
+        &self,
+        system: String,
+        first_user: String,
+        env: &mut dyn Environment,
+    ) -> Result<Episode, AgentError> {
+        let mut messages = vec![Message::system(system), Message::user(first_user)];
+        let mut episode = Episode::default();
+        let mut state = WorkingMemory::default();
+        let mut verified = false;
+        let mut past_actions: Vec<Action> = Vec::new();
+
+        for number in 1..=self.settings.turns {
+            let mut turn = Turn {
+                number,
+                ..Turn::default()
+            };
+            if self.nudge_due(number, &state, &episode) {
+                let nudge = self.render(
+                    "nudge.txt",
+                    context! { turn => number, budget => self.settings.turns },
+                    &episode,
+                )?;
+                append_to_last_user(&mut messages, &nudge);
+                turn.nudged = true;
+                episode.nudge_turn = Some(number);
+            }
+
+            let response = match self
+                .respond(&mut messages, &mut episode, &mut turn, env)
+                .await?
+            {
+                LoopOutcome::Reply(text) => text,
+                LoopOutcome::Overflow => {
+                    episode.stop = StopReason::ContextOverflow;
+                    episode.turns.push(turn);
+                    break;
+                }
+            };
+            messages.push(Message::assistant(response.clone()));
+            turn.response = response;
+
+            let dropped = self.update_memory(&mut turn, &mut state);
+            let mut actions = Action::parse_all(&turn.response);
+            actions.truncate(self.settings.actions_per_turn);
+            turn.actions = actions.clone();
+
+            let mut feedback: Vec<String> = Vec::new();
+            if actions.is_empty() {
+                feedback.push(self.render("no_action.txt", context! {}, &episode)?);
+            }
+            for action in &actions {
+                if let Action::Finish(answer) = action {
+                    if self.settings.stopping == Stopping::LateVerification
+                        && !verified
+                        && self.schema.is_structured()
+                    {
+                        verified = true;
+                        feedback.push(self.render("verify.txt", context! { answer }, &episode)?);
+                        break;
+                    }
+                    episode.answer = Some(answer.trim().to_string());
+                    episode.stop = StopReason::Finished;
+                    break;
+                }
+                episode.tool_calls += 1;
+                let observation = if self.refuses_repeat(action, &past_actions) {
+                    Observation::new(self.render(
+                        "forward_only_repeat.txt",
+                        context! { action => action.to_string() },
+                        &episode,
+                    )?)
+                } else {
+                    env.step(action)
+                };
+                past_actions.push(action.clone());
+                feedback.push(format_observation(action, &observation, actions.len() > 1));
+                turn.observations.push(observation);
+            }
+            if episode.stop == StopReason::Finished {
+                episode.turns.push(turn);
+                break;
+            }
+            if !dropped.is_empty() {
+                let facts = dropped
+                    .iter()
+                    .map(|f| format!("- {}", f.render()))
+                    .collect::<Vec<_>>()
+                    .join("\n");
+                feedback.push(self.render("dropped_facts.txt", context! { facts }, &episode)?);
+            }
+            messages.push(Message::user(feedback.join("\n\n")));
+            episode.turns.push(turn);
+        }
+        episode.retrieved = env.retrieved().to_vec();
+        Ok(episode)
+    }
+
+    /// Calls the model, re-prompting (without consuming the turn) while enforcement
+    /// rejects the response and reminders remain.
+    async fn respond(
+        &self,
+        messages: &mut Vec<Message>,
+        episode: &mut Episode,
+        turn: &mut Turn,
+        env: &dyn Environment,
+    ) -> Result<LoopOutcome, AgentError> {
+        let mut kind = CallKind::Action;
+        loop {
+            let request = ChatRequest::new(messages.clone())
+                .temperature(self.settings.temperature)
+                .max_tokens(self.settings.max_tokens);
+            let response = match self.model.complete(&request).await {
+                Ok(r) => r,
+                Err(LlmError::ContextOverflow { .. }) => return Ok(LoopOutcome::Overflow),
+                Err(source) => {
+                    let mut partial = episode.clone();
+                    partial.turns.push(turn.clone());
+                    partial.stop = StopReason::Error;
+                    partial.retrieved = env.retrieved().to_vec();
+                    return Err(AgentError::Llm {
+                        source,
+                        partial: Box::new(partial),
+                    });
+                }
+            };
+            episode.count_call(kind, response.usage);
+            let enforce = self.settings.enforce && self.schema.is_structured();
+            if enforce
+                && !check_adherence(&response.text, &self.schema)
+                && episode.reminders < self.settings.max_reminders
+            {
+                episode.reminders += 1;
+                let sections = self
+                    .schema
+                    .sections
+                    .iter()
+                    .map(|s| format!("`{}`", s.header()))
+                    .collect::<Vec<_>>()
+                    .join(", ");
+                let reminder = self.render("reminder.txt", context! { sections }, episode)?;
+                messages.push(Message::assistant(response.text.clone()));
+                messages.push(Message::user(reminder));
+                turn.rejected.push(response.text);
+                kind = CallKind::Reminder;
+                continue;
+            }
+            return Ok(LoopOutcome::Reply(response.text));
+        }
+    }
+
+    /// Parses this turn's memory, records adherence, folds facts into the state.
+    /// Returns the confirmed facts the model left out.
+    fn update_memory(
+        &self,
+        turn: &mut Turn,
+        state: &mut WorkingMemory,
+    ) -> Vec<crate::memory::Fact> {
+        if self.schema.sections.is_empty() {
+            return Vec::new();
+        }
+        let written = parse_memory(&turn.response, &self.schema);
+        turn.adherent = Some(check_adherence(&turn.response, &self.schema));
+        let dropped = if self.schema.is_structured() {
+            state.merge(&written)
+        } else {
+            state.notes = written.notes.clone().or(state.notes.take());
+            Vec::new()
+        };
+        turn.memory = Some(written);
+        turn.state = Some(state.clone());
+        dropped
+    }
+
+    /// The commitment nudge: once, at the first turn t ≥ the nudge turn, when at least
+    /// τ facts are confirmed (structured methods; unstructured ones only with
+    /// `nudge_all`, and then without the fact gate, as in the paper's ReAct control).
+    fn nudge_due(&self, turn: u32, state: &WorkingMemory, episode: &Episode) -> bool {
+        let Some(at) = self.settings.nudge_turn() else {
+            return false;
+        };
+        if episode.nudge_turn.is_some() || turn < at {
+            return false;
+        }
+        if !self.schema.is_structured() {
+            return self.settings.nudge_all;
+        }
+        state.facts.len() >= self.settings.tau
+            && (!self.settings.nudge_needs_empty_questions || state.questions.is_empty())
+    }
+
+    fn refuses_repeat(&self, action: &Action, past: &[Action]) -> bool {
+        self.settings.stopping == Stopping::ForwardOnly
+            && self.schema.is_structured()
+            && past.contains(action)
+    }
+
+    fn render<S: serde::Serialize>(
+        &self,
+        name: &str,
+        ctx: S,
+        _episode: &Episode,
+    ) -> Result<String, AgentError> {
+        self.prompts.render(name, ctx).map_err(AgentError::config)
+    }
+}
+
+fn append_to_last_user(messages: &mut [Message], text: &str) {
+    if let Some(m) = messages
+        .iter_mut()
+        .rev()
+        .find(|m| m.role == crate::llm::Role::User)
+    {
+        m.content.push_str("\n\n");
+        m.content.push_str(text);
+    }
+}
+
+fn format_observation(action: &Action, observation: &Observation, several: bool) -> String {
+    if several {
+        format!("Observation for {action}:\n{}", observation.text)
+    } else {
+        format!("Observation:\n{}", observation.text)
+    }
+}

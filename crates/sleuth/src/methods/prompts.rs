@@ -1,0 +1,163 @@
+//! Prompt templates: built into the binary, overridable file by file from a directory
+//! (`--prompts DIR`), rendered with minijinja. Keeping prompts as files lets a user swap
+//! in their own wording without touching the loop.
+
+use crate::{Error, Result};
+use minijinja::Environment;
+use std::path::Path;
+
+/// The built-in templates, by file name.
+const BUILTIN: &[(&str, &str)] = &[
+    ("system.txt", include_str!("prompts/system.txt")),
+    ("question.txt", include_str!("prompts/question.txt")),
+    ("react.txt", include_str!("prompts/react.txt")),
+    ("react_cot.txt", include_str!("prompts/react_cot.txt")),
+    ("self_ask.txt", include_str!("prompts/self_ask.txt")),
+    ("ircot.txt", include_str!("prompts/ircot.txt")),
+    ("reflexion.txt", include_str!("prompts/reflexion.txt")),
+    ("notes.txt", include_str!("prompts/notes.txt")),
+    ("memory.txt", include_str!("prompts/memory.txt")),
+    ("nudge.txt", include_str!("prompts/nudge.txt")),
+    ("reminder.txt", include_str!("prompts/reminder.txt")),
+    ("no_action.txt", include_str!("prompts/no_action.txt")),
+    (
+        "dropped_facts.txt",
+        include_str!("prompts/dropped_facts.txt"),
+    ),
+    ("reflection.txt", include_str!("prompts/reflection.txt")),
+    (
+        "stop_structural.txt",
+        include_str!("prompts/stop_structural.txt"),
+    ),
+    (
+        "stop_forward_only.txt",
+        include_str!("prompts/stop_forward_only.txt"),
+    ),
+    (
+        "stop_contrastive.txt",
+        include_str!("prompts/stop_contrastive.txt"),
+    ),
+    (
+        "stop_late_verification.txt",
+        include_str!("prompts/stop_late_verification.txt"),
+    ),
+    ("verify.txt", include_str!("prompts/verify.txt")),
+    (
+        "forward_only_repeat.txt",
+        include_str!("prompts/forward_only_repeat.txt"),
+    ),
+];
+
+/// A set of prompt templates.
+pub struct PromptSet {
+    env: Environment<'static>,
+}
+
+impl std::fmt::Debug for PromptSet {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PromptSet").finish_non_exhaustive()
+    }
+}
+
+impl Default for PromptSet {
+    fn default() -> Self {
+        Self::from_sources(BUILTIN.iter().map(|(n, s)| (n.to_string(), s.to_string())))
+            .expect("built-in prompt templates are valid")
+    }
+}
+
+impl PromptSet {
+    /// Names of the templates a directory may override.
+    pub fn names() -> impl Iterator<Item = &'static str> {
+        BUILTIN.iter().map(|(n, _)| *n)
+    }
+
+    /// The built-in text of one template (for `--prompts` users to start from).
+    pub fn builtin(name: &str) -> Option<&'static str> {
+        BUILTIN.iter().find(|(n, _)| *n == name).map(|(_, s)| *s)
+    }
+
+    /// The built-in templates, with any file of the same name in `dir` replacing its
+    /// built-in counterpart. Files with unknown names are an error (likely a typo).
+    pub fn with_overrides(dir: &Path) -> Result<Self> {
+        let mut sources: Vec<(String, String)> = BUILTIN
+            .iter()
+            .map(|(n, s)| (n.to_string(), s.to_string()))
+            .collect();
+        let entries = std::fs::read_dir(dir).map_err(|e| Error::io(dir, e))?;
+        for entry in entries {
+            let entry = entry.map_err(|e| Error::io(dir, e))?;
+            let name = entry.file_name().to_string_lossy().into_owned();
+            let Some(slot) = sources.iter_mut().find(|(n, _)| *n == name) else {
+                return Err(Error::Invalid(format!(
+                    "{}: unknown prompt template `{name}` (known: {})",
+                    dir.display(),
+                    Self::names().collect::<Vec<_>>().join(", ")
+                )));
+            };
+            slot.1 =
+                std::fs::read_to_string(entry.path()).map_err(|e| Error::io(entry.path(), e))?;
+        }
+        Self::from_sources(sources)
+    }
+
+    fn from_sources(sources: impl IntoIterator<Item = (String, String)>) -> Result<Self> {
+        let mut env = Environment::new();
+        env.set_keep_trailing_newline(false);
+        env.set_undefined_behavior(minijinja::UndefinedBehavior::Strict);
+        for (name, source) in sources {
+            env.add_template_owned(name.clone(), source)
+                .map_err(|e| Error::Invalid(format!("prompt template {name}: {e}")))?;
+        }
+        Ok(PromptSet { env })
+    }
+
+    /// Renders template `name` with `ctx` (a `minijinja::context!` or any Serialize).
+    pub fn render<S: serde::Serialize>(&self, name: &str, ctx: S) -> Result<String> {
+        let template = self
+            .env
+            .get_template(name)
+            .map_err(|e| Error::Invalid(format!("prompt template {name}: {e}")))?;
+        template
+            .render(ctx)
+            .map(|s| s.trim().to_string())
+            .map_err(|e| Error::Invalid(format!("prompt template {name}: {e}")))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_builtin_renders_with_its_variables() {
+        let p = PromptSet::default();
+        let out = p
+            .render(
+                "nudge.txt",
+                minijinja::context! { turn => 14, budget => 20 },
+            )
+            .unwrap();
+        assert!(out.contains("13 of your 20 turns"));
+    }
+
+    #[test]
+    fn override_directory_replaces_one_template_and_rejects_typos() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("nudge.txt"), "Answer now ({{ turn }}).").unwrap();
+        let p = PromptSet::with_overrides(dir.path()).unwrap();
+        assert_eq!(
+            p.render("nudge.txt", minijinja::context! { turn => 3, budget => 5 })
+                .unwrap(),
+            "Answer now (3)."
+        );
+        std::fs::write(dir.path().join("nudge.text"), "x").unwrap();
+        let err = PromptSet::with_overrides(dir.path())
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("unknown prompt template `nudge.text`"),
+            "{err}"
+        );
+    }
+}

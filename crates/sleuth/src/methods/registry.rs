@@ -1,0 +1,81 @@
+//! Methods by their command-line names.
+
+use super::agent::{AgentMethod, Style};
+use super::settings::AgentSettings;
+use super::{Method, PromptSet};
+use crate::memory::{MemorySchema, Section};
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+/// A method name with a one-line description, for `--help` and errors.
+pub const METHODS: &[(&str, &str)] = &[
+    (
+        "react",
+        "ReAct: interleaved thoughts and actions, no persistent state",
+    ),
+    (
+        "react-cot",
+        "ReAct with an explicit chain of thought before every action",
+    ),
+    (
+        "self-ask",
+        "Self-Ask: sub-questions answered one after another",
+    ),
+    (
+        "ircot",
+        "IRCoT: strictly alternating reasoning and retrieval steps",
+    ),
+    (
+        "reflexion",
+        "Reflexion: a retry after a wrong answer, guided by a self-reflection",
+    ),
+    ("notes", "ReAct with an unstructured scratchpad"),
+    ("facts-only", "SLEUTH ablation: Confirmed Facts only"),
+    (
+        "facts-hyp",
+        "SLEUTH ablation: Confirmed Facts + Active Hypotheses",
+    ),
+    (
+        "facts-q",
+        "SLEUTH ablation: Confirmed Facts + Open Questions",
+    ),
+    (
+        "sleuth",
+        "SLEUTH: facts, ranked hypotheses and open questions, with the commitment nudge",
+    ),
+];
+
+/// Everything needed to build a method besides its name.
+pub struct MethodConfig {
+    pub settings: BTreeMap<String, String>,
+    pub prompts: Arc<PromptSet>,
+}
+
+/// Builds a method by name, or says which names exist.
+pub fn build(name: &str, config: &MethodConfig) -> Result<Arc<dyn Method>, String> {
+    let settings = AgentSettings::from_map(&config.settings)?;
+    let style = match name {
+        "react" => Style::React,
+        "react-cot" => Style::ReactCot,
+        "self-ask" => Style::SelfAsk,
+        "ircot" => Style::Ircot,
+        "reflexion" => Style::Reflexion,
+        "notes" => Style::Notes,
+        "facts-only" => Style::Memory(MemorySchema::of(&[Section::Facts])),
+        "facts-hyp" => Style::Memory(MemorySchema::of(&[Section::Facts, Section::Hypotheses])),
+        "facts-q" => Style::Memory(MemorySchema::of(&[Section::Facts, Section::Questions])),
+        "sleuth" => Style::Memory(MemorySchema::full()),
+        _ => {
+            return Err(format!(
+                "unknown method `{name}` (known: {})",
+                METHODS
+                    .iter()
+                    .map(|(n, _)| *n)
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ))
+        }
+    };
+    let agent = AgentMethod::new(name, style, settings, config.prompts.clone());
+    Ok(Arc::new(agent))
+}
