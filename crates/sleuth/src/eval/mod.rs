@@ -3,5 +3,9 @@
 
 pub mod metrics;
 mod record;
+pub mod runner;
+pub mod store;
 
-pub use record::RunRecord;
+pub use record::{RecordContext, RunRecord};
+pub use runner::{Progress, Quiet, RunSummary, Runner};
+pub use store::{RunConfig, RunStore};

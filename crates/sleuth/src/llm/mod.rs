@@ -5,6 +5,7 @@
 //! embedded local model) implement [`ChatModel`]; middleware (retry, cache, accounting)
 //! wraps any `ChatModel` and is itself one.
 
+pub mod attribution;
 mod error;
 mod scripted;
 mod types;

@@ -1,7 +1,7 @@
 //! The trace of one run of a method on one question.
 
 use crate::env::{Action, Observation};
-use crate::llm::Usage;
+use crate::llm::{ChatResponse, Usage};
 use crate::memory::WorkingMemory;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -63,6 +63,10 @@ pub struct Episode {
     pub stop: StopReason,
     pub turns: Vec<Turn>,
     pub usage: Usage,
+    /// Usage of the calls a provider actually served (not sleuth's response cache):
+    /// what the episode was billed for.
+    #[serde(default)]
+    pub billed_usage: Usage,
     pub calls: BTreeMap<CallKind, u32>,
     /// Titles or ids in order of first retrieval.
     pub retrieved: Vec<String>,
@@ -83,6 +87,7 @@ impl Default for Episode {
             stop: StopReason::Timeout,
             turns: Vec::new(),
             usage: Usage::default(),
+            billed_usage: Usage::default(),
             calls: BTreeMap::new(),
             retrieved: Vec::new(),
             tool_calls: 0,
@@ -98,8 +103,12 @@ impl Episode {
         self.calls.values().sum()
     }
 
-    pub fn count_call(&mut self, kind: CallKind, usage: Usage) {
+    /// Counts one model call of `kind` and its usage.
+    pub fn count_call(&mut self, kind: CallKind, response: &ChatResponse) {
         *self.calls.entry(kind).or_default() += 1;
-        self.usage += usage;
+        self.usage += response.usage;
+        if !response.cached {
+            self.billed_usage += response.usage;
+        }
     }
 }

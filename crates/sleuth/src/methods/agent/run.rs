@@ -153,7 +153,7 @@ impl AgentLoop<'_> {
                     });
                 }
             };
-            episode.count_call(kind, response.usage);
+            episode.count_call(kind, &response);
             let enforce = self.settings.enforce && self.schema.is_structured();
             if enforce
                 && !check_adherence(&response.text, &self.schema)

@@ -1,0 +1,208 @@
+//! The run directory on disk: `run.json` (the configuration) and `records.jsonl`
+//! (append-only, one line per finished question × method).
+//!
+//! A line is written in one `write` and flushed before the next, so a kill leaves at
+//! most one partial last line; opening the store cuts such a tail off, which is why a
+//! resumed run never loses a finished record nor duplicates one.
+
+use super::RunRecord;
+use crate::{Error, Result};
+use serde::{Deserialize, Serialize};
+use std::collections::{BTreeMap, HashSet};
+use std::fs::{File, OpenOptions};
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+
+pub const RECORDS: &str = "records.jsonl";
+pub const RUN_CONFIG: &str = "run.json";
+
+/// What `run.json` holds: enough to reproduce and to refuse mixing runs.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunConfig {
+    pub sleuth_version: String,
+    pub dataset: String,
+    pub data: Vec<PathBuf>,
+    pub model: String,
+    pub methods: Vec<String>,
+    #[serde(default)]
+    pub settings: BTreeMap<String, String>,
+    #[serde(default)]
+    pub hops: Option<u8>,
+    #[serde(default)]
+    pub limit: Option<usize>,
+    #[serde(default)]
+    pub sample: Option<usize>,
+    #[serde(default)]
+    pub seed: Option<u64>,
+    #[serde(default)]
+    pub shard: Option<String>,
+    #[serde(default)]
+    pub env: Option<String>,
+}
+
+impl RunConfig {
+    /// Fields that must match for a resumed run to extend this one.
+    fn identity(
+        &self,
+    ) -> (
+        &str,
+        &str,
+        &BTreeMap<String, String>,
+        Option<u8>,
+        Option<&str>,
+    ) {
+        (
+            &self.dataset,
+            &self.model,
+            &self.settings,
+            self.hops,
+            self.shard.as_deref(),
+        )
+    }
+}
+
+/// Key of a record: which (question, method) it answers.
+pub type RecordKey = (String, String);
+
+pub struct RunStore {
+    dir: PathBuf,
+}
+
+impl RunStore {
+    /// Opens (creating) a run directory for `config`. An existing directory must hold a
+    /// run with the same dataset, model, settings, hops and shard; methods may be added.
+    pub fn open(dir: &Path, config: &RunConfig) -> Result<Self> {
+        std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+        let path = dir.join(RUN_CONFIG);
+        let mut config = config.clone();
+        if path.exists() {
+            let existing = read_config(dir)?;
+            if existing.identity() != config.identity() {
+                return Err(Error::Invalid(format!(
+                    "{} holds a different run (dataset {}, model {}, settings {:?}); use another --out directory",
+                    dir.display(),
+                    existing.dataset,
+                    existing.model,
+                    existing.settings
+                )));
+            }
+            for m in existing.methods.iter().rev() {
+                if !config.methods.contains(m) {
+                    config.methods.insert(0, m.clone());
+                }
+            }
+        }
+        let text = serde_json::to_string_pretty(&config).expect("config serializes");
+        std::fs::write(&path, text + "\n").map_err(|e| Error::io(&path, e))?;
+        Ok(RunStore {
+            dir: dir.to_path_buf(),
+        })
+    }
+
+    pub fn records_path(&self) -> PathBuf {
+        self.dir.join(RECORDS)
+    }
+
+    /// Keys already recorded, after cutting off a partial last line. With
+    /// `drop_errors`, records that ended in an error are removed so they run again.
+    pub fn prepare_resume(&self, drop_errors: bool) -> Result<HashSet<RecordKey>> {
+        let path = self.records_path();
+        if !path.exists() {
+            return Ok(HashSet::new());
+        }
+        let records = read_records_lenient(&path)?;
+        let kept: Vec<&(String, RunRecord)> = records
+            .iter()
+            .filter(|(_, r)| !(drop_errors && r.error.is_some()))
+            .collect();
+        if kept.len() != records.len() || needs_rewrite(&path)? {
+            let tmp = path.with_extension("jsonl.tmp");
+            let mut out = File::create(&tmp).map_err(|e| Error::io(&tmp, e))?;
+            for (line, _) in &kept {
+                writeln!(out, "{line}").map_err(|e| Error::io(&tmp, e))?;
+            }
+            out.sync_all().map_err(|e| Error::io(&tmp, e))?;
+            std::fs::rename(&tmp, &path).map_err(|e| Error::io(&path, e))?;
+        }
+        Ok(kept
+            .iter()
+            .map(|(_, r)| (r.id.clone(), r.method.clone()))
+            .collect())
+    }
+
+    /// An appender for new records.
+    pub fn writer(&self) -> Result<RecordWriter> {
+        let path = self.records_path();
+        let file = OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&path)
+            .map_err(|e| Error::io(&path, e))?;
+        Ok(RecordWriter { file, path })
+    }
+}
+
+/// Appends one record per line, flushed immediately.
+pub struct RecordWriter {
+    file: File,
+    path: PathBuf,
+}
+
+impl RecordWriter {
+    pub fn append(&mut self, record: &RunRecord) -> Result<()> {
+        let mut line = serde_json::to_string(record).expect("record serializes");
+        line.push('\n');
+        self.file
+            .write_all(line.as_bytes())
+            .and_then(|_| self.file.flush())
+            .map_err(|e| Error::io(&self.path, e))
+    }
+}
+
+pub fn read_config(dir: &Path) -> Result<RunConfig> {
+    let path = dir.join(RUN_CONFIG);
+    let text = std::fs::read_to_string(&path).map_err(|e| Error::io(&path, e))?;
+    serde_json::from_str(&text).map_err(|e| Error::Invalid(format!("{}: {e}", path.display())))
+}
+
+/// Reads every record of a records file; a malformed line other than a partial last
+/// line is an error naming the file and line.
+pub fn read_records(path: &Path) -> Result<Vec<RunRecord>> {
+    Ok(read_records_lenient(path)?
+        .into_iter()
+        .map(|(_, r)| r)
+        .collect())
+}
+
+fn read_records_lenient(path: &Path) -> Result<Vec<(String, RunRecord)>> {
+    let file = File::open(path).map_err(|e| Error::io(path, e))?;
+    let lines: Vec<String> = BufReader::new(file)
+        .lines()
+        .collect::<std::io::Result<_>>()
+        .map_err(|e| Error::io(path, e))?;
+    let mut out = Vec::with_capacity(lines.len());
+    let last = lines.len();
+    for (i, line) in lines.into_iter().enumerate() {
+        if line.trim().is_empty() {
+            continue;
+        }
+        match serde_json::from_str::<RunRecord>(&line) {
+            Ok(r) => out.push((line, r)),
+            // A kill mid-write leaves a partial last line: it is not a record yet.
+            Err(_) if i + 1 == last => {}
+            Err(e) => {
+                return Err(Error::Invalid(format!(
+                    "{}:{}: malformed record: {e}",
+                    path.display(),
+                    i + 1
+                )));
+            }
+        }
+    }
+    Ok(out)
+}
+
+fn needs_rewrite(path: &Path) -> Result<bool> {
+    let bytes = std::fs::read(path).map_err(|e| Error::io(path, e))?;
+    Ok(!bytes.is_empty() && !bytes.ends_with(b"\n"))
+}
