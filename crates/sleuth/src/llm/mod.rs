@@ -7,11 +7,18 @@
 
 pub mod attribution;
 mod error;
+mod http;
+pub mod openai;
+pub mod quirks;
 mod scripted;
+mod secret;
 mod types;
 
 pub use error::LlmError;
+pub use openai::{OpenAiClient, OpenAiConfig};
+pub use quirks::{MaxTokensField, Quirks};
 pub use scripted::ScriptedModel;
+pub use secret::ApiKey;
 pub use types::{ChatRequest, ChatResponse, FinishReason, Message, OutputConstraint, Role, Usage};
 
 use async_trait::async_trait;

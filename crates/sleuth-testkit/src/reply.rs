@@ -1,0 +1,157 @@
+//! What the server sends back, and how a completion is rendered in each protocol.
+
+use crate::ReceivedRequest;
+use serde_json::{json, Value};
+use std::time::Duration;
+
+/// Which wire protocol a request used, decided by its path.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Protocol {
+    /// `/v1/chat/completions` or `/chat/completions`.
+    OpenAi,
+    /// `/v1/messages` or `/messages`.
+    Anthropic,
+}
+
+impl Protocol {
+    pub fn of_path(path: &str) -> Option<Protocol> {
+        if path.ends_with("/chat/completions") {
+            Some(Protocol::OpenAi)
+        } else if path.ends_with("/messages") {
+            Some(Protocol::Anthropic)
+        } else {
+            None
+        }
+    }
+}
+
+/// The server's answer to one request.
+#[derive(Debug, Clone)]
+pub enum Reply {
+    /// A well-formed completion whose text is this string, with usage numbers
+    /// (whitespace-word counts of the prompt and the reply).
+    Text(String),
+    /// A 200 response whose body is exactly this JSON (for testing lenient parsing).
+    Json(Value),
+    /// A non-success status with an optional `Retry-After` (seconds) and a raw body.
+    Status {
+        code: u16,
+        retry_after: Option<u64>,
+        body: String,
+    },
+    /// Read the request, wait this long, then drop the connection without answering.
+    Hang(Duration),
+    /// Wait, then send the inner reply (a slow but healthy server).
+    Delayed(Duration, Box<Reply>),
+    /// Drop the connection right after reading the request.
+    CloseConnection,
+    /// A 200 response with a JSON content type and these raw bytes as body.
+    Malformed(String),
+    /// A 200 response that announces a full body but stops halfway and drops the
+    /// connection.
+    Truncated,
+}
+
+impl Reply {
+    pub fn text(s: impl Into<String>) -> Reply {
+        Reply::Text(s.into())
+    }
+
+    /// A plain status with an empty body.
+    pub fn status(code: u16) -> Reply {
+        Reply::Status {
+            code,
+            retry_after: None,
+            body: String::new(),
+        }
+    }
+
+    /// 429 with `Retry-After: secs` and an OpenAI-style rate-limit body.
+    pub fn rate_limited(secs: u64) -> Reply {
+        Reply::Status {
+            code: 429,
+            retry_after: Some(secs),
+            body: openai_error_body("rate_limit_exceeded", "Rate limit reached; slow down."),
+        }
+    }
+
+    /// An OpenAI-style error: `{"error": {"message", "type", "code"}}`.
+    pub fn openai_error(code: u16, kind: &str, message: &str) -> Reply {
+        Reply::Status {
+            code,
+            retry_after: None,
+            body: openai_error_body(kind, message),
+        }
+    }
+
+    /// An Anthropic-style error: `{"type": "error", "error": {"type", "message"}}`.
+    pub fn anthropic_error(code: u16, kind: &str, message: &str) -> Reply {
+        Reply::Status {
+            code,
+            retry_after: None,
+            body: json!({"type": "error", "error": {"type": kind, "message": message}}).to_string(),
+        }
+    }
+
+    pub fn delayed(after: Duration, reply: Reply) -> Reply {
+        Reply::Delayed(after, Box::new(reply))
+    }
+}
+
+fn openai_error_body(kind: &str, message: &str) -> String {
+    json!({"error": {"message": message, "type": kind, "code": kind, "param": null}}).to_string()
+}
+
+fn words(s: &str) -> u64 {
+    s.split_whitespace().count() as u64
+}
+
+/// Whitespace-word count of every string content in the request's messages and system.
+fn prompt_words(req: &ReceivedRequest) -> u64 {
+    let mut n = 0;
+    if let Some(system) = req.body.get("system").and_then(Value::as_str) {
+        n += words(system);
+    }
+    if let Some(msgs) = req.body.get("messages").and_then(Value::as_array) {
+        for m in msgs {
+            if let Some(c) = m.get("content").and_then(Value::as_str) {
+                n += words(c);
+            }
+        }
+    }
+    n
+}
+
+/// The JSON body of a successful completion with text `text`, in `protocol`.
+pub(crate) fn completion_body(protocol: Protocol, req: &ReceivedRequest, text: &str) -> Value {
+    let model = req.model().unwrap_or("mock-model");
+    let (input, output) = (prompt_words(req), words(text));
+    match protocol {
+        Protocol::OpenAi => json!({
+            "id": format!("chatcmpl-mock-{}", req.index),
+            "object": "chat.completion",
+            "created": 1_700_000_000u64,
+            "model": model,
+            "choices": [{
+                "index": 0,
+                "message": {"role": "assistant", "content": text},
+                "finish_reason": "stop"
+            }],
+            "usage": {
+                "prompt_tokens": input,
+                "completion_tokens": output,
+                "total_tokens": input + output
+            }
+        }),
+        Protocol::Anthropic => json!({
+            "id": format!("msg_mock_{}", req.index),
+            "type": "message",
+            "role": "assistant",
+            "model": model,
+            "content": [{"type": "text", "text": text}],
+            "stop_reason": "end_turn",
+            "stop_sequence": null,
+            "usage": {"input_tokens": input, "output_tokens": output}
+        }),
+    }
+}

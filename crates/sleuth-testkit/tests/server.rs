@@ -1,0 +1,121 @@
+//! The mock server really speaks HTTP: exercised with a real client.
+
+use serde_json::{json, Value};
+use sleuth_testkit::{sequence, MockServer, Reply};
+use std::time::Duration;
+
+fn chat_body() -> Value {
+    json!({"model": "m1", "messages": [{"role": "user", "content": "two words"}]})
+}
+
+#[tokio::test]
+async fn text_reply_is_a_complete_openai_completion_and_requests_are_logged() {
+    let server = MockServer::start(|req| Reply::text(format!("reply {}", req.index))).await;
+    let client = reqwest::Client::new();
+    for i in 0..2 {
+        let resp = client
+            .post(format!("{}/chat/completions", server.url()))
+            .bearer_auth("sk-test")
+            .json(&chat_body())
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(resp.status(), 200);
+        let v: Value = resp.json().await.unwrap();
+        assert_eq!(v["choices"][0]["message"]["content"], format!("reply {i}"));
+        assert_eq!(v["model"], "m1");
+        assert_eq!(v["usage"]["prompt_tokens"], 2);
+        assert_eq!(v["usage"]["completion_tokens"], 2);
+    }
+    let log = server.requests();
+    assert_eq!(log.len(), 2);
+    assert_eq!(log[1].index, 1);
+    assert_eq!(log[0].path, "/v1/chat/completions");
+    assert_eq!(log[0].bearer(), Some("sk-test"));
+    assert_eq!(log[0].last_message(), Some("two words"));
+}
+
+#[tokio::test]
+async fn anthropic_path_gets_a_messages_shaped_reply() {
+    let server = MockServer::start(|_| Reply::text("hi there")).await;
+    let v: Value = reqwest::Client::new()
+        .post(format!("{}/messages", server.url()))
+        .json(&json!({"model": "claude", "system": "be brief", "messages": [{"role": "user", "content": "x"}]}))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(v["content"][0]["text"], "hi there");
+    assert_eq!(v["usage"]["input_tokens"], 3);
+    assert_eq!(v["stop_reason"], "end_turn");
+}
+
+#[tokio::test]
+async fn status_carries_retry_after_and_body() {
+    let server = MockServer::start(sequence(vec![Reply::rate_limited(7), Reply::text("ok")])).await;
+    let client = reqwest::Client::new();
+    let url = format!("{}/chat/completions", server.url());
+    let resp = client.post(&url).json(&chat_body()).send().await.unwrap();
+    assert_eq!(resp.status(), 429);
+    assert_eq!(resp.headers()["retry-after"], "7");
+    assert!(resp.text().await.unwrap().contains("rate_limit_exceeded"));
+    let resp = client.post(&url).json(&chat_body()).send().await.unwrap();
+    assert_eq!(resp.status(), 200);
+}
+
+#[tokio::test]
+async fn misbehaviours_fail_the_client_the_way_a_broken_server_would() {
+    let server = MockServer::start(sequence(vec![
+        Reply::CloseConnection,
+        Reply::Truncated,
+        Reply::Malformed("{not json".into()),
+        Reply::Hang(Duration::from_secs(5)),
+    ]))
+    .await;
+    let client = reqwest::Client::builder()
+        .timeout(Duration::from_millis(300))
+        .build()
+        .unwrap();
+    let url = format!("{}/chat/completions", server.url());
+    let closed = client.post(&url).json(&chat_body()).send().await;
+    assert!(closed.is_err(), "closed connection must fail: {closed:?}");
+
+    let truncated = client.post(&url).json(&chat_body()).send().await.unwrap();
+    assert!(truncated.bytes().await.is_err(), "truncated body must fail");
+
+    let malformed = client.post(&url).json(&chat_body()).send().await.unwrap();
+    assert_eq!(malformed.text().await.unwrap(), "{not json");
+
+    let hang = client.post(&url).json(&chat_body()).send().await;
+    assert!(hang.unwrap_err().is_timeout());
+    assert_eq!(server.request_count(), 4);
+}
+
+#[test]
+fn spawned_server_works_from_a_plain_test_and_unknown_paths_are_404() {
+    let server = MockServer::spawn(|_| Reply::text("sync"));
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    rt.block_on(async {
+        let client = reqwest::Client::new();
+        let ok = client
+            .post(format!("{}/chat/completions", server.origin()))
+            .json(&chat_body())
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(ok.status(), 200);
+        let missing = client
+            .post(format!("{}/nope", server.url()))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(missing.status(), 404);
+    });
+    assert_eq!(server.request_count(), 2);
+    drop(server); // joins the server thread
+}

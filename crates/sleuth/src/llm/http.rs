@@ -1,0 +1,265 @@
+//! The HTTP plumbing shared by the provider clients: sending a JSON request, turning
+//! transport failures and error statuses into [`LlmError`]s (with Retry-After and
+//! context-overflow detection), and keeping the API key out of every message.
+
+use super::secret::{redact, ApiKey};
+use super::LlmError;
+use reqwest::header::HeaderMap;
+use serde_json::Value;
+use std::time::{Duration, SystemTime};
+
+/// Longest slice of a server's body quoted in an error.
+const QUOTE_LIMIT: usize = 600;
+
+/// Who is being called, for error messages and redaction.
+pub(crate) struct CallContext<'a> {
+    pub provider: &'a str,
+    pub key: Option<&'a ApiKey>,
+    pub timeout: Duration,
+}
+
+/// Builds the shared reqwest client with the request timeout.
+pub(crate) fn client(timeout: Duration) -> Result<reqwest::Client, LlmError> {
+    reqwest::Client::builder()
+        .timeout(timeout)
+        .connect_timeout(timeout.min(Duration::from_secs(10)))
+        .build()
+        .map_err(|e| LlmError::Config(format!("cannot build HTTP client: {e}")))
+}
+
+/// Sends `request` and returns the body of a successful response; every failure is
+/// mapped to an [`LlmError`] with the key redacted.
+pub(crate) async fn send(
+    request: reqwest::RequestBuilder,
+    ctx: &CallContext<'_>,
+) -> Result<String, LlmError> {
+    let response = request.send().await.map_err(|e| transport_error(&e, ctx))?;
+    let status = response.status().as_u16();
+    let headers = response.headers().clone();
+    let body = response
+        .text()
+        .await
+        .map_err(|e| transport_error(&e, ctx))?;
+    if (200..300).contains(&status) {
+        Ok(body)
+    } else {
+        Err(status_error(status, &headers, &body, ctx))
+    }
+}
+
+/// A transport failure (no usable response).
+pub(crate) fn transport_error(e: &reqwest::Error, ctx: &CallContext<'_>) -> LlmError {
+    let provider = ctx.provider.to_string();
+    if e.is_timeout() {
+        return LlmError::Timeout {
+            provider,
+            after: ctx.timeout,
+        };
+    }
+    // reqwest's own message is terse; the source chain says what actually happened.
+    let mut message = e.to_string();
+    let mut source = std::error::Error::source(e);
+    while let Some(s) = source {
+        message.push_str(": ");
+        message.push_str(&s.to_string());
+        source = s.source();
+    }
+    let message = redact(&message, ctx.key);
+    if e.is_body() || e.is_decode() {
+        LlmError::Connection {
+            provider,
+            message: format!("response body broken off: {message}"),
+        }
+    } else {
+        LlmError::Connection { provider, message }
+    }
+}
+
+/// A non-success status: extracts the provider's error message and classifies it.
+pub(crate) fn status_error(
+    status: u16,
+    headers: &HeaderMap,
+    body: &str,
+    ctx: &CallContext<'_>,
+) -> LlmError {
+    let message = redact(&error_message(body), ctx.key);
+    let provider = ctx.provider.to_string();
+    if (status == 400 || status == 413 || status == 422) && is_context_overflow(&message) {
+        return LlmError::ContextOverflow { provider, message };
+    }
+    LlmError::Http {
+        provider,
+        status,
+        message,
+        retry_after: retry_after(headers, SystemTime::now()),
+    }
+}
+
+/// `error.message` (+ its type/code) from OpenAI- or Anthropic-style error bodies, else
+/// a quote of the raw body.
+pub(crate) fn error_message(body: &str) -> String {
+    let parsed: Option<Value> = serde_json::from_str(body).ok();
+    let err = parsed.as_ref().and_then(|v| v.get("error").or(Some(v)));
+    if let Some(err) = err {
+        // Some servers (llama.cpp, gateways) put a bare string under "error".
+        if let Some(s) = err.as_str() {
+            return quote(s);
+        }
+        if let Some(msg) = err.get("message").and_then(Value::as_str) {
+            let kind = err
+                .get("code")
+                .and_then(Value::as_str)
+                .or_else(|| err.get("type").and_then(Value::as_str));
+            return match kind {
+                Some(k) => quote(&format!("{msg} ({k})")),
+                None => quote(msg),
+            };
+        }
+    }
+    if body.trim().is_empty() {
+        "(empty body)".into()
+    } else {
+        quote(body.trim())
+    }
+}
+
+pub(crate) fn quote(s: &str) -> String {
+    if s.len() <= QUOTE_LIMIT {
+        return s.to_string();
+    }
+    let mut end = QUOTE_LIMIT;
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}... ({} bytes)", &s[..end], s.len())
+}
+
+/// The wording servers use when a prompt does not fit: OpenAI and vLLM ("maximum
+/// context length", `context_length_exceeded`), Anthropic ("prompt is too long"),
+/// llama.cpp server ("exceeds the available context size").
+fn is_context_overflow(message: &str) -> bool {
+    let m = message.to_ascii_lowercase();
+    [
+        "context_length_exceeded",
+        "maximum context length",
+        "context window",
+        "prompt is too long",
+        "exceeds the available context size",
+        "exceed_context_size",
+        "too many tokens",
+    ]
+    .iter()
+    .any(|p| m.contains(p))
+}
+
+/// The server's requested wait: `retry-after-ms` (OpenAI), else `retry-after` as
+/// seconds (integer or decimal) or an HTTP date.
+pub(crate) fn retry_after(headers: &HeaderMap, now: SystemTime) -> Option<Duration> {
+    let header = |name: &str| {
+        headers
+            .get(name)
+            .and_then(|v| v.to_str().ok())
+            .map(str::trim)
+    };
+    if let Some(ms) = header("retry-after-ms").and_then(|v| v.parse::<f64>().ok()) {
+        if ms.is_finite() && ms >= 0.0 {
+            return Some(Duration::from_secs_f64(ms / 1000.0));
+        }
+    }
+    let value = header("retry-after")?;
+    if let Ok(secs) = value.parse::<f64>() {
+        return (secs.is_finite() && secs >= 0.0).then(|| Duration::from_secs_f64(secs));
+    }
+    let when = httpdate::parse_http_date(value).ok()?;
+    Some(when.duration_since(now).unwrap_or(Duration::ZERO))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use reqwest::header::HeaderValue;
+
+    fn headers(pairs: &[(&'static str, &str)]) -> HeaderMap {
+        let mut h = HeaderMap::new();
+        for (k, v) in pairs {
+            h.insert(*k, HeaderValue::from_str(v).unwrap());
+        }
+        h
+    }
+
+    #[test]
+    fn retry_after_accepts_seconds_milliseconds_and_dates() {
+        let now = SystemTime::UNIX_EPOCH + Duration::from_secs(1_700_000_000);
+        assert_eq!(
+            retry_after(&headers(&[("retry-after", "3")]), now),
+            Some(Duration::from_secs(3))
+        );
+        assert_eq!(
+            retry_after(&headers(&[("retry-after", "0.5")]), now),
+            Some(Duration::from_millis(500))
+        );
+        assert_eq!(
+            retry_after(
+                &headers(&[("retry-after", "1"), ("retry-after-ms", "250")]),
+                now
+            ),
+            Some(Duration::from_millis(250))
+        );
+        let date = httpdate::fmt_http_date(now + Duration::from_secs(42));
+        assert_eq!(
+            retry_after(&headers(&[("retry-after", &date)]), now),
+            Some(Duration::from_secs(42))
+        );
+        let past = httpdate::fmt_http_date(now - Duration::from_secs(42));
+        assert_eq!(
+            retry_after(&headers(&[("retry-after", &past)]), now),
+            Some(Duration::ZERO)
+        );
+        assert_eq!(retry_after(&headers(&[("retry-after", "soon")]), now), None);
+        assert_eq!(retry_after(&HeaderMap::new(), now), None);
+    }
+
+    #[test]
+    fn error_messages_from_each_provider_shape() {
+        let openai = r#"{"error":{"message":"You exceeded your current quota","type":"insufficient_quota","code":"insufficient_quota"}}"#;
+        assert_eq!(
+            error_message(openai),
+            "You exceeded your current quota (insufficient_quota)"
+        );
+        let anthropic =
+            r#"{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}"#;
+        assert_eq!(error_message(anthropic), "Overloaded (overloaded_error)");
+        assert_eq!(
+            error_message(r#"{"error":"model not found"}"#),
+            "model not found"
+        );
+        assert_eq!(error_message("upstream gone"), "upstream gone");
+        assert_eq!(error_message(""), "(empty body)");
+        assert!(error_message(&"x".repeat(5000)).ends_with("(5000 bytes)"));
+    }
+
+    #[test]
+    fn context_overflow_is_recognised_across_servers() {
+        let ctx = CallContext {
+            provider: "p",
+            key: None,
+            timeout: Duration::from_secs(1),
+        };
+        let h = HeaderMap::new();
+        for body in [
+            r#"{"error":{"message":"This model's maximum context length is 4096 tokens.","code":"context_length_exceeded"}}"#,
+            r#"{"type":"error","error":{"type":"invalid_request_error","message":"prompt is too long: 210000 tokens > 200000 maximum"}}"#,
+            r#"{"error":{"code":400,"message":"the request exceeds the available context size, try increasing it","type":"exceed_context_size_error"}}"#,
+        ] {
+            assert!(
+                matches!(
+                    status_error(400, &h, body, &ctx),
+                    LlmError::ContextOverflow { .. }
+                ),
+                "{body}"
+            );
+        }
+        let plain = status_error(400, &h, r#"{"error":{"message":"bad temperature"}}"#, &ctx);
+        assert!(matches!(plain, LlmError::Http { status: 400, .. }));
+    }
+}

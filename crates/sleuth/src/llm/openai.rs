@@ -1,0 +1,317 @@
+//! The OpenAI-compatible chat-completions client (OpenAI, vLLM, SGLang, Ollama,
+//! llama.cpp server, LM Studio, gateways). Wire types are our own and lenient: every
+//! response field is optional because real servers omit `id`, `created`, `usage` and
+//! more; only a choice with a message is required.
+
+use super::http::{self, CallContext};
+use super::quirks::{cut_at_stop, MaxTokensField, Quirks};
+use super::secret::ApiKey;
+use super::{
+    ChatModel, ChatRequest, ChatResponse, FinishReason, LlmError, OutputConstraint, Usage,
+};
+use async_trait::async_trait;
+use serde::Deserialize;
+use serde_json::{json, Map, Value};
+use std::time::Duration;
+
+/// Configuration of one OpenAI-compatible endpoint and model.
+#[derive(Debug, Clone)]
+pub struct OpenAiConfig {
+    /// e.g. `https://api.openai.com/v1`; `/chat/completions` is appended.
+    pub base_url: String,
+    pub model: String,
+    pub api_key: Option<ApiKey>,
+    pub timeout: Duration,
+    pub quirks: Quirks,
+    /// The name reported by [`ChatModel::name`] and used in errors and cache keys.
+    pub name: String,
+}
+
+impl OpenAiConfig {
+    pub fn new(base_url: impl Into<String>, model: impl Into<String>) -> OpenAiConfig {
+        let base_url = base_url.into().trim_end_matches('/').to_string();
+        let model = model.into();
+        OpenAiConfig {
+            name: format!("openai-compat:{base_url}#{model}"),
+            base_url,
+            model,
+            api_key: None,
+            timeout: Duration::from_secs(120),
+            quirks: Quirks::generic(),
+        }
+    }
+    pub fn api_key(mut self, key: Option<ApiKey>) -> Self {
+        self.api_key = key;
+        self
+    }
+    pub fn timeout(mut self, t: Duration) -> Self {
+        self.timeout = t;
+        self
+    }
+    pub fn quirks(mut self, q: Quirks) -> Self {
+        self.quirks = q;
+        self
+    }
+    pub fn name(mut self, n: impl Into<String>) -> Self {
+        self.name = n.into();
+        self
+    }
+}
+
+pub struct OpenAiClient {
+    config: OpenAiConfig,
+    http: reqwest::Client,
+    url: String,
+}
+
+impl std::fmt::Debug for OpenAiClient {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("OpenAiClient")
+            .field("config", &self.config)
+            .finish()
+    }
+}
+
+impl OpenAiClient {
+    pub fn new(config: OpenAiConfig) -> Result<OpenAiClient, LlmError> {
+        let http = http::client(config.timeout)?;
+        let url = format!("{}/chat/completions", config.base_url);
+        Ok(OpenAiClient { config, http, url })
+    }
+
+    pub fn config(&self) -> &OpenAiConfig {
+        &self.config
+    }
+
+    /// The JSON body for `request` under this endpoint's quirks.
+    pub fn request_body(&self, request: &ChatRequest) -> Value {
+        let q = &self.config.quirks;
+        let mut body = Map::new();
+        body.insert("model".into(), json!(self.config.model));
+        body.insert("messages".into(), json!(request.messages));
+        if q.temperature {
+            body.insert("temperature".into(), json!(request.temperature));
+        }
+        if let Some(n) = request.max_tokens {
+            let field = match q.max_tokens_field {
+                MaxTokensField::MaxTokens => "max_tokens",
+                MaxTokensField::MaxCompletionTokens => "max_completion_tokens",
+            };
+            body.insert(field.into(), json!(n));
+        }
+        let limit = q.max_stop.unwrap_or(usize::MAX);
+        if !request.stop.is_empty() && limit > 0 {
+            let stops: Vec<&String> = request.stop.iter().take(limit).collect();
+            body.insert("stop".into(), json!(stops));
+        }
+        match &request.constraint {
+            Some(OutputConstraint::JsonSchema(schema)) if q.json_schema => {
+                body.insert(
+                    "response_format".into(),
+                    json!({"type": "json_schema", "json_schema": {"name": "output", "schema": schema}}),
+                );
+            }
+            Some(OutputConstraint::Grammar(gbnf)) if q.grammar => {
+                body.insert("grammar".into(), json!(gbnf));
+            }
+            _ => {}
+        }
+        Value::Object(body)
+    }
+}
+
+#[derive(Deserialize)]
+struct WireResponse {
+    #[serde(default)]
+    choices: Vec<WireChoice>,
+    #[serde(default)]
+    usage: Option<WireUsage>,
+}
+
+#[derive(Deserialize)]
+struct WireChoice {
+    #[serde(default)]
+    message: Option<WireMessage>,
+    /// Legacy completions-style servers put the text here.
+    #[serde(default)]
+    text: Option<String>,
+    #[serde(default)]
+    finish_reason: Option<String>,
+}
+
+#[derive(Deserialize)]
+struct WireMessage {
+    /// A string, null (refusals, tool calls) or an array of content parts.
+    #[serde(default)]
+    content: Option<Value>,
+}
+
+#[derive(Deserialize, Default)]
+struct WireUsage {
+    #[serde(default)]
+    prompt_tokens: Option<u64>,
+    #[serde(default)]
+    completion_tokens: Option<u64>,
+    #[serde(default)]
+    prompt_tokens_details: Option<WirePromptDetails>,
+}
+
+#[derive(Deserialize, Default)]
+struct WirePromptDetails {
+    #[serde(default)]
+    cached_tokens: Option<u64>,
+}
+
+fn content_text(content: &Value) -> String {
+    match content {
+        Value::String(s) => s.clone(),
+        Value::Array(parts) => parts
+            .iter()
+            .filter_map(|p| p.get("text").and_then(Value::as_str))
+            .collect(),
+        _ => String::new(),
+    }
+}
+
+/// Decodes a successful chat-completions body.
+pub(crate) fn parse_response(body: &str, provider: &str) -> Result<ChatResponse, LlmError> {
+    let decode = |message: String| LlmError::Decode {
+        provider: provider.to_string(),
+        message,
+        raw: http::quote(body),
+    };
+    let wire: WireResponse =
+        serde_json::from_str(body).map_err(|e| decode(format!("not a chat completion: {e}")))?;
+    let choice = wire
+        .choices
+        .into_iter()
+        .next()
+        .ok_or_else(|| decode("no choices in response".into()))?;
+    let text = match (choice.message, choice.text) {
+        (Some(m), _) => m.content.as_ref().map(content_text).unwrap_or_default(),
+        (None, Some(t)) => t,
+        (None, None) => return Err(decode("choice has neither message nor text".into())),
+    };
+    let usage = wire.usage.unwrap_or_default();
+    let finish_reason = match choice.finish_reason.as_deref() {
+        None | Some("stop") | Some("eos") => FinishReason::Stop,
+        Some("length") => FinishReason::Length,
+        Some(_) => FinishReason::Other,
+    };
+    Ok(ChatResponse {
+        text,
+        usage: Usage {
+            input_tokens: usage.prompt_tokens.unwrap_or(0),
+            output_tokens: usage.completion_tokens.unwrap_or(0),
+            cached_input_tokens: usage
+                .prompt_tokens_details
+                .and_then(|d| d.cached_tokens)
+                .unwrap_or(0),
+            cache_write_tokens: 0,
+        },
+        finish_reason,
+        cached: false,
+    })
+}
+
+#[async_trait]
+impl ChatModel for OpenAiClient {
+    fn name(&self) -> &str {
+        &self.config.name
+    }
+
+    async fn complete(&self, request: &ChatRequest) -> Result<ChatResponse, LlmError> {
+        let ctx = CallContext {
+            provider: &self.config.name,
+            key: self.config.api_key.as_ref(),
+            timeout: self.config.timeout,
+        };
+        let mut builder = self.http.post(&self.url).json(&self.request_body(request));
+        if let Some(key) = &self.config.api_key {
+            builder = builder.bearer_auth(key.expose());
+        }
+        let body = http::send(builder, &ctx).await?;
+        let mut response = parse_response(&body, &self.config.name)?;
+        if cut_at_stop(&mut response.text, &request.stop) {
+            response.finish_reason = FinishReason::Stop;
+        }
+        Ok(response)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::llm::Message;
+
+    #[test]
+    fn minimal_and_odd_bodies_parse_leniently() {
+        let r = parse_response(r#"{"choices":[{"message":{"content":"hi"}}]}"#, "p").unwrap();
+        assert_eq!(r.text, "hi");
+        assert_eq!(r.usage, Usage::default());
+        assert_eq!(r.finish_reason, FinishReason::Stop);
+
+        let parts = r#"{"choices":[{"message":{"role":"assistant","content":[{"type":"text","text":"a"},{"type":"text","text":"b"}]},"finish_reason":"length"}],
+            "usage":{"prompt_tokens":10,"completion_tokens":2,"prompt_tokens_details":{"cached_tokens":8}}}"#;
+        let r = parse_response(parts, "p").unwrap();
+        assert_eq!(
+            (r.text.as_str(), r.finish_reason),
+            ("ab", FinishReason::Length)
+        );
+        assert_eq!(r.usage.cached_input_tokens, 8);
+
+        let legacy = parse_response(
+            r#"{"choices":[{"text":"old","finish_reason":null}],"usage":null}"#,
+            "p",
+        );
+        assert_eq!(legacy.unwrap().text, "old");
+
+        let e = parse_response(r#"{"choices":[]}"#, "p").unwrap_err();
+        assert!(matches!(e, LlmError::Decode { .. }), "{e}");
+        let e = parse_response("{nope", "p").unwrap_err();
+        assert!(matches!(&e, LlmError::Decode { raw, .. } if raw == "{nope"));
+    }
+
+    #[test]
+    fn quirks_shape_the_request_body() {
+        let req = ChatRequest::new(vec![Message::user("q")])
+            .max_tokens(50)
+            .stop((0..6).map(|i| format!("s{i}")).collect())
+            .constraint(OutputConstraint::Grammar("root ::= \"x\"".into()));
+        let openai =
+            OpenAiClient::new(OpenAiConfig::new("http://x/v1", "gpt-4o").quirks(Quirks::openai()))
+                .unwrap();
+        let b = openai.request_body(&req);
+        assert_eq!(b["max_completion_tokens"], 50);
+        assert_eq!(b["stop"].as_array().unwrap().len(), 4);
+        assert!(b.get("grammar").is_none());
+
+        let reasoning = OpenAiClient::new(
+            OpenAiConfig::new("http://x/v1", "o3").quirks(Quirks::openai_reasoning()),
+        )
+        .unwrap();
+        let b = reasoning.request_body(&req);
+        assert!(b.get("stop").is_none() && b.get("temperature").is_none());
+
+        let llama =
+            OpenAiClient::new(OpenAiConfig::new("http://x/v1/", "m").quirks(Quirks::llama_cpp()))
+                .unwrap();
+        let b = llama.request_body(&req);
+        assert_eq!(b["max_tokens"], 50);
+        assert_eq!(b["stop"].as_array().unwrap().len(), 6);
+        assert_eq!(b["grammar"], "root ::= \"x\"");
+        assert_eq!(llama.url, "http://x/v1/chat/completions");
+
+        let schema = json!({"type": "object"});
+        let vllm = OpenAiClient::new(OpenAiConfig::new("http://x/v1", "m").quirks(Quirks::vllm()))
+            .unwrap();
+        let b = vllm.request_body(
+            &req.clone()
+                .constraint(OutputConstraint::JsonSchema(schema.clone())),
+        );
+        assert_eq!(b["response_format"]["json_schema"]["schema"], schema);
+        let generic = OpenAiClient::new(OpenAiConfig::new("http://x/v1", "m")).unwrap();
+        let b = generic.request_body(&req.constraint(OutputConstraint::JsonSchema(schema)));
+        assert!(b.get("response_format").is_none());
+    }
+}
