@@ -43,6 +43,8 @@ pub struct RunSummary {
     pub skipped: usize,
     pub written: usize,
     pub errors: usize,
+    /// The first error message of this run, for a summary line.
+    pub first_error: Option<String>,
 }
 
 impl Runner {
@@ -76,7 +78,10 @@ impl Runner {
         while let Some(record) = results.next().await {
             writer.append(&record)?;
             summary.written += 1;
-            summary.errors += usize::from(record.error.is_some());
+            if let Some(e) = &record.error {
+                summary.errors += 1;
+                summary.first_error.get_or_insert_with(|| e.clone());
+            }
             progress.record(&record);
         }
         progress.finish();

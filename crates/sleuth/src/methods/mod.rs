@@ -5,6 +5,7 @@
 pub mod agent;
 mod episode;
 mod prompts;
+pub mod reflexion;
 pub mod registry;
 pub mod settings;
 
@@ -53,17 +54,33 @@ pub trait EnvFactory: Send + Sync {
     fn make(&self, question: &Question, settings: &AgentSettings) -> Box<dyn Environment>;
 }
 
+/// Sees each turn as soon as it is complete (`sleuth ask` prints them live).
+pub trait TurnObserver: Send + Sync {
+    fn turn(&self, turn: &Turn);
+}
+
 /// What a method needs besides the question: the model to call and, optionally, an
-/// environment other than the question's pool.
+/// environment other than the question's pool and an observer of turns.
 #[derive(Clone)]
 pub struct RunContext {
     pub model: Arc<dyn ChatModel>,
     pub env: Option<Arc<dyn EnvFactory>>,
+    pub observer: Option<Arc<dyn TurnObserver>>,
 }
 
 impl RunContext {
     pub fn new(model: Arc<dyn ChatModel>) -> Self {
-        RunContext { model, env: None }
+        RunContext {
+            model,
+            env: None,
+            observer: None,
+        }
+    }
+
+    pub(crate) fn observe(&self, turn: &Turn) {
+        if let Some(o) = &self.observer {
+            o.turn(turn);
+        }
     }
 }
 

@@ -1,6 +1,7 @@
 //! Methods by their command-line names.
 
 use super::agent::{AgentMethod, Style};
+use super::reflexion::Reflexion;
 use super::settings::AgentSettings;
 use super::{Method, PromptSet};
 use crate::memory::{MemorySchema, Section};
@@ -77,5 +78,27 @@ pub fn build(name: &str, config: &MethodConfig) -> Result<Arc<dyn Method>, Strin
         }
     };
     let agent = AgentMethod::new(name, style, settings, config.prompts.clone());
+    if name == "reflexion" {
+        return Ok(Arc::new(Reflexion::new(agent)));
+    }
     Ok(Arc::new(agent))
+}
+
+/// Every `--set` key any method understands, with what it accepts.
+pub fn setting_keys() -> Vec<(&'static str, &'static str)> {
+    super::settings::AGENT_KEYS.to_vec()
+}
+
+/// Checks `--set` keys, naming the unknown one and the known ones.
+pub fn check_setting_keys(settings: &BTreeMap<String, String>) -> Result<(), String> {
+    let known = setting_keys();
+    for key in settings.keys() {
+        if !known.iter().any(|(k, _)| k == key) {
+            return Err(format!(
+                "unknown setting `{key}` (known: {})",
+                known.iter().map(|(k, _)| *k).collect::<Vec<_>>().join(", ")
+            ));
+        }
+    }
+    Ok(())
 }

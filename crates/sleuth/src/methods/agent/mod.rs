@@ -143,7 +143,7 @@ impl AgentMethod {
             )
             .map_err(AgentError::config)?;
         run::AgentLoop {
-            model: ctx.model.as_ref(),
+            ctx,
             settings: &self.settings,
             prompts: &self.prompts,
             schema: self.style.schema(),

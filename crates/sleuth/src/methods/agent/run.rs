@@ -6,14 +6,14 @@
 //! Only the model's response is parsed; observations go back to the model as text.
 
 use crate::env::{Action, Environment, Observation};
-use crate::llm::{ChatModel, ChatRequest, LlmError, Message};
+use crate::llm::{ChatRequest, LlmError, Message};
 use crate::memory::{check_adherence, parse_memory, MemorySchema, WorkingMemory};
 use crate::methods::settings::{AgentSettings, Stopping};
-use crate::methods::{AgentError, CallKind, Episode, PromptSet, StopReason, Turn};
+use crate::methods::{AgentError, CallKind, Episode, PromptSet, RunContext, StopReason, Turn};
 use minijinja::context;
 
 pub(super) struct AgentLoop<'a> {
-    pub model: &'a dyn ChatModel,
+    pub ctx: &'a RunContext,
     pub settings: &'a AgentSettings,
     pub prompts: &'a PromptSet,
     pub schema: MemorySchema,
@@ -107,6 +107,7 @@ impl AgentLoop<'_> {
                 turn.observations.push(observation);
             }
             if episode.stop == StopReason::Finished {
+                self.ctx.observe(&turn);
                 episode.turns.push(turn);
                 break;
             }
@@ -119,6 +120,7 @@ impl AgentLoop<'_> {
                 feedback.push(self.render("dropped_facts.txt", context! { facts }, &episode)?);
             }
             messages.push(Message::user(feedback.join("\n\n")));
+            self.ctx.observe(&turn);
             episode.turns.push(turn);
         }
         episode.retrieved = env.retrieved().to_vec();
@@ -139,7 +141,7 @@ impl AgentLoop<'_> {
             let request = ChatRequest::new(messages.clone())
                 .temperature(self.settings.temperature)
                 .max_tokens(self.settings.max_tokens);
-            let response = match self.model.complete(&request).await {
+            let response = match self.ctx.model.complete(&request).await {
                 Ok(r) => r,
                 Err(LlmError::ContextOverflow { .. }) => return Ok(LoopOutcome::Overflow),
                 Err(source) => {
