@@ -1,1 +1,0 @@
-//! Official answer and support metrics (HotpotQA, MuSiQue, 2Wiki evaluation scripts).
