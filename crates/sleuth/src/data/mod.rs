@@ -5,9 +5,17 @@
 //! them. The one benchmark-specific thing that survives loading is [`Dataset`], because
 //! the official metrics differ per benchmark (see `eval::metrics`).
 
+mod corpus;
+pub(crate) mod load;
 mod question;
+mod sentences;
+mod stats;
 
+pub use corpus::{Corpus, CorpusDoc};
+pub use load::{filter_hops, load, parse};
 pub use question::{Dataset, Paragraph, Question, SupportingFact};
+pub use sentences::split_sentences;
+pub use stats::{DatasetStats, Spread};
 
 use std::path::PathBuf;
 
