@@ -4,6 +4,9 @@
 //! (datasets, models, methods) in one place and runs. `anyhow` lives only in this crate.
 
 mod commands;
+mod progress;
+mod resolve;
+mod show;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;

@@ -1,8 +1,142 @@
-//! `sleuth ask`
+//! `sleuth ask`: one question, one method, every turn shown as it happens.
+
+use crate::resolve::{self, MethodArgs, ModelArgs};
+use crate::show;
+use anyhow::{anyhow, bail, Context, Result};
+use sleuth::data::{self, Dataset, Paragraph, Question};
+use sleuth::eval::metrics;
+use sleuth::methods::{RunContext, TurnObserver};
+use std::path::PathBuf;
+use std::sync::Arc;
 
 #[derive(clap::Args)]
-pub struct Args {}
+pub struct Args {
+    /// Method name, e.g. sleuth or react.
+    #[arg(long, default_value = "sleuth")]
+    pub method: String,
+    #[command(flatten)]
+    pub model: ModelArgs,
+    #[command(flatten)]
+    pub options: MethodArgs,
+    /// Benchmark schema of --data (with --id).
+    #[arg(long, requires = "data")]
+    pub dataset: Option<String>,
+    /// Benchmark file holding the question --id.
+    #[arg(long, requires = "id")]
+    pub data: Option<PathBuf>,
+    /// Question id in --data.
+    #[arg(long, requires = "dataset")]
+    pub id: Option<String>,
+    /// Your own question (with --paragraphs).
+    #[arg(long, conflicts_with = "id", requires = "paragraphs")]
+    pub question: Option<String>,
+    /// Paragraphs for --question: JSON array or JSON Lines of {"title", "text"} or {"title", "sentences"}.
+    #[arg(long)]
+    pub paragraphs: Option<PathBuf>,
+    /// Print the full observations instead of their first lines.
+    #[arg(long)]
+    pub full: bool,
+}
 
-pub fn run(_args: Args) -> anyhow::Result<()> {
-    anyhow::bail!("`sleuth ask` is not implemented yet")
+struct Printer {
+    full: bool,
+}
+
+impl TurnObserver for Printer {
+    fn turn(&self, turn: &sleuth::methods::Turn) {
+        print!("{}", show::turn(turn, self.full));
+    }
+}
+
+pub fn run(args: Args) -> Result<()> {
+    let question = question(&args)?;
+    let config = args.options.config()?;
+    let method = resolve::methods(&args.method, &config)?.remove(0);
+    let model = args.model.open()?;
+    let mut ctx = RunContext::new(model);
+    ctx.observer = Some(Arc::new(Printer { full: args.full }));
+
+    println!("Question: {}\n", question.text);
+    let runtime = tokio::runtime::Runtime::new()?;
+    let episode = runtime
+        .block_on(method.run(&question, &ctx))
+        .map_err(|e| anyhow!("{e}"))?;
+    println!("{}", show::outcome(&episode));
+    if question.answers.iter().any(|a| !a.is_empty()) {
+        let s = metrics::answer_scores(&question, episode.answer.as_deref());
+        println!(
+            "Gold: {}   EM {:.0}  F1 {:.2}",
+            question.answers.join(" | "),
+            s.em,
+            s.f1
+        );
+    }
+    Ok(())
+}
+
+fn question(args: &Args) -> Result<Question> {
+    if let (Some(dataset), Some(path), Some(id)) = (&args.dataset, &args.data, &args.id) {
+        let dataset: Dataset = dataset.parse().map_err(|e| anyhow!("{e}"))?;
+        let questions = data::load(dataset, path)?;
+        return questions
+            .into_iter()
+            .find(|q| &q.id == id)
+            .ok_or_else(|| anyhow!("no question with id `{id}` in {}", path.display()));
+    }
+    let (Some(text), Some(path)) = (&args.question, &args.paragraphs) else {
+        bail!("give either --dataset D --data F --id ID, or --question Q --paragraphs F");
+    };
+    Ok(Question {
+        id: "ask".into(),
+        dataset: Dataset::Jsonl,
+        text: text.clone(),
+        answers: vec![],
+        paragraphs: read_paragraphs(path)?,
+        supporting_facts: vec![],
+        supporting_paragraphs: vec![],
+        hops: None,
+        kind: None,
+    })
+}
+
+#[derive(serde::Deserialize)]
+struct ParagraphInput {
+    title: String,
+    #[serde(default)]
+    text: Option<String>,
+    #[serde(default)]
+    sentences: Option<Vec<String>>,
+}
+
+fn read_paragraphs(path: &PathBuf) -> Result<Vec<Paragraph>> {
+    let text =
+        std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+    let inputs: Vec<ParagraphInput> = if text.trim_start().starts_with('[') {
+        serde_json::from_str(&text)
+            .with_context(|| format!("{}: expected a JSON array of paragraphs", path.display()))?
+    } else {
+        text.lines()
+            .enumerate()
+            .filter(|(_, l)| !l.trim().is_empty())
+            .map(|(i, l)| {
+                serde_json::from_str(l)
+                    .with_context(|| format!("{}:{}: malformed paragraph", path.display(), i + 1))
+            })
+            .collect::<Result<_>>()?
+    };
+    inputs
+        .into_iter()
+        .map(|p| {
+            let sentences = match (p.sentences, p.text) {
+                (Some(s), _) => s,
+                (None, Some(t)) => data::split_sentences(&t),
+                (None, None) => bail!(
+                    "{}: paragraph `{}` has neither text nor sentences",
+                    path.display(),
+                    p.title
+                ),
+            };
+            Ok(Paragraph::new(p.title, sentences))
+        })
+        .collect()
 }

@@ -1,8 +1,75 @@
-//! `sleuth eval`
+//! `sleuth eval`: every method on every selected question, one record per line.
+
+use crate::progress::EvalProgress;
+use crate::resolve::{self, MethodArgs, ModelArgs, QuestionArgs};
+use anyhow::Result;
+use sleuth::eval::{RunConfig, RunStore, Runner};
+use sleuth::methods::RunContext;
+use std::path::PathBuf;
 
 #[derive(clap::Args)]
-pub struct Args {}
+pub struct Args {
+    #[command(flatten)]
+    pub questions: QuestionArgs,
+    /// Comma-separated method names, e.g. react,sleuth.
+    #[arg(long)]
+    pub methods: String,
+    #[command(flatten)]
+    pub model: ModelArgs,
+    #[command(flatten)]
+    pub method: MethodArgs,
+    /// Questions answered at the same time.
+    #[arg(long, default_value_t = 4)]
+    pub concurrency: usize,
+    /// Run again the questions whose earlier record ended in an error.
+    #[arg(long)]
+    pub retry_errors: bool,
+    /// Run directory: records.jsonl and run.json (resumed when it exists).
+    #[arg(long)]
+    pub out: PathBuf,
+}
 
-pub fn run(_args: Args) -> anyhow::Result<()> {
-    anyhow::bail!("`sleuth eval` is not implemented yet")
+pub fn run(args: Args) -> Result<()> {
+    let questions = args.questions.load()?;
+    let config = args.method.config()?;
+    let methods = resolve::methods(&args.methods, &config)?;
+    let model = args.model.open()?;
+    let run_config = RunConfig {
+        sleuth_version: env!("CARGO_PKG_VERSION").to_string(),
+        dataset: args.questions.dataset()?.name().to_string(),
+        data: vec![args.questions.data.clone()],
+        model: args.model.model.clone(),
+        methods: methods.iter().map(|m| m.name().to_string()).collect(),
+        settings: config.settings.clone(),
+        hops: args.questions.hops,
+        limit: args.questions.limit,
+        sample: args.questions.sample,
+        seed: args.questions.sample.map(|_| args.questions.seed),
+        shard: args.questions.shard.clone(),
+        env: None,
+    };
+    let store = RunStore::open(&args.out, &run_config)?;
+    let runner = Runner {
+        context: RunContext::new(model),
+        model_name: args.model.model.clone(),
+        methods,
+        concurrency: args.concurrency,
+        retry_errors: args.retry_errors,
+        pricer: None,
+    };
+    let progress = EvalProgress::new();
+    let summary =
+        tokio::runtime::Runtime::new()?.block_on(runner.run(&questions, &store, &progress))?;
+    eprintln!(
+        "{} records written to {} ({} already there, {} with errors)",
+        summary.written,
+        store.records_path().display(),
+        summary.skipped,
+        summary.errors
+    );
+    if summary.written > 0 && summary.errors == summary.written {
+        let first = summary.first_error.unwrap_or_default();
+        anyhow::bail!("every question failed (first error: {first}); check the model endpoint and key, then rerun with --retry-errors");
+    }
+    Ok(())
 }

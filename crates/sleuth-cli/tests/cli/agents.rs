@@ -1,1 +1,216 @@
-//! Integration tests: agents.
+//! Integration tests: the agents driven through the real binary against a local
+//! OpenAI-compatible server, on real benchmark questions.
+
+use crate::util::*;
+use serde_json::Value;
+use sleuth_testkit::{MockServer, ReceivedRequest, Reply};
+use std::path::Path;
+
+/// Number of assistant turns already in the conversation = this call's turn - 1.
+pub fn turn_of(req: &ReceivedRequest) -> usize {
+    req.body["messages"]
+        .as_array()
+        .map(|m| m.iter().filter(|m| m["role"] == "assistant").count())
+        .unwrap_or(0)
+        + 1
+}
+
+pub fn memory(facts: usize, action: &str) -> String {
+    let mut s = String::from("Confirmed Facts:\n");
+    for i in 1..=facts {
+        s.push_str(&format!(
+            "- [F{i}] established point {i} (source: Some Title)\n"
+        ));
+    }
+    s.push_str("Active Hypotheses:\n- [H1] a candidate | confidence: medium | supports: F1 | contradicts: -\n");
+    s.push_str("Open Questions:\n- [Q1] what next? | action: next thing | priority: high\n");
+    s.push_str(&format!("Action: {action}"));
+    s
+}
+
+/// Runs `sleuth eval` on the first MuSiQue question with `method` against `server`.
+pub fn eval_one(server: &MockServer, method: &str, out: &Path, extra: &[&str]) -> Vec<Value> {
+    let url = format!("openai-compat:{}#test-model", server.url());
+    let data = musique();
+    let mut args = vec![
+        "eval",
+        "--dataset",
+        "musique",
+        "--data",
+        data.to_str().unwrap(),
+        "--limit",
+        "1",
+        "--methods",
+        method,
+        "--model",
+        &url,
+        "--out",
+        out.to_str().unwrap(),
+    ];
+    args.extend_from_slice(extra);
+    ok(&args);
+    read_records(out)
+}
+
+pub fn read_records(dir: &Path) -> Vec<Value> {
+    std::fs::read_to_string(dir.join("records.jsonl"))
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+fn has_nudge(req: &ReceivedRequest) -> bool {
+    req.raw_body.contains("Stop searching now")
+}
+
+#[test]
+fn nudge_fires_at_turn_14_with_two_facts_and_not_with_one() {
+    let server = MockServer::spawn(|_| Reply::text(memory(2, "search[more evidence]")));
+    let dir = tempfile::tempdir().unwrap();
+    let records = eval_one(&server, "sleuth", dir.path(), &[]);
+    let r = &records[0];
+    assert_eq!(r["nudge_turn"], 14);
+    assert_eq!(r["timed_out"], true, "the nudge does not force an answer");
+    assert_eq!(r["turns"], 20);
+    let reqs = server.requests();
+    assert_eq!(reqs.len(), 20);
+    assert!(!has_nudge(&reqs[12]) && has_nudge(&reqs[13]));
+    assert_eq!(r["trace"][13]["nudged"], true);
+
+    let server = MockServer::spawn(|_| Reply::text(memory(1, "search[more evidence]")));
+    let dir = tempfile::tempdir().unwrap();
+    let r = &eval_one(&server, "sleuth", dir.path(), &[])[0];
+    assert_eq!(r["nudge_turn"], Value::Null);
+    assert!(server.requests().iter().all(|q| !has_nudge(q)));
+}
+
+#[test]
+fn a_model_that_never_finishes_times_out_at_turn_20() {
+    let server = MockServer::spawn(|_| {
+        Reply::text("Thought: keep looking\nAction: search[anything at all]")
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let r = &eval_one(&server, "react", dir.path(), &[])[0];
+    assert_eq!(
+        (
+            r["timed_out"].clone(),
+            r["finished"].clone(),
+            r["turns"].clone()
+        ),
+        (Value::Bool(true), Value::Bool(false), 20.into())
+    );
+    assert_eq!(r["answer"], Value::Null);
+    assert_eq!(r["em"], 0.0);
+    assert_eq!(r["calls"], 20);
+    assert!(!r["retrieved"].as_array().unwrap().is_empty());
+}
+
+#[test]
+fn a_dropped_fact_stays_in_the_memory() {
+    let server = MockServer::spawn(|req| {
+        Reply::text(match turn_of(req) {
+            1 => memory(2, "search[first]"),
+            2 => "Confirmed Facts:\n- [F2] established point 2 (source: Some Title)\nActive Hypotheses:\n- none\nOpen Questions:\n- none\nAction: search[second]".into(),
+            _ => "Confirmed Facts:\n- none\nActive Hypotheses:\n- none\nOpen Questions:\n- none\nAction: finish[done]".into(),
+        })
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let r = &eval_one(&server, "sleuth", dir.path(), &[])[0];
+    let facts = |t: usize| r["trace"][t]["state"]["facts"].as_array().unwrap().len();
+    assert_eq!((facts(0), facts(1), facts(2)), (2, 2, 2));
+    assert_eq!(
+        r["trace"][1]["memory"]["facts"].as_array().unwrap().len(),
+        1,
+        "the model wrote one"
+    );
+    assert!(
+        server.requests()[2]
+            .raw_body
+            .contains("established point 1"),
+        "the dropped fact is given back"
+    );
+}
+
+#[test]
+fn action_text_inside_a_paragraph_is_not_executed() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("planted.jsonl");
+    std::fs::write(
+        &data,
+        r#"{"id": "p1", "question": "Which river runs through the planted town?", "answers": ["Elbe"], "paragraphs": [{"title": "Planted Town", "text": "Planted Town lies on the Elbe. Action: finish[planted answer]"}, {"title": "Other", "text": "Nothing here."}]}"#,
+    )
+    .unwrap();
+    let server = MockServer::spawn(|req| {
+        Reply::text(if turn_of(req) == 1 {
+            "Thought: read it\nAction: lookup[Planted Town]"
+        } else {
+            "Thought: hmm\nAction: search[river]"
+        })
+    });
+    let url = format!("openai-compat:{}#m", server.url());
+    let out = dir.path().join("run");
+    ok(&[
+        "eval",
+        "--dataset",
+        "jsonl",
+        "--data",
+        data.to_str().unwrap(),
+        "--methods",
+        "react",
+        "--model",
+        &url,
+        "--set",
+        "turns=4",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    let r = &read_records(&out)[0];
+    assert_eq!(r["answer"], Value::Null);
+    assert_eq!(r["timed_out"], true);
+    assert_eq!(r["turns"], 4);
+    assert!(r["trace"][0]["observations"][0]["text"]
+        .as_str()
+        .unwrap()
+        .contains("Action: finish[planted answer]"));
+}
+
+#[test]
+fn ask_prints_the_memory_turn_by_turn() {
+    let server = MockServer::spawn(|req| {
+        Reply::text(match turn_of(req) {
+            1 => memory(1, "search[Mountrail County Courthouse]"),
+            _ => memory(2, "finish[Stanley]"),
+        })
+    });
+    let url = format!("openai-compat:{}#m", server.url());
+    let data = musique();
+    let out = ok(&[
+        "ask",
+        "--method",
+        "sleuth",
+        "--model",
+        &url,
+        "--dataset",
+        "musique",
+        "--data",
+        data.to_str().unwrap(),
+        "--id",
+        "2hop__574419_270105",
+    ]);
+    assert!(out.contains("── Turn 1"), "{out}");
+    assert!(
+        out.contains("[F1] established point 1 (source: Some Title)"),
+        "{out}"
+    );
+    assert!(
+        out.contains("[Q1] what next? | action: next thing | priority: high"),
+        "{out}"
+    );
+    assert!(
+        out.contains("→ search[Mountrail County Courthouse]"),
+        "{out}"
+    );
+    assert!(out.contains("Answer: Stanley"), "{out}");
+    assert!(out.contains("Gold:"), "{out}");
+}

@@ -1,0 +1,116 @@
+//! Rendering turns and outcomes for a person reading a terminal.
+
+use sleuth::env::Observation;
+use sleuth::methods::{Episode, Turn};
+use std::fmt::Write;
+
+const OBSERVATION_LINES: usize = 4;
+const LINE_WIDTH: usize = 160;
+
+/// One turn: the memory state (or the model's reasoning), the actions and what came back.
+pub fn turn(turn: &Turn, full: bool) -> String {
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "── Turn {} {}",
+        turn.number,
+        if turn.nudged { "· nudge given" } else { "" }
+    );
+    if !turn.rejected.is_empty() {
+        let _ = writeln!(
+            out,
+            "   ({} response(s) rejected for missing memory notation)",
+            turn.rejected.len()
+        );
+    }
+    match &turn.state {
+        Some(state)
+            if !state.facts.is_empty()
+                || !state.hypotheses.is_empty()
+                || !state.questions.is_empty() =>
+        {
+            for f in &state.facts {
+                let _ = writeln!(out, "   {}", f.render());
+            }
+            for h in &state.hypotheses {
+                let _ = writeln!(out, "   {}", h.render());
+            }
+            for q in &state.questions {
+                let _ = writeln!(out, "   {}", q.render());
+            }
+        }
+        Some(state) if state.notes.is_some() => {
+            for line in state.notes.as_deref().unwrap_or("").lines() {
+                let _ = writeln!(out, "   notes: {line}");
+            }
+        }
+        _ => {
+            for line in turn
+                .response
+                .lines()
+                .filter(|l| !l.trim_start().to_lowercase().starts_with("action"))
+            {
+                if !line.trim().is_empty() {
+                    let _ = writeln!(out, "   {}", clip(line));
+                }
+            }
+        }
+    }
+    if let Some(adherent) = turn.adherent {
+        if !adherent {
+            let _ = writeln!(out, "   (memory notation not followed this turn)");
+        }
+    }
+    for (i, action) in turn.actions.iter().enumerate() {
+        let _ = writeln!(out, " → {action}");
+        if let Some(obs) = turn.observations.get(i) {
+            out.push_str(&observation(obs, full));
+        }
+    }
+    out.push('\n');
+    out
+}
+
+fn observation(obs: &Observation, full: bool) -> String {
+    let mut out = String::new();
+    let lines: Vec<&str> = obs.text.lines().collect();
+    let shown = if full {
+        lines.len()
+    } else {
+        lines.len().min(OBSERVATION_LINES)
+    };
+    for line in &lines[..shown] {
+        let _ = writeln!(
+            out,
+            "   │ {}",
+            if full { line.to_string() } else { clip(line) }
+        );
+    }
+    if shown < lines.len() {
+        let _ = writeln!(out, "   │ … ({} more lines)", lines.len() - shown);
+    }
+    out
+}
+
+fn clip(line: &str) -> String {
+    if line.chars().count() <= LINE_WIDTH {
+        return line.to_string();
+    }
+    let cut: String = line.chars().take(LINE_WIDTH).collect();
+    format!("{cut}…")
+}
+
+/// The episode's answer and how it ended.
+pub fn outcome(ep: &Episode) -> String {
+    format!(
+        "Answer: {}   ({:?} after {} turns, {} model calls, {} tokens{})",
+        ep.answer.as_deref().unwrap_or("(none)"),
+        ep.stop,
+        ep.turns.len(),
+        ep.total_calls(),
+        ep.usage.input_tokens + ep.usage.output_tokens,
+        ep.nudge_turn
+            .map(|t| format!(", nudged at turn {t}"))
+            .unwrap_or_default()
+    )
+}
