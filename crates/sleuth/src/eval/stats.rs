@@ -200,8 +200,12 @@ mod tests {
 
     #[test]
     fn bootstrap_is_reproducible_and_brackets_the_difference() {
-        let a: Vec<f64> = (0..200).map(|i| if i % 3 == 0 { 0.0 } else { 1.0 }).collect();
-        let b: Vec<f64> = (0..200).map(|i| if i % 2 == 0 { 0.0 } else { 1.0 }).collect();
+        let a: Vec<f64> = (0..200)
+            .map(|i| if i % 3 == 0 { 0.0 } else { 1.0 })
+            .collect();
+        let b: Vec<f64> = (0..200)
+            .map(|i| if i % 2 == 0 { 0.0 } else { 1.0 })
+            .collect();
         let x = paired_bootstrap(&a, &b, DEFAULT_RESAMPLES, 7).unwrap();
         let y = paired_bootstrap(&a, &b, DEFAULT_RESAMPLES, 7).unwrap();
         assert_eq!(x, y);
@@ -213,7 +217,10 @@ mod tests {
         let var = d.iter().map(|v| (v - want).powi(2)).sum::<f64>() / (d.len() - 1) as f64;
         let normal_width = 2.0 * 1.96 * (var / d.len() as f64).sqrt();
         let width = x.hi - x.lo;
-        assert!((width / normal_width - 1.0).abs() < 0.1, "{width} vs {normal_width}");
+        assert!(
+            (width / normal_width - 1.0).abs() < 0.1,
+            "{width} vs {normal_width}"
+        );
         // Another seed gives a close interval.
         let z = paired_bootstrap(&a, &b, DEFAULT_RESAMPLES, 8).unwrap();
         assert!((x.lo - z.lo).abs() < 0.03);

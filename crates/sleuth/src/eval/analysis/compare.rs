@@ -92,14 +92,18 @@ pub fn compare_to_baseline(
 
 /// Pairs two arms by question id (records are sorted by id) and compares them.
 fn compare(base: &Arm, arm: &Arm, resamples: usize, seed: u64) -> Option<Comparison> {
-    let by_id: BTreeMap<&str, &RunRecord> = base.records.iter().map(|r| (r.id.as_str(), r)).collect();
+    let by_id: BTreeMap<&str, &RunRecord> =
+        base.records.iter().map(|r| (r.id.as_str(), r)).collect();
     let pairs: Vec<(&RunRecord, &RunRecord)> = arm
         .records
         .iter()
         .filter_map(|r| by_id.get(r.id.as_str()).map(|b| (*b, r)))
         .collect();
     let scores = |f: fn(&RunRecord) -> f64| -> (Vec<f64>, Vec<f64>) {
-        pairs.iter().map(|(b, a)| (100.0 * f(a), 100.0 * f(b))).unzip()
+        pairs
+            .iter()
+            .map(|(b, a)| (100.0 * f(a), 100.0 * f(b)))
+            .unzip()
     };
     let (em_a, em_b) = scores(|r| r.em);
     let (f1_a, f1_b) = scores(|r| r.f1);
@@ -167,11 +171,17 @@ pub fn sweeps(arms: &[Arm]) -> Vec<Sweep> {
                 .map(|a| {
                     let n = a.records.len().max(1) as f64;
                     SweepPoint {
-                        value: a.settings.get(key).cloned().unwrap_or_else(|| "default".into()),
+                        value: a
+                            .settings
+                            .get(key)
+                            .cloned()
+                            .unwrap_or_else(|| "default".into()),
                         label: a.key.label.clone(),
                         n: a.records.len(),
                         em: 100.0 * a.records.iter().map(|r| r.em).sum::<f64>() / n,
-                        timeout_rate: 100.0 * a.records.iter().filter(|r| r.timed_out).count() as f64 / n,
+                        timeout_rate: 100.0
+                            * a.records.iter().filter(|r| r.timed_out).count() as f64
+                            / n,
                     }
                 })
                 .collect();

@@ -102,7 +102,11 @@ pub fn memory_dynamics(arm: &Arm, min_turns: u32) -> Option<MemoryDynamics> {
         .records
         .iter()
         .filter(|r| r.trace.len() as u32 >= min_turns)
-        .filter(|r| r.trace.iter().any(|t| t.state.is_some() || t.memory.is_some()))
+        .filter(|r| {
+            r.trace
+                .iter()
+                .any(|t| t.state.is_some() || t.memory.is_some())
+        })
         .collect();
     if cohort.is_empty() {
         return None;

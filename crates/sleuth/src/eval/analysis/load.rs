@@ -36,13 +36,16 @@ impl RunConfig {
         let str_of = |key: &str| raw.get(key).and_then(|v| v.as_str()).map(str::to_string);
         let methods = match raw.get("methods") {
             Some(serde_json::Value::Array(items)) => items.iter().map(value_string).collect(),
-            Some(serde_json::Value::String(s)) => s.split(',').map(|m| m.trim().to_string()).collect(),
+            Some(serde_json::Value::String(s)) => {
+                s.split(',').map(|m| m.trim().to_string()).collect()
+            }
             _ => Vec::new(),
         };
         let settings = match raw.get("settings") {
-            Some(serde_json::Value::Object(map)) => {
-                map.iter().map(|(k, v)| (k.clone(), value_string(v))).collect()
-            }
+            Some(serde_json::Value::Object(map)) => map
+                .iter()
+                .map(|(k, v)| (k.clone(), value_string(v)))
+                .collect(),
             _ => BTreeMap::new(),
         };
         Ok(RunConfig {
@@ -101,6 +104,8 @@ pub struct Arm {
     /// The run settings shared by this arm's records.
     pub settings: BTreeMap<String, String>,
     pub records: Vec<RunRecord>,
+    /// For each record, the index in [`RecordSet::sources`] it was read from.
+    pub origins: Vec<usize>,
 }
 
 /// Everything loaded from the paths given to `sleuth report`.
@@ -164,7 +169,10 @@ fn discover(path: &Path, depth: usize, out: &mut Vec<PathBuf>) -> Result<()> {
         return Ok(());
     }
     if !path.is_dir() {
-        return Err(Error::Invalid(format!("{}: no such file or directory", path.display())));
+        return Err(Error::Invalid(format!(
+            "{}: no such file or directory",
+            path.display()
+        )));
     }
     let mut entries: Vec<PathBuf> = std::fs::read_dir(path)
         .map_err(|e| Error::io(path, e))?
@@ -223,10 +231,17 @@ fn read_records(path: &Path, warnings: &mut Vec<String>) -> Result<Vec<RunRecord
 /// The group of runs a settings label distinguishes within.
 type GroupKey = (String, String, String);
 
+/// An arm's records by question id, with the index of the source each came from.
+type ById = BTreeMap<String, (RunRecord, usize)>;
+
 /// Groups records into arms. Within one (dataset, method, model), the settings keys
 /// whose values differ between source runs become the arm label, so a nudge sweep gives
 /// `sleuth [nudge=0.5]` while a method run once keeps its plain name.
-fn group(sources: &[Source], per_source: Vec<Vec<RunRecord>>, warnings: &mut Vec<String>) -> Vec<Arm> {
+fn group(
+    sources: &[Source],
+    per_source: Vec<Vec<RunRecord>>,
+    warnings: &mut Vec<String>,
+) -> Vec<Arm> {
     let mut members: BTreeMap<GroupKey, BTreeSet<usize>> = BTreeMap::new();
     for (s, records) in per_source.iter().enumerate() {
         for r in records {
@@ -238,18 +253,27 @@ fn group(sources: &[Source], per_source: Vec<Vec<RunRecord>>, warnings: &mut Vec
     }
     let swept: BTreeMap<&GroupKey, Vec<String>> = members
         .iter()
-        .map(|(g, srcs)| (g, swept_keys(srcs.iter().map(|&s| &sources[s].config.settings))))
+        .map(|(g, srcs)| {
+            (
+                g,
+                swept_keys(srcs.iter().map(|&s| &sources[s].config.settings)),
+            )
+        })
         .collect();
 
-    let mut arms: BTreeMap<ArmKey, (BTreeMap<String, String>, BTreeMap<String, (RunRecord, usize)>)> =
-        BTreeMap::new();
+    let mut arms: BTreeMap<ArmKey, (BTreeMap<String, String>, ById)> = BTreeMap::new();
     for (s, records) in per_source.into_iter().enumerate() {
         let settings = &sources[s].config.settings;
         for r in records {
             let g = (r.dataset.clone(), r.method.clone(), r.model.clone());
             let label = swept[&g]
                 .iter()
-                .map(|k| format!("{k}={}", settings.get(k).map(String::as_str).unwrap_or("default")))
+                .map(|k| {
+                    format!(
+                        "{k}={}",
+                        settings.get(k).map(String::as_str).unwrap_or("default")
+                    )
+                })
                 .collect::<Vec<_>>()
                 .join(",");
             let key = ArmKey {
@@ -258,7 +282,9 @@ fn group(sources: &[Source], per_source: Vec<Vec<RunRecord>>, warnings: &mut Vec
                 model: g.2,
                 label,
             };
-            let (_, by_id) = arms.entry(key.clone()).or_insert_with(|| (settings.clone(), BTreeMap::new()));
+            let (_, by_id) = arms
+                .entry(key.clone())
+                .or_insert_with(|| (settings.clone(), BTreeMap::new()));
             match by_id.get(&r.id) {
                 None => {
                     by_id.insert(r.id.clone(), (r, s));
@@ -281,10 +307,14 @@ fn group(sources: &[Source], per_source: Vec<Vec<RunRecord>>, warnings: &mut Vec
         }
     }
     arms.into_iter()
-        .map(|(key, (settings, by_id))| Arm {
-            key,
-            settings,
-            records: by_id.into_values().map(|(r, _)| r).collect(),
+        .map(|(key, (settings, by_id))| {
+            let (records, origins) = by_id.into_values().unzip();
+            Arm {
+                key,
+                settings,
+                records,
+                origins,
+            }
         })
         .collect()
 }

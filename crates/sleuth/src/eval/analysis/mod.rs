@@ -92,7 +92,10 @@ impl Analysis {
             errors: arms.iter().map(error_decomposition).collect(),
             max_turn,
             accuracy_at_turn: arms.iter().map(|a| accuracy_at_turn(a, max_turn)).collect(),
-            memory: arms.iter().filter_map(|a| memory_dynamics(a, cohort)).collect(),
+            memory: arms
+                .iter()
+                .filter_map(|a| memory_dynamics(a, cohort))
+                .collect(),
             baseline: options.baseline.clone(),
             comparisons,
             sweeps: sweeps(arms),

@@ -13,7 +13,10 @@ fn normalize(text: &str) -> String {
     static ARTICLES: OnceLock<Regex> = OnceLock::new();
     let articles = ARTICLES.get_or_init(|| Regex::new(r"\b(a|an|the)\b").expect("valid regex"));
     let lower = text.to_lowercase();
-    let no_punct: String = lower.chars().filter(|c| !c.is_ascii_punctuation()).collect();
+    let no_punct: String = lower
+        .chars()
+        .filter(|c| !c.is_ascii_punctuation())
+        .collect();
     let no_articles = articles.replace_all(&no_punct, " ");
     no_articles.split_whitespace().collect::<Vec<_>>().join(" ")
 }
@@ -49,7 +52,11 @@ pub fn support_recall(r: &RunRecord) -> Option<f64> {
     if r.gold_titles.is_empty() {
         return None;
     }
-    let hit = r.gold_titles.iter().filter(|g| r.retrieved.contains(g)).count();
+    let hit = r
+        .gold_titles
+        .iter()
+        .filter(|g| r.retrieved.contains(g))
+        .count();
     Some(hit as f64 / r.gold_titles.len() as f64)
 }
 
@@ -115,7 +122,12 @@ pub fn classify(r: &RunRecord) -> Outcome {
 
 /// Whether any gold answer (normalized, as whole words) appears in any observation.
 pub fn gold_in_history(r: &RunRecord) -> bool {
-    let golds: Vec<String> = r.gold.iter().map(|g| normalize(g)).filter(|g| !g.is_empty()).collect();
+    let golds: Vec<String> = r
+        .gold
+        .iter()
+        .map(|g| normalize(g))
+        .filter(|g| !g.is_empty())
+        .collect();
     r.trace.iter().flat_map(|t| &t.observations).any(|o| {
         let text = normalize(&o.text);
         golds.iter().any(|g| contains_words(&text, g))

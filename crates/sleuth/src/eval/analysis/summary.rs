@@ -67,7 +67,8 @@ impl Summary {
             n,
             em: 100.0 * mean(&|r| r.em),
             f1: 100.0 * mean(&|r| r.f1),
-            support_recall: mean_of(records.iter().filter_map(|r| support_recall(r))).map(|v| 100.0 * v),
+            support_recall: mean_of(records.iter().filter_map(|r| support_recall(r)))
+                .map(|v| 100.0 * v),
             cond_acc,
             finished: finished.len(),
             timeout_rate: 100.0 * mean(&|r| f64::from(u8::from(r.timed_out))),
@@ -125,7 +126,11 @@ pub fn breakdown(arms: &[Arm], split: Split) -> Vec<Slice> {
             Split::Kind => r.kind.clone(),
         }
     };
-    if !arms.iter().flat_map(|a| &a.records).any(|r| value_of(r).is_some()) {
+    if !arms
+        .iter()
+        .flat_map(|a| &a.records)
+        .any(|r| value_of(r).is_some())
+    {
         return Vec::new();
     }
     let mut out = Vec::new();
