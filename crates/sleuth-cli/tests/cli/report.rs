@@ -475,3 +475,105 @@ fn html_trace_viewer_escapes_hostile_text() {
     assert!(html.contains("<b>search</b>[query 1]"));
     assert!(html.contains("id=\"f-method\"") && html.contains("id=\"f-timeout\""));
 }
+
+/// The repository's `experiments/` folder.
+fn recipes() -> std::path::PathBuf {
+    std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../experiments")
+}
+
+#[test]
+fn every_recipe_expands_in_a_dry_run() {
+    let mut seen = 0;
+    for entry in std::fs::read_dir(recipes()).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_some_and(|e| e == "toml") {
+            let out = ok(&[
+                "experiment",
+                path.to_str().unwrap(),
+                "--model",
+                "scripted:x",
+                "--dry-run",
+            ]);
+            assert!(
+                out.contains(" jobs, ") && out.contains("sleuth eval --dataset"),
+                "{out}"
+            );
+            assert!(!out.contains("no data file"), "{}: {out}", path.display());
+            seen += 1;
+        }
+    }
+    assert!(seen >= 8, "found {seen} recipes");
+}
+
+#[test]
+fn nudge_sweep_plan_counts_real_musique_splits() {
+    let recipe = recipes().join("nudge-sweep.toml");
+    let out = ok(&[
+        "experiment",
+        recipe.to_str().unwrap(),
+        "--model",
+        "scripted:x",
+        "--dry-run",
+    ]);
+    // 9 SLEUTH nudge values + ReAct with and without the nudge; the shared MuSiQue
+    // subset has 23 4-hop questions (ids starting `4hop`); 20 calls per episode at T = 20.
+    assert!(
+        out.contains("11 jobs, 253 episodes, about 5060 model calls"),
+        "{out}"
+    );
+    assert!(
+        out.contains(
+            "| sleuth  | nudge=none tau=2 top_k=3 turns=20 |        23 |       23 |          460 |"
+        ),
+        "{out}"
+    );
+    assert!(out.contains("--hops 4 --set nudge=0.7 --set tau=2 --set top_k=3 --set turns=20 --out runs/nudge-sweep/musique-4hop/react/nudge-0.7"), "{out}");
+    // --limit overrides the recipe for a smoke run.
+    let out = ok(&[
+        "experiment",
+        recipe.to_str().unwrap(),
+        "--model",
+        "scripted:x",
+        "--dry-run",
+        "--limit",
+        "5",
+    ]);
+    assert!(out.contains("11 jobs, 55 episodes"), "{out}");
+}
+
+#[test]
+fn experiment_errors_are_clear() {
+    let tmp = tempfile::tempdir().unwrap();
+    let bad = tmp.path().join("bad.toml");
+    std::fs::write(&bad, "name = \"x\"\nmethods = [\"react\"]\nbogus = 1\n[[datasets]]\nname = \"hotpotqa\"\ndata = \"h.jsonl\"\n").unwrap();
+    let o = sleuth(&[
+        "experiment",
+        bad.to_str().unwrap(),
+        "--model",
+        "scripted:x",
+        "--dry-run",
+    ]);
+    assert!(!o.status.success());
+    assert!(
+        stderr(&o).contains("bad.toml") && stderr(&o).contains("bogus"),
+        "{}",
+        stderr(&o)
+    );
+    // Running (not a dry run) goes through eval's job runner, job by job, and a failure
+    // names the job. (Until `commands::eval::run_job` exists, the error says that.)
+    let recipe = recipes().join("topk-sweep.toml");
+    let o = sleuth(&[
+        "experiment",
+        recipe.to_str().unwrap(),
+        "--model",
+        "scripted:x",
+        "--out",
+        tmp.path().to_str().unwrap(),
+    ]);
+    assert!(!o.status.success());
+    assert!(
+        stderr(&o).contains("job 1 (musique-4hop/react/top_k-1)"),
+        "{}",
+        stderr(&o)
+    );
+}
