@@ -176,6 +176,14 @@ impl Canvas {
         } else {
             ""
         };
+        if dashed {
+            // A white halo keeps a line visible across bars of its own colour.
+            let _ = write!(
+                self.out,
+                r#"<polyline points="{}" fill="none" stroke="white" stroke-width="5"/>"#,
+                pts.join(" ")
+            );
+        }
         let _ = write!(
             self.out,
             r#"<polyline points="{}" fill="none" stroke="{col}" stroke-width="2"{dash}/>"#,
@@ -196,7 +204,7 @@ impl Canvas {
 }
 
 fn tick(v: f64) -> String {
-    if v >= 10.0 || v == 0.0 {
+    if v >= 10.0 || v.fract() == 0.0 {
         format!("{v:.0}")
     } else {
         format!("{v:.1}")

@@ -137,6 +137,7 @@ pub fn gold_in_history(r: &RunRecord) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     #[test]
     fn normalization_follows_the_official_script() {
@@ -144,6 +145,65 @@ mod tests {
         assert_eq!(normalize("an apple a day"), "apple day");
         assert_eq!(normalize("Theatre"), "theatre");
         assert_eq!(normalize("  "), "");
+    }
+
+    /// A record with `answer`, gold `Paris`, both gold titles listed and `read` of them
+    /// retrieved, and a two-turn trace whose second turn finishes when answered.
+    fn record(answer: Option<&str>, em: f64, timed_out: bool, read: usize) -> RunRecord {
+        let finish = answer.map_or(json!([]), |a| json!([{"tool": "finish", "arg": a}]));
+        let retrieved = ["A", "B"][..read].to_vec();
+        serde_json::from_value(json!({
+            "id": "q", "dataset": "hotpotqa", "hops": 2, "method": "react", "model": "m",
+            "answer": answer, "gold": ["Paris", "City of Paris"], "em": em, "f1": em,
+            "finished": answer.is_some(), "timed_out": timed_out, "stop": "x", "turns": 2,
+            "calls": 2, "input_tokens": 0, "output_tokens": 0, "cost_usd": 0.0,
+            "nudge_turn": null, "reminders": 0,
+            "retrieved": retrieved, "gold_titles": ["A", "B"], "error": null,
+            "trace": [
+                {"number": 1, "response": "", "actions": [{"tool": "search", "arg": "x"}],
+                 "observations": [{"text": "The capital is Paris."}]},
+                {"number": 2, "response": "", "actions": finish, "observations": []},
+            ],
+        }))
+        .unwrap()
+    }
+
+    #[test]
+    fn classifies_errors_in_order() {
+        assert_eq!(
+            classify(&record(Some("Paris"), 1.0, false, 0)),
+            Outcome::Correct
+        );
+        assert_eq!(classify(&record(None, 0.0, true, 2)), Outcome::Timeout);
+        assert_eq!(
+            classify(&record(Some("Paris, France"), 0.0, false, 0)),
+            Outcome::Verbose
+        );
+        assert_eq!(
+            classify(&record(Some("the city of Paris!"), 0.0, false, 0)),
+            Outcome::Verbose
+        );
+        assert_eq!(
+            classify(&record(Some("Lyon"), 0.0, false, 2)),
+            Outcome::Reasoning
+        );
+        assert_eq!(
+            classify(&record(Some("Lyon"), 0.0, false, 1)),
+            Outcome::Other
+        );
+        assert_eq!(classify(&record(None, 0.0, false, 2)), Outcome::Reasoning);
+    }
+
+    #[test]
+    fn answer_turn_recall_and_gold_in_history() {
+        let r = record(Some("Paris"), 1.0, false, 1);
+        assert_eq!(answer_turn(&r), Some(2));
+        assert_eq!(answer_turn(&record(None, 0.0, true, 0)), None);
+        assert_eq!(support_recall(&r), Some(0.5));
+        assert!(gold_in_history(&r));
+        let mut unseen = record(None, 0.0, true, 0);
+        unseen.trace[0].observations[0].text = "Parisian cafes".into();
+        assert!(!gold_in_history(&unseen));
     }
 
     #[test]
