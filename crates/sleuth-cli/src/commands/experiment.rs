@@ -1,8 +1,532 @@
-//! `sleuth experiment`
+//! `sleuth experiment FILE --model S [--dry-run] [--out DIR]`
+//!
+//! An experiment recipe (`experiments/*.toml`) describes the grid behind a paper table:
+//! datasets (with hop splits) × groups of methods × a grid of option values. It
+//! expands into concrete eval jobs, each written by `sleuth eval` into its own run
+//! directory under `--out`, so `sleuth report OUT` finds them all and labels the arms
+//! by the options that differ between runs.
+//!
+//! Recipe format:
+//!
+//! ```toml
+//! name = "nudge-sweep"
+//! description = "..."
+//! data_root = "../../shared/data"   # relative to the recipe file; --data-root overrides
+//! limit = 100                       # optional: first N questions of each split
+//! # sample = 200 and seed = 1       # optional: a seeded random sample instead
+//! methods = ["react", "sleuth"]     # methods of groups that name none
+//! [settings]                        # options of every job (eval's --set key=value)
+//! turns = 20
+//! [[datasets]]
+//! name = "musique"
+//! data = "musique/musique_ans_dev_subset200_with_paragraphs.jsonl"
+//! hops = [2, 3, 4]                  # optional: one job per hop split
+//! [[groups]]                        # optional; default: one group, no grid
+//! name = "sleuth"                   # optional; names the output folder
+//! methods = ["sleuth"]
+//! datasets = ["musique"]            # optional filter
+//! settings = { tau = 2 }            # optional, over the recipe's settings
+//! grid = { nudge = [0.3, 0.5, 0.7, 1.0, "none"] }   # cartesian product
+//! ```
+//!
+//! Option keys are passed through to eval unchanged; the recipes use `turns` (T),
+//! `top_k`, `nudge` (α as a fraction of T, or `none`), `tau`, `enforce`, `stopping`,
+//! `reads` (EIR's H), `trials`, `setting` (`eir` for the titles-only EIR setting),
+//! `list_feedback`, `dependency_repair` and `extra_reads`.
+
+use anyhow::{bail, Context};
+use serde::Deserialize;
+use sleuth::report::table::{Cell, Table};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
 
 #[derive(clap::Args)]
-pub struct Args {}
+pub struct Args {
+    /// The recipe (TOML).
+    #[arg(value_name = "FILE")]
+    pub file: PathBuf,
+    /// Model spec for every job (e.g. openai:gpt-4.1-mini).
+    #[arg(long, value_name = "SPEC")]
+    pub model: String,
+    /// List the jobs, episode counts and estimated model calls; run nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Output root; each job writes a run directory below it (default: runs/NAME).
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+    /// Where the recipe's data paths start (default: the recipe's `data_root`).
+    #[arg(long, value_name = "DIR")]
+    pub data_root: Option<PathBuf>,
+    /// Override the recipe's per-split question limit (e.g. a 5-question smoke run).
+    #[arg(long)]
+    pub limit: Option<usize>,
+}
 
-pub fn run(_args: Args) -> anyhow::Result<()> {
-    anyhow::bail!("`sleuth experiment` is not implemented yet")
+/// A scalar recipe value (numbers and booleans are passed to eval as strings).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(untagged)]
+enum Scalar {
+    Str(String),
+    Int(i64),
+    Float(f64),
+    Bool(bool),
+}
+
+impl Scalar {
+    fn text(&self) -> String {
+        match self {
+            Scalar::Str(s) => s.clone(),
+            Scalar::Int(i) => i.to_string(),
+            // `{:?}` keeps `1.0` a float (`1.0`, not `1`), as written in the recipe.
+            Scalar::Float(f) => format!("{f:?}"),
+            Scalar::Bool(b) => b.to_string(),
+        }
+    }
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Recipe {
+    name: String,
+    #[serde(default)]
+    description: String,
+    data_root: Option<PathBuf>,
+    limit: Option<usize>,
+    sample: Option<usize>,
+    seed: Option<u64>,
+    #[serde(default)]
+    methods: Vec<String>,
+    #[serde(default)]
+    settings: BTreeMap<String, Scalar>,
+    datasets: Vec<DatasetSpec>,
+    #[serde(default)]
+    groups: Vec<Group>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct DatasetSpec {
+    name: String,
+    data: PathBuf,
+    #[serde(default)]
+    hops: Vec<u8>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Group {
+    name: Option<String>,
+    #[serde(default)]
+    methods: Vec<String>,
+    #[serde(default)]
+    datasets: Vec<String>,
+    #[serde(default)]
+    settings: BTreeMap<String, Scalar>,
+    #[serde(default)]
+    grid: BTreeMap<String, Vec<Scalar>>,
+}
+
+/// One `sleuth eval` run of an experiment.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ExperimentJob {
+    pub dataset: String,
+    pub data: PathBuf,
+    /// Restrict to questions with this many hops (MuSiQue splits).
+    pub hops: Option<u8>,
+    pub methods: Vec<String>,
+    /// Option key -> value, as `--set key=value`.
+    pub settings: BTreeMap<String, String>,
+    pub limit: Option<usize>,
+    pub sample: Option<usize>,
+    pub seed: Option<u64>,
+    /// The job's run directory, relative to the experiment's output root.
+    pub out_subdir: PathBuf,
+}
+
+impl ExperimentJob {
+    /// The equivalent command line, for `--dry-run` and for running jobs by hand.
+    pub fn eval_args(&self, model: &str, out_root: &Path) -> Vec<String> {
+        let mut a = vec![
+            "eval".to_string(),
+            "--dataset".into(),
+            self.dataset.clone(),
+            "--data".into(),
+            self.data.display().to_string(),
+            "--methods".into(),
+            self.methods.join(","),
+            "--model".into(),
+            model.to_string(),
+        ];
+        if let Some(h) = self.hops {
+            a.extend(["--hops".into(), h.to_string()]);
+        }
+        if let Some(l) = self.limit {
+            a.extend(["--limit".into(), l.to_string()]);
+        }
+        if let Some(s) = self.sample {
+            a.extend(["--sample".into(), s.to_string()]);
+        }
+        if let Some(s) = self.seed {
+            a.extend(["--seed".into(), s.to_string()]);
+        }
+        for (k, v) in &self.settings {
+            a.extend(["--set".into(), format!("{k}={v}")]);
+        }
+        a.extend([
+            "--out".into(),
+            out_root.join(&self.out_subdir).display().to_string(),
+        ]);
+        a
+    }
+}
+
+/// Parses a recipe and expands it into jobs (data paths resolved against `data_root`,
+/// else the recipe's `data_root` relative to the recipe file).
+pub fn load_jobs(
+    file: &Path,
+    data_root: Option<&Path>,
+) -> anyhow::Result<(String, String, Vec<ExperimentJob>)> {
+    let text =
+        std::fs::read_to_string(file).with_context(|| format!("reading {}", file.display()))?;
+    let recipe: Recipe =
+        toml::from_str(&text).map_err(|e| anyhow::anyhow!("{}: {e}", file.display()))?;
+    let root = match data_root {
+        Some(r) => r.to_path_buf(),
+        None => {
+            let base = file.parent().unwrap_or(Path::new("."));
+            recipe
+                .data_root
+                .as_ref()
+                .map_or(base.to_path_buf(), |r| base.join(r))
+        }
+    };
+    let jobs = expand(&recipe, &root).with_context(|| format!("in {}", file.display()))?;
+    Ok((recipe.name, recipe.description, jobs))
+}
+
+fn expand(recipe: &Recipe, root: &Path) -> anyhow::Result<Vec<ExperimentJob>> {
+    let default_group = [Group::default()];
+    let groups: &[Group] = if recipe.groups.is_empty() {
+        &default_group
+    } else {
+        &recipe.groups
+    };
+    let mut jobs = Vec::new();
+    for (gi, g) in groups.iter().enumerate() {
+        let methods = if g.methods.is_empty() {
+            &recipe.methods
+        } else {
+            &g.methods
+        };
+        if methods.is_empty() {
+            bail!(
+                "group {} names no methods (and the recipe has no `methods`)",
+                gi + 1
+            );
+        }
+        for d in &g.datasets {
+            if !recipe.datasets.iter().any(|s| &s.name == d) {
+                bail!(
+                    "group {} names dataset `{d}`, which the recipe does not define",
+                    gi + 1
+                );
+            }
+        }
+        let points = grid_points(&g.grid);
+        for ds in recipe
+            .datasets
+            .iter()
+            .filter(|d| g.datasets.is_empty() || g.datasets.contains(&d.name))
+        {
+            let splits: Vec<Option<u8>> = if ds.hops.is_empty() {
+                vec![None]
+            } else {
+                ds.hops.iter().map(|h| Some(*h)).collect()
+            };
+            for hops in splits {
+                for point in &points {
+                    let mut settings: BTreeMap<String, String> = recipe
+                        .settings
+                        .iter()
+                        .map(|(k, v)| (k.clone(), v.text()))
+                        .collect();
+                    settings.extend(g.settings.iter().map(|(k, v)| (k.clone(), v.text())));
+                    settings.extend(point.iter().cloned());
+                    let split = hops.map_or(ds.name.clone(), |h| format!("{}-{h}hop", ds.name));
+                    let mut sub = PathBuf::from(split)
+                        .join(g.name.clone().unwrap_or_else(|| methods.join("+")));
+                    if !point.is_empty() {
+                        let tag: Vec<String> =
+                            point.iter().map(|(k, v)| format!("{k}-{v}")).collect();
+                        sub = sub.join(sleuth::report::slug(&tag.join("_")));
+                    }
+                    jobs.push(ExperimentJob {
+                        dataset: ds.name.clone(),
+                        data: lexical_normalize(&root.join(&ds.data)),
+                        hops,
+                        methods: methods.clone(),
+                        settings,
+                        limit: recipe.limit,
+                        sample: recipe.sample,
+                        seed: recipe.seed,
+                        out_subdir: sub,
+                    });
+                }
+            }
+        }
+    }
+    Ok(jobs)
+}
+
+/// Removes `dir/..` pairs without touching the file system, so printed commands read
+/// `../shared/data/...` rather than `experiments/../../shared/data/...`.
+fn lexical_normalize(p: &Path) -> PathBuf {
+    use std::path::Component;
+    let mut out: Vec<Component> = Vec::new();
+    for c in p.components() {
+        match c {
+            Component::CurDir => {}
+            Component::ParentDir if matches!(out.last(), Some(Component::Normal(_))) => {
+                out.pop();
+            }
+            other => out.push(other),
+        }
+    }
+    if out.is_empty() {
+        PathBuf::from(".")
+    } else {
+        out.iter().collect()
+    }
+}
+
+/// The cartesian product of a grid, as lists of (key, value); one empty point for no grid.
+fn grid_points(grid: &BTreeMap<String, Vec<Scalar>>) -> Vec<Vec<(String, String)>> {
+    let mut points = vec![Vec::new()];
+    for (key, values) in grid {
+        points = points
+            .into_iter()
+            .flat_map(|p| {
+                values.iter().map(move |v| {
+                    let mut q = p.clone();
+                    q.push((key.clone(), v.text()));
+                    q
+                })
+            })
+            .collect();
+    }
+    points
+}
+
+/// Estimated model calls per episode of `method` under `settings`.
+///
+/// | methods | estimate |
+/// |---|---|
+/// | react, react-cot, self-ask, ircot, notes, facts-only, facts-hyp, facts-q, sleuth | T (the turn budget; an upper bound, finished episodes stop sooner), + 5 reminders with `enforce` |
+/// | reflexion (pool setting) | 2 episodes × T + 1 reflection (upper bound) |
+/// | reflexion (`setting = eir`) | 12.4, the EIR paper's mean for oracle-stopped 5-trial Reflexion |
+/// | direct, eir | H + 2: H reads, a submit decision, the final answer call (EIR paper mean for eir: 4.85) |
+/// | full-pool | 1 |
+/// | ssr | 35.3, the EIR paper's mean for Agentic SSR |
+///
+/// Unknown methods count as T.
+pub fn calls_per_episode(method: &str, settings: &BTreeMap<String, String>) -> f64 {
+    let num = |k: &str, d: f64| {
+        settings
+            .get(k)
+            .and_then(|v| v.parse::<f64>().ok())
+            .unwrap_or(d)
+    };
+    let turns = num("turns", 20.0);
+    let reads = num("reads", 6.0);
+    let enforce = settings.get("enforce").is_some_and(|v| v == "true");
+    let eir_setting = settings.get("setting").is_some_and(|v| v == "eir");
+    match method {
+        "full-pool" => 1.0,
+        "ssr" => 35.3,
+        "direct" | "eir" => reads + 2.0,
+        "reflexion" if eir_setting => 12.4,
+        "reflexion" => 2.0 * turns + 1.0,
+        _ => turns + if enforce { 5.0 } else { 0.0 },
+    }
+}
+
+/// Questions a job will run: the split's size (MuSiQue hop splits counted from the
+/// `Nhop` id prefix), capped by limit/sample. None when the data file is missing.
+fn question_count(job: &ExperimentJob) -> Option<usize> {
+    let text = std::fs::read_to_string(&job.data).ok()?;
+    let lines = text.lines().filter(|l| !l.trim().is_empty());
+    let available = match job.hops {
+        None => lines.count(),
+        Some(h) => {
+            let prefix = format!("{h}hop");
+            lines
+                .filter(|l| {
+                    serde_json::from_str::<serde_json::Value>(l)
+                        .ok()
+                        .is_some_and(|v| {
+                            let id = v
+                                .get("id")
+                                .or_else(|| v.get("_id"))
+                                .and_then(|i| i.as_str())
+                                .unwrap_or("");
+                            id.starts_with(&prefix)
+                        })
+                })
+                .count()
+        }
+    };
+    let cap = job.sample.or(job.limit).unwrap_or(usize::MAX);
+    Some(available.min(cap))
+}
+
+pub fn run(args: Args) -> anyhow::Result<()> {
+    let (name, description, mut jobs) = load_jobs(&args.file, args.data_root.as_deref())?;
+    if let Some(l) = args.limit {
+        jobs.iter_mut().for_each(|j| j.limit = Some(l));
+    }
+    let out_root = args
+        .out
+        .clone()
+        .unwrap_or_else(|| PathBuf::from("runs").join(&name));
+    if args.dry_run {
+        print_plan(&name, &description, &jobs, &args.model, &out_root);
+        return Ok(());
+    }
+    for j in &jobs {
+        if !j.data.is_file() {
+            bail!(
+                "{}: data file not found (set --data-root)",
+                j.data.display()
+            );
+        }
+    }
+    for (i, job) in jobs.iter().enumerate() {
+        let dir = out_root.join(&job.out_subdir);
+        eprintln!(
+            "[{}/{}] {} -> {}",
+            i + 1,
+            jobs.len(),
+            job.methods.join(","),
+            dir.display()
+        );
+        run_job(job, &args.model, &out_root)
+            .with_context(|| format!("job {} ({})", i + 1, job.out_subdir.display()))?;
+    }
+    eprintln!("done: sleuth report {}", out_root.display());
+    Ok(())
+}
+
+/// Runs one job through the same code path as `sleuth eval`, writing its run directory
+/// at `out_root/job.out_subdir`.
+///
+/// Runs one job exactly as its `sleuth eval` command line would.
+fn run_job(job: &ExperimentJob, model: &str, out_root: &Path) -> anyhow::Result<()> {
+    use clap::Parser;
+    #[derive(Parser)]
+    struct EvalLine {
+        #[command(flatten)]
+        args: crate::commands::eval::Args,
+    }
+    let argv = job.eval_args(model, out_root);
+    eprintln!("sleuth {}", argv.join(" "));
+    let line = EvalLine::try_parse_from(argv)?;
+    crate::commands::eval::run(line.args)
+}
+
+fn print_plan(name: &str, description: &str, jobs: &[ExperimentJob], model: &str, out_root: &Path) {
+    let title = format!("experiment {name}: {description}");
+    let cols = [
+        "#",
+        "dataset",
+        "hops",
+        "methods",
+        "settings",
+        "questions",
+        "episodes",
+        "calls (est.)",
+    ];
+    let mut table = Table::new("plan", &title, &cols);
+    let (mut episodes, mut calls, mut unknown) = (0usize, 0.0f64, 0usize);
+    for (i, j) in jobs.iter().enumerate() {
+        let per_q: f64 = j
+            .methods
+            .iter()
+            .map(|m| calls_per_episode(m, &j.settings))
+            .sum();
+        let settings: Vec<String> = j.settings.iter().map(|(k, v)| format!("{k}={v}")).collect();
+        let mut row = vec![
+            Cell::Int(i as u64 + 1),
+            Cell::text(&j.dataset),
+            j.hops.map_or(Cell::Missing, |h| Cell::Int(u64::from(h))),
+            Cell::text(j.methods.join(",")),
+            Cell::text(settings.join(" ")),
+        ];
+        match question_count(j) {
+            Some(q) => {
+                episodes += q * j.methods.len();
+                calls += q as f64 * per_q;
+                row.extend([
+                    Cell::Int(q as u64),
+                    Cell::Int((q * j.methods.len()) as u64),
+                    Cell::Num(q as f64 * per_q, 0),
+                ]);
+            }
+            None => {
+                unknown += 1;
+                row.extend([Cell::Missing, Cell::Missing, Cell::Missing]);
+            }
+        }
+        table.push(row);
+    }
+    print!("{}", table.to_markdown());
+    println!(
+        "\n{} jobs, {episodes} episodes, about {calls:.0} model calls (turn-budgeted methods counted at their full budget: an upper bound)",
+        jobs.len()
+    );
+    if unknown > 0 {
+        println!(
+            "{unknown} jobs have no data file at the given path (set --data-root); not counted"
+        );
+    }
+    println!("\nequivalent commands:");
+    for j in jobs {
+        println!("sleuth {}", j.eval_args(model, out_root).join(" "));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn grid_is_a_cartesian_product() {
+        let mut g = BTreeMap::new();
+        g.insert("a".to_string(), vec![Scalar::Int(1), Scalar::Int(2)]);
+        g.insert(
+            "b".to_string(),
+            vec![
+                Scalar::Str("x".into()),
+                Scalar::Bool(true),
+                Scalar::Float(0.5),
+            ],
+        );
+        let p = grid_points(&g);
+        assert_eq!(p.len(), 6);
+        assert_eq!(
+            p[5],
+            vec![("a".into(), "2".into()), ("b".into(), "0.5".into())]
+        );
+        assert_eq!(grid_points(&BTreeMap::new()), vec![Vec::new()]);
+    }
+
+    #[test]
+    fn estimates_follow_the_documented_table() {
+        let mut s = BTreeMap::new();
+        assert_eq!(calls_per_episode("react", &s), 20.0);
+        assert_eq!(calls_per_episode("reflexion", &s), 41.0);
+        s.insert("reads".into(), "10".into());
+        assert_eq!(calls_per_episode("eir", &s), 12.0);
+        s.insert("setting".into(), "eir".into());
+        assert_eq!(calls_per_episode("reflexion", &s), 12.4);
+    }
 }

@@ -1,1 +1,579 @@
-//! Integration tests: report.
+//! Integration tests: `sleuth report` on run directories we write here: two methods on
+//! six MuSiQue-style questions (2-4 hops) with timeouts, verbose and reasoning errors,
+//! traces with working memory, a second SLEUTH run without the nudge (a sweep), and a
+//! shard with duplicates. Expected numbers are worked out by hand in the comments.
+
+use crate::util::{ok, sleuth, stderr, stdout};
+use ::sleuth::eval::RunRecord;
+use serde_json::{json, Value};
+use std::path::Path;
+
+/// How an episode ends.
+#[derive(Clone, Copy)]
+enum End {
+    /// finish[answer] at the last turn.
+    Answer(&'static str),
+    /// Budget exhausted without an answer.
+    Timeout,
+}
+
+struct Ep {
+    id: &'static str,
+    hops: u8,
+    gold: &'static str,
+    end: End,
+    turns: u32,
+    /// Gold titles retrieved (of two).
+    retrieved_gold: usize,
+    /// Whether an observation shows the gold answer.
+    saw_gold: bool,
+}
+
+const GOLD_TITLES: [&str; 2] = ["Green (album)", "Steve Hillage"];
+
+fn turn(n: u32, last: bool, ep: &Ep, memory: bool, hostile: bool) -> Value {
+    let action = match (last, ep.end) {
+        (true, End::Answer(a)) => json!({"tool": "finish", "arg": a}),
+        _ => json!({"tool": "search", "arg": format!("query {n}")}),
+    };
+    let shown = GOLD_TITLES
+        .get(n as usize - 1)
+        .filter(|_| (n as usize) <= ep.retrieved_gold);
+    let mut text = format!("Paragraph for turn {n}.");
+    if ep.saw_gold && n == 1 {
+        text = format!("{text} The answer might be {}.", ep.gold);
+    }
+    if hostile {
+        text = format!("{text} <script>alert(1)</script>");
+    }
+    let mut t = json!({
+        "number": n,
+        "response": format!("Thought {n}\nAction: {}", if last { "finish" } else { "search" }),
+        "actions": [action],
+        "observations": if last && matches!(ep.end, End::Answer(_)) { json!([]) } else {
+            json!([{"text": text, "shown": shown.map(|s| vec![*s]).unwrap_or_default()}])
+        },
+        "nudged": false,
+    });
+    if memory {
+        let facts: Vec<Value> = (1..=n.min(4))
+            .map(|i| json!({"id": format!("F{i}"), "statement": format!("fact {i}"), "source": "Green (album)"}))
+            .collect();
+        let questions: Vec<Value> = (0..(3u32.saturating_sub(n / 2)))
+            .map(|i| json!({"id": format!("Q{i}"), "text": "who?", "action": "search x", "priority": "high"}))
+            .collect();
+        let state = json!({
+            "facts": facts,
+            "hypotheses": [{"id": "H1", "text": "maybe", "confidence": "medium", "supports": ["F1"], "contradicts": []}],
+            "questions": questions,
+        });
+        t["memory"] = state.clone();
+        t["state"] = state;
+        t["adherent"] = json!(true);
+    }
+    t
+}
+
+fn record(method: &str, ep: &Ep, memory: bool) -> String {
+    let answer = match ep.end {
+        End::Answer(a) => Some(a),
+        End::Timeout => None,
+    };
+    let em = answer.is_some_and(|a| a.eq_ignore_ascii_case(ep.gold));
+    let hostile = ep.id == "q6";
+    let trace: Vec<Value> = (1..=ep.turns)
+        .map(|n| turn(n, n == ep.turns, ep, memory, hostile))
+        .collect();
+    let r = json!({
+        "id": ep.id, "dataset": "musique", "hops": ep.hops, "kind": null,
+        "method": method, "model": "scripted:fixture",
+        "answer": answer, "gold": [ep.gold],
+        "em": if em { 1.0 } else { 0.0 }, "f1": if em { 1.0 } else if answer.is_some() { 0.5 } else { 0.0 },
+        "finished": answer.is_some(), "timed_out": answer.is_none(),
+        "stop": if answer.is_some() { "finished" } else { "timeout" },
+        "turns": ep.turns, "calls": ep.turns,
+        "calls_by_kind": {"action": ep.turns},
+        "input_tokens": 1000 * ep.turns as u64, "output_tokens": 100 * ep.turns as u64,
+        "cost_usd": 0.001 * ep.turns as f64,
+        "nudge_turn": null, "reminders": 0,
+        "adherence": if memory { json!(1.0) } else { Value::Null },
+        "retrieved": GOLD_TITLES[..ep.retrieved_gold].iter().chain(["Other"].iter()).collect::<Vec<_>>(),
+        "gold_titles": GOLD_TITLES,
+        "error": null,
+        "trace": trace,
+    });
+    // Through the real type, so the fixture is a valid record.
+    let parsed: RunRecord = serde_json::from_value(r).expect("fixture is a RunRecord");
+    serde_json::to_string(&parsed).unwrap()
+}
+
+fn ep(
+    id: &'static str,
+    hops: u8,
+    end: End,
+    turns: u32,
+    retrieved_gold: usize,
+    saw_gold: bool,
+) -> Ep {
+    Ep {
+        id,
+        hops,
+        gold: "Paris",
+        end,
+        turns,
+        retrieved_gold,
+        saw_gold,
+    }
+}
+
+/// react: q1 right; q2 verbose ("Paris, France"); q3 right; q4 timeout (gold seen);
+/// q5 reasoning error (both gold titles read); q6 timeout (gold never seen).
+fn react() -> Vec<Ep> {
+    vec![
+        ep("q1", 2, End::Answer("Paris"), 3, 2, true),
+        ep("q2", 2, End::Answer("Paris, France"), 4, 2, true),
+        ep("q3", 3, End::Answer("paris"), 5, 2, true),
+        ep("q4", 3, End::Timeout, 20, 2, true),
+        ep("q5", 4, End::Answer("Lyon"), 6, 2, false),
+        ep("q6", 4, End::Timeout, 20, 1, false),
+    ]
+}
+
+/// sleuth (nudge 0.7): right on q1-q4 (q4 at turn 15); q5 wrong with one gold title
+/// missing (other); q6 timeout.
+fn sleuth_nudge() -> Vec<Ep> {
+    vec![
+        ep("q1", 2, End::Answer("Paris"), 2, 2, true),
+        ep("q2", 2, End::Answer("Paris"), 3, 2, true),
+        ep("q3", 3, End::Answer("Paris"), 4, 2, true),
+        ep("q4", 3, End::Answer("Paris"), 15, 2, true),
+        ep("q5", 4, End::Answer("Lyon"), 16, 1, false),
+        ep("q6", 4, End::Timeout, 20, 1, false),
+    ]
+}
+
+/// sleuth without the nudge: q4 and q5 time out instead.
+fn sleuth_none() -> Vec<Ep> {
+    vec![
+        ep("q1", 2, End::Answer("Paris"), 2, 2, true),
+        ep("q2", 2, End::Answer("Paris"), 3, 2, true),
+        ep("q3", 3, End::Answer("Paris"), 4, 2, true),
+        ep("q4", 3, End::Timeout, 20, 2, true),
+        ep("q5", 4, End::Timeout, 20, 1, false),
+        ep("q6", 4, End::Timeout, 20, 1, false),
+    ]
+}
+
+fn write_run(dir: &Path, nudge: &str, methods: &[(&str, Vec<Ep>)]) {
+    std::fs::create_dir_all(dir).unwrap();
+    let names: Vec<&str> = methods.iter().map(|(m, _)| *m).collect();
+    let config = json!({
+        "methods": names, "model": "scripted:fixture", "dataset": "musique",
+        "settings": {"nudge": nudge, "turns": 20}, "started": "2025-01-01T00:00:00Z",
+    });
+    std::fs::write(dir.join("run.json"), config.to_string()).unwrap();
+    let mut lines = String::new();
+    for (m, eps) in methods {
+        for e in eps {
+            lines += &record(m, e, *m == "sleuth");
+            lines.push('\n');
+        }
+    }
+    std::fs::write(dir.join("records.jsonl"), lines).unwrap();
+}
+
+fn single_run() -> tempfile::TempDir {
+    let tmp = tempfile::tempdir().unwrap();
+    write_run(
+        &tmp.path().join("run"),
+        "0.7",
+        &[("react", react()), ("sleuth", sleuth_nudge())],
+    );
+    tmp
+}
+
+#[test]
+fn single_run_prints_the_basic_table() {
+    let tmp = single_run();
+    let out = ok(&["report", tmp.path().join("run").to_str().unwrap()]);
+    // react: EM 2/6; F1 (1 + .5 + 1 + 0 + .5 + 0)/6 = 50; cond. acc 2/4; 2 timeouts;
+    // turns (3+4+5+20+6+20)/6 = 9.67; tokens 1100 * turns; cost 0.001 * turns.
+    // sleuth: EM 4/6; F1 (4 + .5)/6 = 75; cond. acc 4/5; turns 60/6 = 10.
+    let want = "\
+### Accuracy and cost per method
+
+| method |   n |   EM |   F1 | cond. acc | timeout % | turns | calls/q | tokens/q | cost/q |
+| ------ | --: | ---: | ---: | --------: | --------: | ----: | ------: | -------: | -----: |
+| react  |   6 | 33.3 | 50.0 |      50.0 |      33.3 |   9.7 |    9.67 |    10633 | 0.0097 |
+| sleuth |   6 | 66.7 | 75.0 |      80.0 |      16.7 |  10.0 |   10.00 |    11000 | 0.0100 |
+";
+    assert!(out.starts_with(want), "got:\n{out}");
+    // Errors: react q2 verbose, q5 reasoning, q4/q6 timeouts, q4 saw the gold (1 of 2).
+    let errors = "\
+| method |   n | correct | timeout | verbose | reasoning | other | timed out | gold in history % |
+| ------ | --: | ------: | ------: | ------: | --------: | ----: | --------: | ----------------: |
+| react  |   6 |    33.3 |    33.3 |    16.7 |      16.7 |   0.0 |         2 |              50.0 |
+| sleuth |   6 |    66.7 |    16.7 |     0.0 |       0.0 |  16.7 |         1 |               0.0 |
+";
+    assert!(out.contains(errors), "got:\n{out}");
+    // Support recall: react misses one of two gold titles on q6 only: 5.5 / 6.
+    assert!(
+        out.contains("| react  |           91.7 |           - |"),
+        "got:\n{out}"
+    );
+    // By hops: react 2-hop 1 of 2 right (F1 (1 + .5) / 2); 4-hop none.
+    assert!(
+        out.contains("| react  | 2    |   2 |  50.0 |  75.0 |      50.0 |       0.0 |"),
+        "got:\n{out}"
+    );
+    assert!(
+        out.contains("| react  | 4    |   2 |   0.0 |  25.0 |       0.0 |      50.0 |"),
+        "got:\n{out}"
+    );
+    assert!(out.contains("(Pass --baseline METHOD for paired comparisons.)"));
+}
+
+#[test]
+fn baseline_comparison_has_mcnemar_holm_and_head_to_head() {
+    let tmp = single_run();
+    let out = ok(&[
+        "report",
+        tmp.path().join("run").to_str().unwrap(),
+        "--baseline",
+        "react",
+    ]);
+    // sleuth vs react: sleuth-only right on q2 and q4 (c = 2), react-only none (b = 0):
+    // McNemar p = 2 * 0.5^2 = 0.5; one comparison, so Holm p = 0.5; W/L/T = 2/0/4.
+    let row = out
+        .lines()
+        .find(|l| l.starts_with("| sleuth") && l.contains("react"))
+        .unwrap_or_else(|| panic!("no comparison row in:\n{out}"));
+    assert!(row.contains("| +33.3 ["), "{row}");
+    assert!(
+        row.contains("| 0/2 |    0.5000 | 0.5000 | 2/0/4 |"),
+        "{row}"
+    );
+}
+
+#[test]
+fn json_output_is_one_object_with_every_analysis() {
+    let tmp = single_run();
+    let out = ok(&[
+        "report",
+        tmp.path().join("run").to_str().unwrap(),
+        "--json",
+        "--baseline",
+        "react",
+    ]);
+    let v: Value = serde_json::from_str(&out).expect("one JSON object");
+    let a = &v["analysis"];
+    assert_eq!(a["summaries"][0]["arm"]["method"], "react");
+    assert_eq!(a["summaries"][1]["em"].as_f64().unwrap().round(), 67.0);
+    assert_eq!(a["comparisons"][0]["p_mcnemar"], 0.5);
+    // Accuracy at turn: sleuth right at turns 2, 3, 4 and 15 -> 50% by turn 4, 66.7% by 15.
+    let curve = &a["accuracy_at_turn"][1]["accuracy"];
+    assert_eq!(curve.as_array().unwrap().len(), 20);
+    assert_eq!(curve[3].as_f64().unwrap(), 50.0);
+    assert!((curve[14].as_f64().unwrap() - 200.0 / 3.0).abs() < 1e-9);
+    // Memory cohort: default 14 turns (70% of 20); sleuth episodes >= 14 turns: q4, q5, q6.
+    let mem = &a["memory"][0];
+    assert_eq!(mem["min_turns"], 14);
+    assert_eq!(mem["cohort"], 3);
+    assert_eq!(mem["turns"][0]["facts"], 1.0);
+    assert_eq!(mem["turns"][13]["facts"], 4.0);
+    assert!(v["tables"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|t| t["name"] == "comparison"));
+}
+
+#[test]
+fn sweep_across_run_dirs_labels_arms_and_writes_files() {
+    let tmp = tempfile::tempdir().unwrap();
+    write_run(
+        &tmp.path().join("nudge-0.7"),
+        "0.7",
+        &[("react", react()), ("sleuth", sleuth_nudge())],
+    );
+    write_run(
+        &tmp.path().join("nudge-none"),
+        "none",
+        &[("sleuth", sleuth_none())],
+    );
+    let out_dir = tmp.path().join("out");
+    let o = sleuth(&[
+        "report",
+        tmp.path().to_str().unwrap(), // the parent: run directories are found below it
+        "--baseline",
+        "react",
+        "--out",
+        out_dir.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    assert!(out.contains("| sleuth [nudge=0.7]  |"), "got:\n{out}");
+    assert!(out.contains("| sleuth [nudge=none] |"), "got:\n{out}");
+    // Sweep table: EM 66.7 with the nudge, 50.0 without; timeouts 16.7 vs 50.0.
+    assert!(
+        out.contains(
+            "| musique | scripted:fixture | sleuth | nudge  | 0.7   |   6 | 66.7 |      16.7 |"
+        ),
+        "got:\n{out}"
+    );
+    assert!(
+        out.contains(
+            "| musique | scripted:fixture | sleuth | nudge  | none  |   6 | 50.0 |      50.0 |"
+        ),
+        "got:\n{out}"
+    );
+    // Two comparisons with react form one Holm family: p = 0.5 and 1.0 -> Holm 1.0 both.
+    assert!(out.contains("| sleuth [nudge=0.7]  | react    |   6 | +33.3 [+0.0, +66.7] | +25.0 [+0.0, +58.3] | 0/2 |    0.5000 | 1.0000 | 2/0/4 |"), "got:\n{out}");
+    assert!(out.contains("| sleuth [nudge=none] | react    |   6 | +16.7 [+0.0, +50.0] | +0.0 [-25.0, +25.0] | 0/1 |    1.0000 | 1.0000 | 1/0/5 |"), "got:\n{out}");
+    for f in [
+        "summary.csv",
+        "summary.json",
+        "comparison.csv",
+        "errors.csv",
+        "by_hops.csv",
+        "sweeps.csv",
+        "accuracy_at_turn.csv",
+        "memory.csv",
+        "report.json",
+        "report.md",
+        "em_by_hops.svg",
+        "sweep_nudge.svg",
+        "accuracy_at_turn.svg",
+    ] {
+        assert!(out_dir.join(f).is_file(), "missing {f}");
+    }
+    let csv = std::fs::read_to_string(out_dir.join("summary.csv")).unwrap();
+    assert!(
+        csv.starts_with(
+            "method,n,EM,F1,cond. acc,timeout %,turns,calls/q,tokens/q,cost/q\nreact,6,33.33"
+        ),
+        "{csv}"
+    );
+    let svg = std::fs::read_to_string(out_dir.join("sweep_nudge.svg")).unwrap();
+    assert!(svg.starts_with("<svg") && svg.contains("sleuth EM") && svg.contains("sleuth timeout"));
+    let memory_svgs = std::fs::read_dir(&out_dir)
+        .unwrap()
+        .filter(|e| {
+            e.as_ref()
+                .unwrap()
+                .file_name()
+                .to_string_lossy()
+                .starts_with("memory_sleuth")
+        })
+        .count();
+    assert_eq!(memory_svgs, 2, "one memory figure per sleuth arm");
+}
+
+#[test]
+fn shards_are_merged_and_conflicting_duplicates_warned() {
+    let tmp = single_run();
+    let run = tmp.path().join("run");
+    let text = std::fs::read_to_string(run.join("records.jsonl")).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    // Split into two shard files with q1 of react in both, identical: no warning.
+    std::fs::write(run.join("records.jsonl"), lines[..4].join("\n") + "\n").unwrap();
+    std::fs::write(
+        run.join("records.shard-2.jsonl"),
+        lines[3..].join("\n") + "\n",
+    )
+    .unwrap();
+    let o = sleuth(&["report", run.to_str().unwrap()]);
+    assert!(o.status.success());
+    assert!(!stderr(&o).contains("warning"), "{}", stderr(&o));
+    assert!(
+        stdout(&o).contains("| react  |   6 | 33.3 |"),
+        "{}",
+        stdout(&o)
+    );
+    // A third file disagreeing about q1 of react: kept once, with a warning.
+    let mut changed: Value = serde_json::from_str(lines[0]).unwrap();
+    changed["answer"] = json!("Berlin");
+    changed["em"] = json!(0.0);
+    std::fs::write(
+        run.join("records.shard-3.jsonl"),
+        changed.to_string() + "\n",
+    )
+    .unwrap();
+    let o = sleuth(&["report", run.to_str().unwrap()]);
+    assert!(o.status.success());
+    assert!(
+        stderr(&o).contains("conflicting duplicate record for question q1"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(
+        stdout(&o).contains("| react  |   6 | 33.3 |"),
+        "{}",
+        stdout(&o)
+    );
+}
+
+#[test]
+fn bad_input_names_file_and_line() {
+    let tmp = single_run();
+    let run = tmp.path().join("run");
+    let mut text = std::fs::read_to_string(run.join("records.jsonl")).unwrap();
+    text.push_str("{\"id\": 3}\n");
+    std::fs::write(run.join("records.jsonl"), &text).unwrap();
+    let o = sleuth(&["report", run.to_str().unwrap()]);
+    assert!(!o.status.success());
+    let err = stderr(&o);
+    assert!(err.contains("records.jsonl:13: not a run record"), "{err}");
+    // An unfinished last line (interrupted write) is skipped with a warning instead.
+    text.truncate(text.len() - "{\"id\": 3}\n".len());
+    text.push_str("{\"id\": \"q9\", \"dat");
+    std::fs::write(run.join("records.jsonl"), &text).unwrap();
+    let o = sleuth(&["report", run.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stderr(&o).contains("skipped an unfinished last line"));
+    let o = sleuth(&["report", tmp.path().join("nope").to_str().unwrap()]);
+    assert!(!o.status.success());
+    assert!(
+        stderr(&o).contains("no such file or directory"),
+        "{}",
+        stderr(&o)
+    );
+    let o = sleuth(&["report", run.to_str().unwrap(), "--baseline", "ircot"]);
+    assert!(
+        stderr(&o).contains("baseline `ircot` has no records (present: react, sleuth)"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+#[test]
+fn html_trace_viewer_escapes_hostile_text() {
+    let tmp = single_run();
+    let run = tmp.path().join("run");
+    // A model answer with markup, in addition to q6's paragraph with a script tag.
+    let text = std::fs::read_to_string(run.join("records.jsonl")).unwrap();
+    let text = text.replace("\"Lyon\"", "\"<img src=x onerror=alert(2)>Lyon\"");
+    std::fs::write(run.join("records.jsonl"), text).unwrap();
+    let o = sleuth(&["report", run.to_str().unwrap(), "--html"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let html = std::fs::read_to_string(run.join("trace.html")).unwrap();
+    assert!(
+        !html.contains("<script>alert"),
+        "raw script from a paragraph"
+    );
+    assert!(html.contains("&lt;script&gt;alert(1)&lt;/script&gt;"));
+    assert!(!html.contains("<img"), "raw markup from a model answer");
+    assert!(html.contains("&lt;img src=x onerror=alert(2)&gt;Lyon"));
+    // Self-contained: no external resources of any kind.
+    for needle in ["http://", "https://", "src=\"", "href=\"", "@import"] {
+        assert!(!html.contains(needle), "page references {needle}");
+    }
+    // Every question is listed with its filter attributes, turns and memory.
+    assert_eq!(html.matches("<details class=\"q ").count(), 12);
+    assert!(html.contains("data-method=\"sleuth\" data-correct=\"1\" data-timeout=\"0\""));
+    assert!(html.contains("<h4>Confirmed facts</h4>"));
+    assert!(html.contains("<b>search</b>[query 1]"));
+    assert!(html.contains("id=\"f-method\"") && html.contains("id=\"f-timeout\""));
+}
+
+/// The repository's `experiments/` folder.
+fn recipes() -> std::path::PathBuf {
+    std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../experiments")
+}
+
+#[test]
+fn every_recipe_expands_in_a_dry_run() {
+    let mut seen = 0;
+    for entry in std::fs::read_dir(recipes()).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_some_and(|e| e == "toml") {
+            let out = ok(&[
+                "experiment",
+                path.to_str().unwrap(),
+                "--model",
+                "scripted:x",
+                "--dry-run",
+            ]);
+            assert!(
+                out.contains(" jobs, ") && out.contains("sleuth eval --dataset"),
+                "{out}"
+            );
+            assert!(!out.contains("no data file"), "{}: {out}", path.display());
+            seen += 1;
+        }
+    }
+    assert!(seen >= 8, "found {seen} recipes");
+}
+
+#[test]
+fn nudge_sweep_plan_counts_real_musique_splits() {
+    let recipe = recipes().join("nudge-sweep.toml");
+    let out = ok(&[
+        "experiment",
+        recipe.to_str().unwrap(),
+        "--model",
+        "scripted:x",
+        "--dry-run",
+    ]);
+    // 9 SLEUTH nudge values + ReAct with and without the nudge; the shared MuSiQue
+    // subset has 23 4-hop questions (ids starting `4hop`); 20 calls per episode at T = 20.
+    assert!(
+        out.contains("11 jobs, 253 episodes, about 5060 model calls"),
+        "{out}"
+    );
+    assert!(
+        out.contains(
+            "| sleuth  | nudge=none tau=2 top_k=3 turns=20 |        23 |       23 |          460 |"
+        ),
+        "{out}"
+    );
+    assert!(out.contains("--hops 4 --set nudge=0.7 --set tau=2 --set top_k=3 --set turns=20 --out runs/nudge-sweep/musique-4hop/react/nudge-0.7"), "{out}");
+    // --limit overrides the recipe for a smoke run.
+    let out = ok(&[
+        "experiment",
+        recipe.to_str().unwrap(),
+        "--model",
+        "scripted:x",
+        "--dry-run",
+        "--limit",
+        "5",
+    ]);
+    assert!(out.contains("11 jobs, 55 episodes"), "{out}");
+}
+
+#[test]
+fn experiment_errors_are_clear() {
+    let tmp = tempfile::tempdir().unwrap();
+    let bad = tmp.path().join("bad.toml");
+    std::fs::write(&bad, "name = \"x\"\nmethods = [\"react\"]\nbogus = 1\n[[datasets]]\nname = \"hotpotqa\"\ndata = \"h.jsonl\"\n").unwrap();
+    let o = sleuth(&[
+        "experiment",
+        bad.to_str().unwrap(),
+        "--model",
+        "scripted:x",
+        "--dry-run",
+    ]);
+    assert!(!o.status.success());
+    assert!(
+        stderr(&o).contains("bad.toml") && stderr(&o).contains("bogus"),
+        "{}",
+        stderr(&o)
+    );
+    // Running (not a dry run) goes through eval's job runner, job by job, and a failure
+    // names the job. (Until `commands::eval::run_job` exists, the error says that.)
+    let recipe = recipes().join("topk-sweep.toml");
+    let o = sleuth(&[
+        "experiment",
+        recipe.to_str().unwrap(),
+        "--model",
+        "scripted:x",
+        "--out",
+        tmp.path().to_str().unwrap(),
+    ]);
+    assert!(!o.status.success());
+    assert!(
+        stderr(&o).contains("job 1 (musique-4hop/react/top_k-1)"),
+        "{}",
+        stderr(&o)
+    );
+}

@@ -1,9 +1,11 @@
 //! Evaluation: run records, the runner that produces them, the official metrics that
 //! score them, and the statistics that compare methods. Reports read records only.
 
+pub mod analysis;
 pub mod metrics;
 mod record;
 pub mod runner;
+pub mod stats;
 pub mod store;
 
 pub use record::{RecordContext, RunRecord};

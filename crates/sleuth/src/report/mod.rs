@@ -1,1 +1,108 @@
 //! Tables, figures and trace viewers, computed from run records alone.
+//!
+//! An [`Analysis`] is rendered four ways that always agree: Markdown tables for the
+//! terminal, CSV and JSON files per table, SVG figures, and one JSON object with
+//! everything. The HTML trace viewer works from the records themselves.
+
+pub mod escape;
+mod figures;
+pub mod html;
+pub mod svg;
+pub mod table;
+pub mod tables;
+
+pub use figures::{slug, Figure};
+
+use crate::eval::analysis::{Analysis, RecordSet};
+use crate::eval::RunRecord;
+use crate::{Error, Result};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+/// The terminal report: the default tables as Markdown, separated by blank lines.
+pub fn markdown(a: &Analysis) -> String {
+    let tables = tables::terminal(a);
+    let mut out = tables
+        .iter()
+        .map(|t| t.to_markdown())
+        .collect::<Vec<_>>()
+        .join("\n");
+    if a.max_turn > 0 {
+        out.push_str("\n(Accuracy at turn t and working-memory dynamics: see --out or --json.)\n");
+    }
+    out
+}
+
+/// Everything as one JSON object: the analysis itself and every table.
+pub fn json(a: &Analysis) -> serde_json::Value {
+    serde_json::json!({
+        "analysis": a,
+        "tables": tables::all(a).iter().map(|t| t.to_json()).collect::<Vec<_>>(),
+    })
+}
+
+/// Writes `<table>.csv` and `<table>.json` for every table, `report.json` and
+/// `report.md` with everything, and the SVG figures into `dir`; returns the paths.
+pub fn write_outputs(a: &Analysis, dir: &Path) -> Result<Vec<PathBuf>> {
+    std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+    let mut files: Vec<(PathBuf, String)> = Vec::new();
+    for t in tables::all(a) {
+        files.push((dir.join(format!("{}.csv", t.name)), t.to_csv()));
+        let json = serde_json::to_string_pretty(&t.to_json()).expect("tables serialize");
+        files.push((dir.join(format!("{}.json", t.name)), json + "\n"));
+    }
+    let all_md = tables::all(a)
+        .iter()
+        .map(|t| t.to_markdown())
+        .collect::<Vec<_>>()
+        .join("\n");
+    files.push((dir.join("report.md"), all_md));
+    let json = serde_json::to_string_pretty(&json(a)).expect("analysis serializes");
+    files.push((dir.join("report.json"), json + "\n"));
+    for f in figures::all(a) {
+        files.push((dir.join(f.file), f.svg));
+    }
+    for (path, text) in &files {
+        std::fs::write(path, text).map_err(|e| Error::io(path, e))?;
+    }
+    Ok(files.into_iter().map(|(p, _)| p).collect())
+}
+
+/// One trace page per run directory: (run directory, page HTML).
+pub fn trace_pages(set: &RecordSet) -> Vec<(PathBuf, String)> {
+    let mut by_dir: BTreeMap<&Path, Vec<&RunRecord>> = BTreeMap::new();
+    for arm in &set.arms {
+        for (r, &s) in arm.records.iter().zip(&arm.origins) {
+            by_dir
+                .entry(set.sources[s].dir.as_path())
+                .or_default()
+                .push(r);
+        }
+    }
+    by_dir
+        .into_iter()
+        .map(|(dir, mut records)| {
+            records.sort_by(|a, b| (&a.method, &a.model, &a.id).cmp(&(&b.method, &b.model, &b.id)));
+            let source = set
+                .sources
+                .iter()
+                .find(|s| s.dir == dir)
+                .expect("dir comes from a source");
+            let c = &source.config;
+            let mut config: Vec<(String, String)> = Vec::new();
+            if let Some(d) = &c.dataset {
+                config.push(("dataset".into(), d.clone()));
+            }
+            if let Some(m) = &c.model {
+                config.push(("model".into(), m.clone()));
+            }
+            if !c.methods.is_empty() {
+                config.push(("methods".into(), c.methods.join(", ")));
+            }
+            config.extend(c.settings.iter().map(|(k, v)| (k.clone(), v.clone())));
+            config.push(("records".into(), records.len().to_string()));
+            let title = dir.display().to_string();
+            (dir.to_path_buf(), html::render(&title, &config, &records))
+        })
+        .collect()
+}

@@ -1,0 +1,209 @@
+//! Paired comparisons against a baseline method, and option sweeps across runs.
+
+use super::load::{Arm, ArmKey};
+use super::outcome::correct;
+use crate::eval::stats::{holm, mcnemar_exact, paired_bootstrap, BootstrapCi, HeadToHead};
+use crate::eval::RunRecord;
+use serde::Serialize;
+use std::collections::{BTreeMap, BTreeSet};
+
+/// One arm against the baseline arm of the same dataset and model, on the questions
+/// both answered. Differences are arm minus baseline, in points (0-100).
+#[derive(Debug, Clone, Serialize)]
+pub struct Comparison {
+    pub baseline: ArmKey,
+    pub arm: ArmKey,
+    /// Questions present in both arms.
+    pub n: usize,
+    pub em: BootstrapCi,
+    pub f1: BootstrapCi,
+    /// Right only under the baseline.
+    pub b: u64,
+    /// Right only under the arm.
+    pub c: u64,
+    pub p_mcnemar: f64,
+    /// McNemar p after Holm correction across every comparison of the report.
+    pub p_holm: f64,
+    /// The F1 bootstrap p after Holm correction across the same family.
+    pub p_f1_holm: f64,
+    pub head_to_head: HeadToHead,
+}
+
+/// Compares every arm with the baseline method's arm of the same dataset and model, as
+/// one Holm family. `baseline` names a method (`react`) or one labelled arm
+/// (`sleuth [nudge=none]`). Returns the comparisons and warnings (a dataset/model with
+/// no baseline arm, an ambiguous baseline).
+pub fn compare_to_baseline(
+    arms: &[Arm],
+    baseline: &str,
+    resamples: usize,
+    seed: u64,
+) -> (Vec<Comparison>, Vec<String>) {
+    let mut warnings = Vec::new();
+    let mut out = Vec::new();
+    let cells: BTreeSet<(&str, &str)> = arms
+        .iter()
+        .map(|a| (a.key.dataset.as_str(), a.key.model.as_str()))
+        .collect();
+    for (dataset, model) in cells {
+        let here: Vec<&Arm> = arms
+            .iter()
+            .filter(|a| a.key.dataset == dataset && a.key.model == model)
+            .collect();
+        let exact: Vec<&&Arm> = here.iter().filter(|a| a.key.name() == baseline).collect();
+        let candidates: Vec<&&Arm> = if exact.is_empty() {
+            here.iter().filter(|a| a.key.method == baseline).collect()
+        } else {
+            exact
+        };
+        let Some(base) = candidates.first() else {
+            warnings.push(format!(
+                "no `{baseline}` records for {dataset} / {model}: its arms are not compared"
+            ));
+            continue;
+        };
+        if candidates.len() > 1 {
+            warnings.push(format!(
+                "several `{baseline}` arms for {dataset} / {model}; comparing against `{}` (name one as --baseline '{}')",
+                base.key.name(),
+                base.key.name()
+            ));
+        }
+        for arm in here.iter().filter(|a| a.key != base.key) {
+            if let Some(c) = compare(base, arm, resamples, seed) {
+                out.push(c);
+            } else {
+                warnings.push(format!(
+                    "{} and {} share no question on {dataset} / {model}",
+                    base.key.name(),
+                    arm.key.name()
+                ));
+            }
+        }
+    }
+    let p_holm = holm(&out.iter().map(|c| c.p_mcnemar).collect::<Vec<_>>());
+    let p_f1_holm = holm(&out.iter().map(|c| c.f1.p).collect::<Vec<_>>());
+    for ((c, ph), pf) in out.iter_mut().zip(p_holm).zip(p_f1_holm) {
+        c.p_holm = ph;
+        c.p_f1_holm = pf;
+    }
+    (out, warnings)
+}
+
+/// Pairs two arms by question id (records are sorted by id) and compares them.
+fn compare(base: &Arm, arm: &Arm, resamples: usize, seed: u64) -> Option<Comparison> {
+    let by_id: BTreeMap<&str, &RunRecord> =
+        base.records.iter().map(|r| (r.id.as_str(), r)).collect();
+    let pairs: Vec<(&RunRecord, &RunRecord)> = arm
+        .records
+        .iter()
+        .filter_map(|r| by_id.get(r.id.as_str()).map(|b| (*b, r)))
+        .collect();
+    let scores = |f: fn(&RunRecord) -> f64| -> (Vec<f64>, Vec<f64>) {
+        pairs
+            .iter()
+            .map(|(b, a)| (100.0 * f(a), 100.0 * f(b)))
+            .unzip()
+    };
+    let (em_a, em_b) = scores(|r| r.em);
+    let (f1_a, f1_b) = scores(|r| r.f1);
+    let em = paired_bootstrap(&em_a, &em_b, resamples, seed)?;
+    let f1 = paired_bootstrap(&f1_a, &f1_b, resamples, seed)?;
+    let right_a: Vec<bool> = pairs.iter().map(|(_, a)| correct(a)).collect();
+    let right_b: Vec<bool> = pairs.iter().map(|(b, _)| correct(b)).collect();
+    let h = HeadToHead::count(&right_a, &right_b);
+    Some(Comparison {
+        baseline: base.key.clone(),
+        arm: arm.key.clone(),
+        n: pairs.len(),
+        em,
+        f1,
+        b: h.losses,
+        c: h.wins,
+        p_mcnemar: mcnemar_exact(h.losses, h.wins),
+        p_holm: 1.0,
+        p_f1_holm: 1.0,
+        head_to_head: h,
+    })
+}
+
+/// EM and timeout rate of one method across the values of one swept option.
+#[derive(Debug, Clone, Serialize)]
+pub struct Sweep {
+    pub key: String,
+    pub dataset: String,
+    pub method: String,
+    pub model: String,
+    pub points: Vec<SweepPoint>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct SweepPoint {
+    pub value: String,
+    /// The arm's full label (other swept options included).
+    pub label: String,
+    pub n: usize,
+    pub em: f64,
+    pub timeout_rate: f64,
+}
+
+/// Finds every option whose value differs between runs of one (dataset, method, model)
+/// and lists the arms along it, ordered numerically where values are numbers (`none`
+/// and other words last).
+pub fn sweeps(arms: &[Arm]) -> Vec<Sweep> {
+    let mut groups: BTreeMap<(&str, &str, &str), Vec<&Arm>> = BTreeMap::new();
+    for a in arms.iter().filter(|a| !a.key.label.is_empty()) {
+        groups
+            .entry((&a.key.dataset, &a.key.method, &a.key.model))
+            .or_default()
+            .push(a);
+    }
+    let mut out = Vec::new();
+    for ((dataset, method, model), members) in groups {
+        let keys: BTreeSet<&str> = members
+            .iter()
+            .flat_map(|a| a.key.label.split(','))
+            .filter_map(|kv| kv.split_once('=').map(|(k, _)| k))
+            .collect();
+        for key in keys {
+            let mut points: Vec<SweepPoint> = members
+                .iter()
+                .map(|a| {
+                    let n = a.records.len().max(1) as f64;
+                    SweepPoint {
+                        value: a
+                            .settings
+                            .get(key)
+                            .cloned()
+                            .unwrap_or_else(|| "default".into()),
+                        label: a.key.label.clone(),
+                        n: a.records.len(),
+                        em: 100.0 * a.records.iter().map(|r| r.em).sum::<f64>() / n,
+                        timeout_rate: 100.0
+                            * a.records.iter().filter(|r| r.timed_out).count() as f64
+                            / n,
+                    }
+                })
+                .collect();
+            points.sort_by(|x, y| sweep_order(&x.value, &y.value).then(x.label.cmp(&y.label)));
+            out.push(Sweep {
+                key: key.to_string(),
+                dataset: dataset.to_string(),
+                method: method.to_string(),
+                model: model.to_string(),
+                points,
+            });
+        }
+    }
+    out
+}
+
+/// Numbers in numeric order, then words alphabetically.
+fn sweep_order(a: &str, b: &str) -> std::cmp::Ordering {
+    match (a.parse::<f64>(), b.parse::<f64>()) {
+        (Ok(x), Ok(y)) => x.total_cmp(&y),
+        (Ok(_), Err(_)) => std::cmp::Ordering::Less,
+        (Err(_), Ok(_)) => std::cmp::Ordering::Greater,
+        (Err(_), Err(_)) => a.cmp(b),
+    }
+}

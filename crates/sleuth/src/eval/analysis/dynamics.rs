@@ -1,0 +1,140 @@
+//! How episodes unfold: where errors come from, whether timed-out agents had already
+//! seen the answer, accuracy if every agent were stopped at turn t, and how the working
+//! memory grows over turns.
+
+use super::load::{Arm, ArmKey};
+use super::outcome::{answer_turn, classify, correct, gold_in_history, Outcome};
+use crate::eval::RunRecord;
+use serde::Serialize;
+use std::collections::BTreeMap;
+
+/// Share of each error class, as a percentage of all the arm's questions.
+#[derive(Debug, Clone, Serialize)]
+pub struct ErrorDecomposition {
+    pub arm: ArmKey,
+    pub n: usize,
+    pub counts: BTreeMap<Outcome, usize>,
+    pub percent: BTreeMap<Outcome, f64>,
+    /// Timed-out episodes whose observations contain a gold answer.
+    pub timed_out: usize,
+    pub gold_in_history: usize,
+    /// `gold_in_history / timed_out` in percent; None without timeouts.
+    pub gold_in_history_rate: Option<f64>,
+}
+
+pub fn error_decomposition(arm: &Arm) -> ErrorDecomposition {
+    let n = arm.records.len();
+    let mut counts: BTreeMap<Outcome, usize> = Outcome::ALL.iter().map(|o| (*o, 0)).collect();
+    for r in &arm.records {
+        *counts.entry(classify(r)).or_default() += 1;
+    }
+    let percent = counts
+        .iter()
+        .map(|(o, c)| (*o, 100.0 * *c as f64 / n.max(1) as f64))
+        .collect();
+    let timed_out: Vec<&RunRecord> = arm.records.iter().filter(|r| r.timed_out).collect();
+    let with_gold = timed_out.iter().filter(|r| gold_in_history(r)).count();
+    ErrorDecomposition {
+        arm: arm.key.clone(),
+        n,
+        counts,
+        percent,
+        timed_out: timed_out.len(),
+        gold_in_history: with_gold,
+        gold_in_history_rate: (!timed_out.is_empty())
+            .then(|| 100.0 * with_gold as f64 / timed_out.len() as f64),
+    }
+}
+
+/// EM (percent) counting only answers given at or before turn t, for t = 1..=T.
+#[derive(Debug, Clone, Serialize)]
+pub struct AccuracyCurve {
+    pub arm: ArmKey,
+    /// `accuracy[t - 1]` is the accuracy at turn t.
+    pub accuracy: Vec<f64>,
+}
+
+/// Accuracy at turn t for t = 1..=`max_turn`; unanswered episodes count as wrong.
+pub fn accuracy_at_turn(arm: &Arm, max_turn: u32) -> AccuracyCurve {
+    let n = arm.records.len().max(1) as f64;
+    let answered: Vec<u32> = arm
+        .records
+        .iter()
+        .filter(|r| correct(r))
+        .filter_map(answer_turn)
+        .collect();
+    let accuracy = (1..=max_turn)
+        .map(|t| 100.0 * answered.iter().filter(|&&a| a <= t).count() as f64 / n)
+        .collect();
+    AccuracyCurve {
+        arm: arm.key.clone(),
+        accuracy,
+    }
+}
+
+/// Mean working-memory sizes per turn over a fixed cohort of long episodes, so the
+/// curve is not biased by easy episodes dropping out early (survivorship).
+#[derive(Debug, Clone, Serialize)]
+pub struct MemoryDynamics {
+    pub arm: ArmKey,
+    /// Episodes in the cohort last at least this many turns.
+    pub min_turns: u32,
+    pub cohort: usize,
+    pub turns: Vec<MemoryPoint>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct MemoryPoint {
+    pub turn: u32,
+    /// Cohort episodes with a parsed memory at this turn.
+    pub n: usize,
+    pub facts: f64,
+    pub hypotheses: f64,
+    pub questions: f64,
+}
+
+/// Memory dynamics for the episodes of `arm` lasting at least `min_turns` turns, using
+/// each turn's merged state (or, without one, the memory written that turn). None when
+/// the arm keeps no structured memory or no episode is long enough.
+pub fn memory_dynamics(arm: &Arm, min_turns: u32) -> Option<MemoryDynamics> {
+    let min_turns = min_turns.max(1);
+    let cohort: Vec<&RunRecord> = arm
+        .records
+        .iter()
+        .filter(|r| r.trace.len() as u32 >= min_turns)
+        .filter(|r| {
+            r.trace
+                .iter()
+                .any(|t| t.state.is_some() || t.memory.is_some())
+        })
+        .collect();
+    if cohort.is_empty() {
+        return None;
+    }
+    let turns = (1..=min_turns)
+        .map(|t| {
+            let sizes: Vec<(usize, usize, usize)> = cohort
+                .iter()
+                .filter_map(|r| {
+                    let turn = &r.trace[t as usize - 1];
+                    let m = turn.state.as_ref().or(turn.memory.as_ref())?;
+                    Some((m.facts.len(), m.hypotheses.len(), m.questions.len()))
+                })
+                .collect();
+            let k = sizes.len().max(1) as f64;
+            MemoryPoint {
+                turn: t,
+                n: sizes.len(),
+                facts: sizes.iter().map(|s| s.0 as f64).sum::<f64>() / k,
+                hypotheses: sizes.iter().map(|s| s.1 as f64).sum::<f64>() / k,
+                questions: sizes.iter().map(|s| s.2 as f64).sum::<f64>() / k,
+            }
+        })
+        .collect();
+    Some(MemoryDynamics {
+        arm: arm.key.clone(),
+        min_turns,
+        cohort: cohort.len(),
+        turns,
+    })
+}

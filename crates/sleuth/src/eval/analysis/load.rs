@@ -1,0 +1,339 @@
+//! Reading run directories (and shard files) into arms of paired records.
+//!
+//! A run directory holds `run.json` (the run's config) and `records.jsonl`; a sharded or
+//! resumed run may leave several `records*.jsonl` files, and an experiment leaves a tree
+//! of run directories. All of them are read here, duplicates (same question, method,
+//! model and settings) are dropped with a warning when they disagree, and records are
+//! grouped into arms: one (dataset, method, model, settings label) each.
+
+use crate::eval::RunRecord;
+use crate::{Error, Result};
+use serde::Serialize;
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+/// How deep `load` looks below a directory for run directories.
+const MAX_DEPTH: usize = 4;
+
+/// The parts of `run.json` reports use. Unknown fields are kept in `raw`.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct RunConfig {
+    pub methods: Vec<String>,
+    pub model: Option<String>,
+    pub dataset: Option<String>,
+    /// Option key -> value, as strings (numbers and booleans are stringified).
+    pub settings: BTreeMap<String, String>,
+    #[serde(skip)]
+    pub raw: serde_json::Value,
+}
+
+impl RunConfig {
+    /// Reads `run.json` leniently: only its JSON syntax is required.
+    pub fn read(path: &Path) -> Result<Self> {
+        let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
+        let raw: serde_json::Value = serde_json::from_str(&text)
+            .map_err(|e| Error::Invalid(format!("{}: invalid JSON: {e}", path.display())))?;
+        let str_of = |key: &str| raw.get(key).and_then(|v| v.as_str()).map(str::to_string);
+        let methods = match raw.get("methods") {
+            Some(serde_json::Value::Array(items)) => items.iter().map(value_string).collect(),
+            Some(serde_json::Value::String(s)) => {
+                s.split(',').map(|m| m.trim().to_string()).collect()
+            }
+            _ => Vec::new(),
+        };
+        let settings = match raw.get("settings") {
+            Some(serde_json::Value::Object(map)) => map
+                .iter()
+                .map(|(k, v)| (k.clone(), value_string(v)))
+                .collect(),
+            _ => BTreeMap::new(),
+        };
+        Ok(RunConfig {
+            methods,
+            model: str_of("model"),
+            dataset: str_of("dataset"),
+            settings,
+            raw,
+        })
+    }
+}
+
+fn value_string(v: &serde_json::Value) -> String {
+    match v {
+        serde_json::Value::String(s) => s.clone(),
+        serde_json::Value::Null => "none".to_string(),
+        other => other.to_string(),
+    }
+}
+
+/// One records file and the config of the run that wrote it.
+#[derive(Debug, Clone, Serialize)]
+pub struct Source {
+    pub records_file: PathBuf,
+    /// The run directory (the records file's parent).
+    pub dir: PathBuf,
+    pub config: RunConfig,
+}
+
+/// What identifies an arm: records in one arm are paired with another arm's by id.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+pub struct ArmKey {
+    pub dataset: String,
+    pub method: String,
+    pub model: String,
+    /// The settings that distinguish this arm from other runs of the same method and
+    /// model on the same dataset (`nudge=0.5,turns=20`), or empty.
+    pub label: String,
+}
+
+impl ArmKey {
+    /// `method` or `method [label]`.
+    pub fn name(&self) -> String {
+        if self.label.is_empty() {
+            self.method.clone()
+        } else {
+            format!("{} [{}]", self.method, self.label)
+        }
+    }
+}
+
+/// The records of one arm, sorted by question id, one per id.
+#[derive(Debug, Clone)]
+pub struct Arm {
+    pub key: ArmKey,
+    /// The run settings shared by this arm's records.
+    pub settings: BTreeMap<String, String>,
+    pub records: Vec<RunRecord>,
+    /// For each record, the index in [`RecordSet::sources`] it was read from.
+    pub origins: Vec<usize>,
+}
+
+/// Everything loaded from the paths given to `sleuth report`.
+#[derive(Debug, Clone)]
+pub struct RecordSet {
+    pub sources: Vec<Source>,
+    pub arms: Vec<Arm>,
+    /// Conflicting duplicates, skipped partial lines: shown to the user, never fatal.
+    pub warnings: Vec<String>,
+}
+
+/// Loads run directories, records files, or trees of run directories.
+pub fn load(paths: &[PathBuf]) -> Result<RecordSet> {
+    let mut files = Vec::new();
+    for p in paths {
+        let before = files.len();
+        discover(p, 0, &mut files)?;
+        if files.len() == before {
+            return Err(Error::Invalid(format!(
+                "{}: no records.jsonl found (expected a run directory or a records file)",
+                p.display()
+            )));
+        }
+    }
+    let mut warnings = Vec::new();
+    let mut sources = Vec::new();
+    let mut per_source: Vec<Vec<RunRecord>> = Vec::new();
+    let mut seen = BTreeSet::new();
+    for file in files {
+        let canonical = file.canonicalize().unwrap_or_else(|_| file.clone());
+        if !seen.insert(canonical) {
+            continue; // the same file named twice (a dir and its parent)
+        }
+        let dir = file.parent().map(Path::to_path_buf).unwrap_or_default();
+        let run_json = dir.join("run.json");
+        let config = if run_json.is_file() {
+            RunConfig::read(&run_json)?
+        } else {
+            RunConfig::default()
+        };
+        per_source.push(read_records(&file, &mut warnings)?);
+        sources.push(Source {
+            records_file: file,
+            dir,
+            config,
+        });
+    }
+    let arms = group(&sources, per_source, &mut warnings);
+    Ok(RecordSet {
+        sources,
+        arms,
+        warnings,
+    })
+}
+
+/// Collects records files under `path` (itself, its `records*.jsonl`, or run
+/// directories below it), in a stable order.
+fn discover(path: &Path, depth: usize, out: &mut Vec<PathBuf>) -> Result<()> {
+    if path.is_file() {
+        out.push(path.to_path_buf());
+        return Ok(());
+    }
+    if !path.is_dir() {
+        return Err(Error::Invalid(format!(
+            "{}: no such file or directory",
+            path.display()
+        )));
+    }
+    let mut entries: Vec<PathBuf> = std::fs::read_dir(path)
+        .map_err(|e| Error::io(path, e))?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .collect();
+    entries.sort();
+    let records: Vec<&PathBuf> = entries.iter().filter(|p| is_records_file(p)).collect();
+    if !records.is_empty() {
+        out.extend(records.into_iter().cloned());
+        return Ok(());
+    }
+    if depth < MAX_DEPTH {
+        for sub in entries.iter().filter(|p| p.is_dir()) {
+            discover(sub, depth + 1, out)?;
+        }
+    }
+    Ok(())
+}
+
+fn is_records_file(p: &Path) -> bool {
+    let name = p.file_name().and_then(|n| n.to_str()).unwrap_or("");
+    p.is_file() && name.starts_with("records") && name.ends_with(".jsonl")
+}
+
+/// Reads one JSON Lines file of records. A malformed line is an error naming the file
+/// and line, except a final line without a newline: that is a write the runner did not
+/// finish (it was interrupted), so it is skipped with a warning.
+fn read_records(path: &Path, warnings: &mut Vec<String>) -> Result<Vec<RunRecord>> {
+    let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
+    let complete = text.ends_with('\n');
+    let lines: Vec<&str> = text.lines().collect();
+    let mut out = Vec::new();
+    for (i, line) in lines.iter().enumerate() {
+        if line.trim().is_empty() {
+            continue;
+        }
+        match serde_json::from_str::<RunRecord>(line) {
+            Ok(r) => out.push(r),
+            Err(e) if i + 1 == lines.len() && !complete => warnings.push(format!(
+                "{}:{}: skipped an unfinished last line ({e})",
+                path.display(),
+                i + 1
+            )),
+            Err(e) => {
+                return Err(Error::Invalid(format!(
+                    "{}:{}: not a run record: {e}",
+                    path.display(),
+                    i + 1
+                )))
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// The group of runs a settings label distinguishes within.
+type GroupKey = (String, String, String);
+
+/// An arm's records by question id, with the index of the source each came from.
+type ById = BTreeMap<String, (RunRecord, usize)>;
+
+/// Groups records into arms. Within one (dataset, method, model), the settings keys
+/// whose values differ between source runs become the arm label, so a nudge sweep gives
+/// `sleuth [nudge=0.5]` while a method run once keeps its plain name.
+fn group(
+    sources: &[Source],
+    per_source: Vec<Vec<RunRecord>>,
+    warnings: &mut Vec<String>,
+) -> Vec<Arm> {
+    let mut members: BTreeMap<GroupKey, BTreeSet<usize>> = BTreeMap::new();
+    for (s, records) in per_source.iter().enumerate() {
+        for r in records {
+            members
+                .entry((r.dataset.clone(), r.method.clone(), r.model.clone()))
+                .or_default()
+                .insert(s);
+        }
+    }
+    let swept: BTreeMap<&GroupKey, Vec<String>> = members
+        .iter()
+        .map(|(g, srcs)| {
+            (
+                g,
+                swept_keys(srcs.iter().map(|&s| &sources[s].config.settings)),
+            )
+        })
+        .collect();
+
+    let mut arms: BTreeMap<ArmKey, (BTreeMap<String, String>, ById)> = BTreeMap::new();
+    for (s, records) in per_source.into_iter().enumerate() {
+        let settings = &sources[s].config.settings;
+        for r in records {
+            let g = (r.dataset.clone(), r.method.clone(), r.model.clone());
+            let label = swept[&g]
+                .iter()
+                .map(|k| {
+                    format!(
+                        "{k}={}",
+                        settings.get(k).map(String::as_str).unwrap_or("default")
+                    )
+                })
+                .collect::<Vec<_>>()
+                .join(",");
+            let key = ArmKey {
+                dataset: g.0,
+                method: g.1,
+                model: g.2,
+                label,
+            };
+            let (_, by_id) = arms
+                .entry(key.clone())
+                .or_insert_with(|| (settings.clone(), BTreeMap::new()));
+            match by_id.get(&r.id) {
+                None => {
+                    by_id.insert(r.id.clone(), (r, s));
+                }
+                Some((kept, from)) => {
+                    if !same_outcome(kept, &r) {
+                        warnings.push(format!(
+                            "conflicting duplicate record for question {} ({}, {}): {} answered {:?}, {} answered {:?}; keeping the first",
+                            r.id,
+                            key.name(),
+                            key.model,
+                            sources[*from].records_file.display(),
+                            kept.answer,
+                            sources[s].records_file.display(),
+                            r.answer
+                        ));
+                    }
+                }
+            }
+        }
+    }
+    arms.into_iter()
+        .map(|(key, (settings, by_id))| {
+            let (records, origins) = by_id.into_values().unzip();
+            Arm {
+                key,
+                settings,
+                records,
+                origins,
+            }
+        })
+        .collect()
+}
+
+/// Keys present with different values (or present in some runs only).
+fn swept_keys<'a>(settings: impl Iterator<Item = &'a BTreeMap<String, String>>) -> Vec<String> {
+    let all: Vec<&BTreeMap<String, String>> = settings.collect();
+    let keys: BTreeSet<&String> = all.iter().flat_map(|s| s.keys()).collect();
+    keys.into_iter()
+        .filter(|k| {
+            let values: BTreeSet<Option<&String>> = all.iter().map(|s| s.get(*k)).collect();
+            values.len() > 1
+        })
+        .cloned()
+        .collect()
+}
+
+/// Two records of the same question agree when their scored outcome does; usage can
+/// legitimately differ between a run and its resumed copy.
+fn same_outcome(a: &RunRecord, b: &RunRecord) -> bool {
+    a.answer == b.answer && a.em == b.em && a.f1 == b.f1 && a.timed_out == b.timed_out
+}

@@ -1,0 +1,105 @@
+//! Analyses of run records: everything `sleuth report` prints, computed from records
+//! alone (no model is called).
+//!
+//! Records from any mix of run directories are grouped into arms (one dataset, method,
+//! model and settings label each; see [`load`]) and paired across arms by question id.
+//! [`Analysis::build`] computes every analysis at once into one serializable value, so
+//! the Markdown tables, CSV/JSON files, figures and `--json` output all show the same
+//! numbers.
+
+mod compare;
+mod dynamics;
+mod load;
+mod outcome;
+mod summary;
+
+pub use compare::{compare_to_baseline, sweeps, Comparison, Sweep, SweepPoint};
+pub use dynamics::{
+    accuracy_at_turn, error_decomposition, memory_dynamics, AccuracyCurve, ErrorDecomposition,
+    MemoryDynamics, MemoryPoint,
+};
+pub use load::{load, Arm, ArmKey, RecordSet, RunConfig, Source};
+pub use outcome::{answer_turn, classify, correct, gold_in_history, support_recall, Outcome};
+pub use summary::{breakdown, Slice, Split, Summary};
+
+use crate::eval::stats::{DEFAULT_RESAMPLES, DEFAULT_SEED};
+use serde::Serialize;
+
+/// Knobs of the analyses.
+#[derive(Debug, Clone)]
+pub struct Options {
+    /// The reference method for paired comparisons (none: no comparisons).
+    pub baseline: Option<String>,
+    /// Minimum episode length of the memory-dynamics cohort; default: 70% of the
+    /// longest episode, rounded up (turn 14 of 20, as in the SLEUTH paper).
+    pub cohort_turns: Option<u32>,
+    pub resamples: usize,
+    pub seed: u64,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            baseline: None,
+            cohort_turns: None,
+            resamples: DEFAULT_RESAMPLES,
+            seed: DEFAULT_SEED,
+        }
+    }
+}
+
+/// Every analysis of one report.
+#[derive(Debug, Clone, Serialize)]
+pub struct Analysis {
+    pub sources: Vec<Source>,
+    pub summaries: Vec<Summary>,
+    pub by_hops: Vec<Slice>,
+    pub by_kind: Vec<Slice>,
+    pub errors: Vec<ErrorDecomposition>,
+    /// Accuracy at turn t, t = 1..=`max_turn`.
+    pub max_turn: u32,
+    pub accuracy_at_turn: Vec<AccuracyCurve>,
+    pub memory: Vec<MemoryDynamics>,
+    pub baseline: Option<String>,
+    pub comparisons: Vec<Comparison>,
+    pub sweeps: Vec<Sweep>,
+    pub warnings: Vec<String>,
+}
+
+impl Analysis {
+    pub fn build(set: &RecordSet, options: &Options) -> Analysis {
+        let arms = &set.arms;
+        let mut warnings = set.warnings.clone();
+        let max_turn = arms
+            .iter()
+            .flat_map(|a| &a.records)
+            .map(|r| r.turns.max(r.trace.len() as u32))
+            .max()
+            .unwrap_or(0);
+        let cohort = options
+            .cohort_turns
+            .unwrap_or_else(|| (max_turn * 7).div_ceil(10).max(1));
+        let (comparisons, compare_warnings) = match &options.baseline {
+            Some(b) => compare_to_baseline(arms, b, options.resamples, options.seed),
+            None => (Vec::new(), Vec::new()),
+        };
+        warnings.extend(compare_warnings);
+        Analysis {
+            sources: set.sources.clone(),
+            summaries: arms.iter().map(Summary::of_arm).collect(),
+            by_hops: breakdown(arms, Split::Hops),
+            by_kind: breakdown(arms, Split::Kind),
+            errors: arms.iter().map(error_decomposition).collect(),
+            max_turn,
+            accuracy_at_turn: arms.iter().map(|a| accuracy_at_turn(a, max_turn)).collect(),
+            memory: arms
+                .iter()
+                .filter_map(|a| memory_dynamics(a, cohort))
+                .collect(),
+            baseline: options.baseline.clone(),
+            comparisons,
+            sweeps: sweeps(arms),
+            warnings,
+        }
+    }
+}

@@ -1,0 +1,200 @@
+//! Per-record facts the analyses share: correctness, when the answer was given,
+//! support recall, the error class, and whether the gold answer was ever seen.
+
+use crate::eval::RunRecord;
+use serde::Serialize;
+
+use crate::eval::metrics::normalize_answer as normalize;
+
+/// Whether `needle` occurs in `haystack` as whole normalized words (both normalized).
+/// Word boundaries keep a gold `1` from matching inside a predicted `1964`.
+fn contains_words(haystack: &str, needle: &str) -> bool {
+    !needle.is_empty() && format!(" {haystack} ").contains(&format!(" {needle} "))
+}
+
+/// Exact match as a yes/no (records store EM as 0 or 1, maxed over aliases).
+pub fn correct(r: &RunRecord) -> bool {
+    r.em >= 0.5
+}
+
+/// The 1-based turn at which the final answer was given: the last turn holding a
+/// `finish` action (Reflexion's later episode overrides its first), else the episode's
+/// length when an answer exists without one (a separate final-answer call), else None.
+pub fn answer_turn(r: &RunRecord) -> Option<u32> {
+    let last_finish = r
+        .trace
+        .iter()
+        .rposition(|t| t.actions.iter().any(|a| a.is_finish()));
+    match (last_finish, &r.answer) {
+        (Some(i), _) => Some(i as u32 + 1),
+        (None, Some(_)) => Some(r.turns.max(r.trace.len() as u32).max(1)),
+        (None, None) => None,
+    }
+}
+
+/// Fraction of gold paragraph titles retrieved at least once; None without gold titles.
+pub fn support_recall(r: &RunRecord) -> Option<f64> {
+    if r.gold_titles.is_empty() {
+        return None;
+    }
+    let hit = r
+        .gold_titles
+        .iter()
+        .filter(|g| r.retrieved.contains(g))
+        .count();
+    Some(hit as f64 / r.gold_titles.len() as f64)
+}
+
+/// Whether every gold paragraph was retrieved (false without gold titles).
+fn all_gold_retrieved(r: &RunRecord) -> bool {
+    support_recall(r) == Some(1.0)
+}
+
+/// The error classes of the SLEUTH paper's error decomposition (Appendix J).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Outcome {
+    Correct,
+    /// The budget ran out without an answer.
+    Timeout,
+    /// Wrong, but the normalized prediction contains a normalized gold answer.
+    Verbose,
+    /// Wrong although every gold paragraph was retrieved.
+    Reasoning,
+    /// Everything else (missing evidence, parse failures, errors).
+    Other,
+}
+
+impl Outcome {
+    pub const ALL: [Outcome; 5] = [
+        Outcome::Correct,
+        Outcome::Timeout,
+        Outcome::Verbose,
+        Outcome::Reasoning,
+        Outcome::Other,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Outcome::Correct => "correct",
+            Outcome::Timeout => "timeout",
+            Outcome::Verbose => "verbose",
+            Outcome::Reasoning => "reasoning",
+            Outcome::Other => "other",
+        }
+    }
+}
+
+/// Classifies a record, checking the classes in the order listed on [`Outcome`].
+pub fn classify(r: &RunRecord) -> Outcome {
+    if correct(r) {
+        return Outcome::Correct;
+    }
+    if r.timed_out {
+        return Outcome::Timeout;
+    }
+    if let Some(answer) = &r.answer {
+        let pred = normalize(answer);
+        if r.gold.iter().any(|g| contains_words(&pred, &normalize(g))) {
+            return Outcome::Verbose;
+        }
+    }
+    if all_gold_retrieved(r) {
+        return Outcome::Reasoning;
+    }
+    Outcome::Other
+}
+
+/// Whether any gold answer (normalized, as whole words) appears in any observation.
+pub fn gold_in_history(r: &RunRecord) -> bool {
+    let golds: Vec<String> = r
+        .gold
+        .iter()
+        .map(|g| normalize(g))
+        .filter(|g| !g.is_empty())
+        .collect();
+    r.trace.iter().flat_map(|t| &t.observations).any(|o| {
+        let text = normalize(&o.text);
+        golds.iter().any(|g| contains_words(&text, g))
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn normalization_follows_the_official_script() {
+        assert_eq!(normalize("The  Eiffel-Tower, Paris!"), "eiffeltower paris");
+        assert_eq!(normalize("an apple a day"), "apple day");
+        assert_eq!(normalize("Theatre"), "theatre");
+        assert_eq!(normalize("  "), "");
+    }
+
+    /// A record with `answer`, gold `Paris`, both gold titles listed and `read` of them
+    /// retrieved, and a two-turn trace whose second turn finishes when answered.
+    fn record(answer: Option<&str>, em: f64, timed_out: bool, read: usize) -> RunRecord {
+        let finish = answer.map_or(json!([]), |a| json!([{"tool": "finish", "arg": a}]));
+        let retrieved = ["A", "B"][..read].to_vec();
+        serde_json::from_value(json!({
+            "id": "q", "dataset": "hotpotqa", "hops": 2, "method": "react", "model": "m",
+            "answer": answer, "gold": ["Paris", "City of Paris"], "em": em, "f1": em,
+            "finished": answer.is_some(), "timed_out": timed_out, "stop": "x", "turns": 2,
+            "calls": 2, "input_tokens": 0, "output_tokens": 0, "cost_usd": 0.0,
+            "nudge_turn": null, "reminders": 0,
+            "retrieved": retrieved, "gold_titles": ["A", "B"], "error": null,
+            "trace": [
+                {"number": 1, "response": "", "actions": [{"tool": "search", "arg": "x"}],
+                 "observations": [{"text": "The capital is Paris."}]},
+                {"number": 2, "response": "", "actions": finish, "observations": []},
+            ],
+        }))
+        .unwrap()
+    }
+
+    #[test]
+    fn classifies_errors_in_order() {
+        assert_eq!(
+            classify(&record(Some("Paris"), 1.0, false, 0)),
+            Outcome::Correct
+        );
+        assert_eq!(classify(&record(None, 0.0, true, 2)), Outcome::Timeout);
+        assert_eq!(
+            classify(&record(Some("Paris, France"), 0.0, false, 0)),
+            Outcome::Verbose
+        );
+        assert_eq!(
+            classify(&record(Some("the city of Paris!"), 0.0, false, 0)),
+            Outcome::Verbose
+        );
+        assert_eq!(
+            classify(&record(Some("Lyon"), 0.0, false, 2)),
+            Outcome::Reasoning
+        );
+        assert_eq!(
+            classify(&record(Some("Lyon"), 0.0, false, 1)),
+            Outcome::Other
+        );
+        assert_eq!(classify(&record(None, 0.0, false, 2)), Outcome::Reasoning);
+    }
+
+    #[test]
+    fn answer_turn_recall_and_gold_in_history() {
+        let r = record(Some("Paris"), 1.0, false, 1);
+        assert_eq!(answer_turn(&r), Some(2));
+        assert_eq!(answer_turn(&record(None, 0.0, true, 0)), None);
+        assert_eq!(support_recall(&r), Some(0.5));
+        assert!(gold_in_history(&r));
+        let mut unseen = record(None, 0.0, true, 0);
+        unseen.trace[0].observations[0].text = "Parisian cafes".into();
+        assert!(!gold_in_history(&unseen));
+    }
+
+    #[test]
+    fn containment_respects_word_boundaries() {
+        assert!(contains_words("born in 1964 in ohio", "1964"));
+        assert!(!contains_words("1964", "196"));
+        assert!(!contains_words("anything", ""));
+    }
+}

@@ -1,0 +1,154 @@
+//! Per-arm accuracy and cost: the numbers of the main tables, overall and split by hop
+//! count or question kind.
+
+use super::load::{Arm, ArmKey};
+use super::outcome::{correct, support_recall};
+use crate::eval::RunRecord;
+use serde::Serialize;
+use std::collections::BTreeMap;
+
+/// Accuracy and cost of one arm (or one slice of it). Rates are percentages (0-100);
+/// usage figures are means per question.
+#[derive(Debug, Clone, Serialize)]
+pub struct Summary {
+    pub arm: ArmKey,
+    pub n: usize,
+    pub em: f64,
+    pub f1: f64,
+    /// Mean fraction of gold paragraphs retrieved, over records that list them.
+    pub support_recall: Option<f64>,
+    /// EM among finished episodes; None when none finished.
+    pub cond_acc: Option<f64>,
+    pub finished: usize,
+    pub timeout_rate: f64,
+    /// Records that ended with an error message.
+    pub errors: usize,
+    pub mean_turns: f64,
+    pub calls: f64,
+    pub calls_by_kind: BTreeMap<String, f64>,
+    pub input_tokens: f64,
+    pub output_tokens: f64,
+    pub cached_input_tokens: f64,
+    pub cost_usd: f64,
+    pub retries: f64,
+    /// Mean adherence to the memory notation over records that report it.
+    pub adherence: Option<f64>,
+    pub reminders: f64,
+    /// Fraction of episodes in which the commitment nudge fired.
+    pub nudge_rate: f64,
+}
+
+impl Summary {
+    /// Summarizes `records` under `arm`'s key. `records` may be empty.
+    pub fn of(arm: &ArmKey, records: &[&RunRecord]) -> Summary {
+        let n = records.len();
+        let mean = |f: &dyn Fn(&RunRecord) -> f64| -> f64 {
+            if n == 0 {
+                0.0
+            } else {
+                records.iter().map(|r| f(r)).sum::<f64>() / n as f64
+            }
+        };
+        let finished: Vec<&&RunRecord> = records.iter().filter(|r| r.finished).collect();
+        let cond_acc = (!finished.is_empty()).then(|| {
+            100.0 * finished.iter().filter(|r| correct(r)).count() as f64 / finished.len() as f64
+        });
+        let mut calls_by_kind: BTreeMap<String, f64> = BTreeMap::new();
+        for r in records {
+            for (kind, c) in &r.calls_by_kind {
+                *calls_by_kind.entry(kind.clone()).or_default() += *c as f64;
+            }
+        }
+        for v in calls_by_kind.values_mut() {
+            *v /= n.max(1) as f64;
+        }
+        Summary {
+            arm: arm.clone(),
+            n,
+            em: 100.0 * mean(&|r| r.em),
+            f1: 100.0 * mean(&|r| r.f1),
+            support_recall: mean_of(records.iter().filter_map(|r| support_recall(r)))
+                .map(|v| 100.0 * v),
+            cond_acc,
+            finished: finished.len(),
+            timeout_rate: 100.0 * mean(&|r| f64::from(u8::from(r.timed_out))),
+            errors: records.iter().filter(|r| r.error.is_some()).count(),
+            mean_turns: mean(&|r| f64::from(r.turns)),
+            calls: mean(&|r| f64::from(r.calls)),
+            calls_by_kind,
+            input_tokens: mean(&|r| r.input_tokens as f64),
+            output_tokens: mean(&|r| r.output_tokens as f64),
+            cached_input_tokens: mean(&|r| r.cached_input_tokens as f64),
+            cost_usd: mean(&|r| r.cost_usd),
+            retries: mean(&|r| f64::from(r.retries)),
+            adherence: mean_of(records.iter().filter_map(|r| r.adherence)).map(|v| 100.0 * v),
+            reminders: mean(&|r| f64::from(r.reminders)),
+            nudge_rate: 100.0 * mean(&|r| f64::from(u8::from(r.nudge_turn.is_some()))),
+        }
+    }
+
+    /// Summarizes a whole arm.
+    pub fn of_arm(arm: &Arm) -> Summary {
+        let records: Vec<&RunRecord> = arm.records.iter().collect();
+        Summary::of(&arm.key, &records)
+    }
+}
+
+/// The mean of an iterator, None when it is empty.
+pub(super) fn mean_of(values: impl Iterator<Item = f64>) -> Option<f64> {
+    let (sum, count) = values.fold((0.0, 0usize), |(s, c), v| (s + v, c + 1));
+    (count > 0).then(|| sum / count as f64)
+}
+
+/// What a breakdown splits an arm by.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Split {
+    Hops,
+    Kind,
+}
+
+/// One arm's summary restricted to one hop count or question kind.
+#[derive(Debug, Clone, Serialize)]
+pub struct Slice {
+    pub split: Split,
+    /// `2`, `3`, `bridge`, ..., or `-` when the record does not say.
+    pub value: String,
+    pub summary: Summary,
+}
+
+/// Splits every arm by `split`; slices are ordered by arm, then value (hops
+/// numerically). Returns nothing when no record carries the split's field.
+pub fn breakdown(arms: &[Arm], split: Split) -> Vec<Slice> {
+    let value_of = |r: &RunRecord| -> Option<String> {
+        match split {
+            Split::Hops => r.hops.map(|h| h.to_string()),
+            Split::Kind => r.kind.clone(),
+        }
+    };
+    if !arms
+        .iter()
+        .flat_map(|a| &a.records)
+        .any(|r| value_of(r).is_some())
+    {
+        return Vec::new();
+    }
+    let mut out = Vec::new();
+    for arm in arms {
+        let mut groups: BTreeMap<(usize, String), Vec<&RunRecord>> = BTreeMap::new();
+        for r in &arm.records {
+            let v = value_of(r).unwrap_or_else(|| "-".to_string());
+            // Sort hop counts by width first so 10 follows 9.
+            let width = if split == Split::Hops { v.len() } else { 0 };
+            groups.entry((width, v)).or_default().push(r);
+        }
+        for ((_, value), records) in groups {
+            out.push(Slice {
+                split,
+                value,
+                summary: Summary::of(&arm.key, &records),
+            });
+        }
+    }
+    out
+}

@@ -1,0 +1,291 @@
+//! The trace viewer: one self-contained HTML page per run (inline CSS and JS, no
+//! network requests) listing every question with filters, and per question each turn's
+//! working memory, actions, observations, nudges and rejected responses, and the final
+//! answer against the gold.
+//!
+//! Pages are rendered on our side, so every untrusted string (paragraphs, model
+//! output, answers, ids) passes through [`escape_html`]; the script only shows and
+//! hides elements and never reads text back into markup.
+
+use super::escape::escape_html as esc;
+use crate::eval::analysis::{classify, correct, support_recall};
+use crate::eval::RunRecord;
+use crate::memory::WorkingMemory;
+use crate::methods::Turn;
+use std::collections::BTreeSet;
+use std::fmt::Write;
+
+const STYLE: &str = include_str!("trace.css");
+const SCRIPT: &str = include_str!("trace.js");
+
+/// Renders the page for one run. `title` names the run (its directory); `config` is
+/// shown as `key: value` lines at the top.
+pub fn render(title: &str, config: &[(String, String)], records: &[&RunRecord]) -> String {
+    let mut h = String::with_capacity(4096 + records.len() * 8192);
+    let _ = write!(
+        h,
+        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
+<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\
+<title>sleuth trace: {}</title><style>{STYLE}</style></head><body>",
+        esc(title)
+    );
+    let _ = write!(
+        h,
+        "<header><h1>Traces: {}</h1><dl class=\"config\">",
+        esc(title)
+    );
+    for (k, v) in config {
+        let _ = write!(h, "<dt>{}</dt><dd>{}</dd>", esc(k), esc(v));
+    }
+    h.push_str("</dl>");
+    filters(&mut h, records);
+    h.push_str("</header><main id=\"list\">");
+    for r in records {
+        question(&mut h, r);
+    }
+    let _ = writeln!(h, "</main><script>{SCRIPT}</script></body></html>");
+    h
+}
+
+fn filters(h: &mut String, records: &[&RunRecord]) {
+    let methods: BTreeSet<&str> = records.iter().map(|r| r.method.as_str()).collect();
+    h.push_str("<form class=\"filters\" onsubmit=\"return false\"><label>method <select id=\"f-method\"><option value=\"\">all</option>");
+    for m in methods {
+        let _ = write!(h, "<option value=\"{0}\">{0}</option>", esc(m));
+    }
+    h.push_str(
+        "</select></label>\
+<label>outcome <select id=\"f-outcome\"><option value=\"\">all</option><option value=\"1\">correct</option><option value=\"0\">wrong</option></select></label>\
+<label>timeout <select id=\"f-timeout\"><option value=\"\">all</option><option value=\"1\">timed out</option><option value=\"0\">answered</option></select></label>\
+<label>id / answer <input id=\"f-text\" type=\"search\" placeholder=\"filter\"></label>\
+<span id=\"f-count\"></span></form>",
+    );
+}
+
+fn question(h: &mut String, r: &RunRecord) {
+    let ok = correct(r);
+    let search = format!(
+        "{} {} {}",
+        r.id,
+        r.answer.as_deref().unwrap_or(""),
+        r.gold.join(" ")
+    )
+    .to_lowercase();
+    let _ = write!(
+        h,
+        "<details class=\"q {}\" data-method=\"{}\" data-correct=\"{}\" data-timeout=\"{}\" data-text=\"{}\"><summary>",
+        if ok { "right" } else { "wrong" },
+        esc(&r.method),
+        u8::from(ok),
+        u8::from(r.timed_out),
+        esc(&search)
+    );
+    let _ = write!(
+        h,
+        "<span class=\"mark\">{}</span> <code>{}</code> <span class=\"method\">{}</span> \
+<span class=\"ans\">{}</span> <span class=\"vs\">gold:</span> <span class=\"gold\">{}</span> \
+<span class=\"meta\">{} turns · {} · {}</span></summary>",
+        if ok { "✔" } else { "✘" },
+        esc(&r.id),
+        esc(&r.method),
+        r.answer
+            .as_deref()
+            .map_or_else(|| "<i>no answer</i>".to_string(), esc),
+        esc(r.gold.first().map(String::as_str).unwrap_or("")),
+        r.turns,
+        esc(&r.stop),
+        classify(r).name()
+    );
+    facts_table(h, r);
+    for t in &r.trace {
+        turn(h, t, r.nudge_turn == Some(t.number));
+    }
+    let _ = write!(
+        h,
+        "<div class=\"final {}\"><b>Final answer:</b> {} <b>Gold:</b> {} <b>EM</b> {} <b>F1</b> {:.2}</div></details>",
+        if ok { "right" } else { "wrong" },
+        r.answer.as_deref().map_or_else(|| "<i>none</i>".to_string(), esc),
+        esc(&r.gold.join(" | ")),
+        r.em,
+        r.f1
+    );
+}
+
+fn facts_table(h: &mut String, r: &RunRecord) {
+    let mut rows: Vec<(&str, String)> = vec![
+        ("model", esc(&r.model)),
+        ("dataset", esc(&r.dataset)),
+        (
+            "hops / type",
+            format!(
+                "{} / {}",
+                r.hops.map_or("-".into(), |x| x.to_string()),
+                esc(r.kind.as_deref().unwrap_or("-"))
+            ),
+        ),
+        (
+            "calls",
+            format!(
+                "{} ({} in / {} out tokens, ${:.4})",
+                r.calls, r.input_tokens, r.output_tokens, r.cost_usd
+            ),
+        ),
+        (
+            "nudge / reminders",
+            format!(
+                "{} / {}",
+                r.nudge_turn.map_or("-".into(), |t| format!("turn {t}")),
+                r.reminders
+            ),
+        ),
+    ];
+    if let Some(a) = r.adherence {
+        rows.push(("adherence", format!("{:.0}%", 100.0 * a)));
+    }
+    let titles: Vec<String> = r
+        .retrieved
+        .iter()
+        .map(|t| {
+            let cls = if r.gold_titles.contains(t) {
+                " class=\"goldtitle\""
+            } else {
+                ""
+            };
+            format!("<span{cls}>{}</span>", esc(t))
+        })
+        .collect();
+    rows.push(("retrieved", titles.join(", ")));
+    if !r.gold_titles.is_empty() {
+        let recall = support_recall(r).unwrap_or(0.0);
+        rows.push((
+            "gold paragraphs",
+            format!(
+                "{} (recall {:.0}%)",
+                esc(&r.gold_titles.join(", ")),
+                100.0 * recall
+            ),
+        ));
+    }
+    if let Some(e) = &r.error {
+        rows.push(("error", format!("<span class=\"err\">{}</span>", esc(e))));
+    }
+    for (k, v) in &r.extra {
+        rows.push(("extra", format!("{}: {}", esc(k), esc(&v.to_string()))));
+    }
+    h.push_str("<table class=\"facts\">");
+    for (k, v) in rows {
+        let _ = write!(h, "<tr><th>{k}</th><td>{v}</td></tr>");
+    }
+    h.push_str("</table>");
+}
+
+fn turn(h: &mut String, t: &Turn, nudge_fired: bool) {
+    let _ = write!(h, "<section class=\"turn\"><h3>Turn {}", t.number);
+    if t.adherent == Some(false) {
+        h.push_str(" <span class=\"badge warn\">notation not followed</span>");
+    }
+    h.push_str("</h3>");
+    for (i, rej) in t.rejected.iter().enumerate() {
+        let _ = write!(
+            h,
+            "<details class=\"rejected\"><summary>rejected response {} (reminder sent)</summary><pre>{}</pre></details>",
+            i + 1,
+            esc(rej)
+        );
+    }
+    let _ = write!(
+        h,
+        "<details class=\"response\"><summary>model response</summary><pre>{}</pre></details>",
+        esc(&t.response)
+    );
+    if let Some(m) = t.state.as_ref().or(t.memory.as_ref()) {
+        memory(h, m);
+    }
+    if !t.actions.is_empty() {
+        h.push_str("<ul class=\"actions\">");
+        for a in &t.actions {
+            let _ = write!(h, "<li><b>{}</b>[{}]</li>", a.tool(), esc(a.argument()));
+        }
+        h.push_str("</ul>");
+    }
+    for o in &t.observations {
+        let label = if o.shown.is_empty() {
+            "observation".to_string()
+        } else {
+            esc(&o.shown.join(", "))
+        };
+        let _ = write!(
+            h,
+            "<details class=\"obs\"><summary>{label}</summary><pre>{}</pre></details>",
+            esc(&o.text)
+        );
+    }
+    if t.nudged || nudge_fired {
+        h.push_str("<div class=\"badge nudge\">commitment nudge given after this turn</div>");
+    }
+    h.push_str("</section>");
+}
+
+fn memory(h: &mut String, m: &WorkingMemory) {
+    h.push_str("<div class=\"memory\">");
+    let mut section = |title: &str, items: Vec<String>| {
+        if !items.is_empty() {
+            let _ = write!(h, "<div><h4>{title}</h4><ul>{}</ul></div>", items.concat());
+        }
+    };
+    section(
+        "Confirmed facts",
+        m.facts
+            .iter()
+            .map(|f| {
+                let src = f.source.as_deref().map_or(String::new(), |s| {
+                    format!(" <span class=\"src\">(source: {})</span>", esc(s))
+                });
+                format!("<li><b>{}</b> {}{src}</li>", esc(&f.id), esc(&f.statement))
+            })
+            .collect(),
+    );
+    section(
+        "Active hypotheses",
+        m.hypotheses
+            .iter()
+            .map(|x| {
+                let conf = x.confidence.map_or("-".to_string(), |c| format!("{c:?}").to_lowercase());
+                format!(
+                    "<li><b>{}</b> {} <span class=\"src\">confidence: {conf} · supports: {} · contradicts: {}</span></li>",
+                    esc(&x.id),
+                    esc(&x.text),
+                    esc(&or_dash(&x.supports)),
+                    esc(&or_dash(&x.contradicts))
+                )
+            })
+            .collect(),
+    );
+    section(
+        "Open questions",
+        m.questions
+            .iter()
+            .map(|q| {
+                let prio = q.priority.map_or("-".to_string(), |p| format!("{p:?}").to_lowercase());
+                format!(
+                    "<li><b>{}</b> {} <span class=\"src\">action: {} · priority: {prio}</span></li>",
+                    esc(&q.id),
+                    esc(&q.text),
+                    esc(q.action.as_deref().unwrap_or("-"))
+                )
+            })
+            .collect(),
+    );
+    if let Some(n) = &m.notes {
+        section("Notes", vec![format!("<li><pre>{}</pre></li>", esc(n))]);
+    }
+    h.push_str("</div>");
+}
+
+fn or_dash(ids: &[String]) -> String {
+    if ids.is_empty() {
+        "-".to_string()
+    } else {
+        ids.join(", ")
+    }
+}

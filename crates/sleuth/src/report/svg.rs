@@ -1,0 +1,399 @@
+//! Small SVG charts written by hand: grouped bars, lines, and bars with a line on a
+//! second axis.
+//!
+//! Plotting crates measure text with system fonts at render time; writing the SVG
+//! ourselves needs no fonts at all (the viewer lays out the text), keeps the files
+//! small and diffable, and costs about as much code as configuring a crate would.
+
+use super::escape::escape_html;
+use std::fmt::Write;
+
+const WIDTH: f64 = 760.0;
+const HEIGHT: f64 = 440.0;
+const LEFT: f64 = 64.0;
+const RIGHT: f64 = 200.0; // room for the legend (and a right axis)
+const TOP: f64 = 44.0;
+const BOTTOM: f64 = 64.0;
+const PALETTE: [&str; 10] = [
+    "#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f",
+    "#bcbd22", "#17becf",
+];
+
+/// A named series; `None` leaves a gap.
+#[derive(Debug, Clone)]
+pub struct Series {
+    pub name: String,
+    pub values: Vec<Option<f64>>,
+}
+
+impl Series {
+    pub fn new(name: impl Into<String>, values: Vec<Option<f64>>) -> Series {
+        Series {
+            name: name.into(),
+            values,
+        }
+    }
+}
+
+pub fn color(i: usize) -> &'static str {
+    PALETTE[i % PALETTE.len()]
+}
+
+/// The drawing area and the SVG text written so far.
+struct Canvas {
+    out: String,
+    plot_w: f64,
+    plot_h: f64,
+}
+
+impl Canvas {
+    fn new(title: &str) -> Canvas {
+        let mut out = String::new();
+        let _ = write!(
+            out,
+            r#"<svg xmlns="http://www.w3.org/2000/svg" width="{WIDTH}" height="{HEIGHT}" viewBox="0 0 {WIDTH} {HEIGHT}" font-family="sans-serif" font-size="12">"#
+        );
+        let _ = write!(out, r#"<rect width="100%" height="100%" fill="white"/>"#);
+        let _ = write!(
+            out,
+            r#"<text x="{}" y="24" text-anchor="middle" font-size="15" font-weight="bold">{}</text>"#,
+            WIDTH / 2.0,
+            escape_html(title)
+        );
+        Canvas {
+            out,
+            plot_w: WIDTH - LEFT - RIGHT,
+            plot_h: HEIGHT - TOP - BOTTOM,
+        }
+    }
+
+    fn y(&self, v: f64, max: f64) -> f64 {
+        TOP + self.plot_h * (1.0 - (v / max).clamp(0.0, 1.0))
+    }
+
+    /// Horizontal grid, ticks and label of a y axis from 0 to `max`, on the left or
+    /// the right edge of the plot.
+    fn y_axis(&mut self, max: f64, label: &str, right: bool) {
+        let x = if right { LEFT + self.plot_w } else { LEFT };
+        for i in 0..=5 {
+            let v = max * i as f64 / 5.0;
+            let y = self.y(v, max);
+            if !right {
+                let _ = write!(
+                    self.out,
+                    r##"<line x1="{LEFT}" y1="{y:.1}" x2="{:.1}" y2="{y:.1}" stroke="#e5e5e5"/>"##,
+                    LEFT + self.plot_w
+                );
+            }
+            let (tx, anchor) = if right {
+                (x + 6.0, "start")
+            } else {
+                (x - 6.0, "end")
+            };
+            let _ = write!(
+                self.out,
+                r#"<text x="{tx:.1}" y="{:.1}" text-anchor="{anchor}">{}</text>"#,
+                y + 4.0,
+                tick(v)
+            );
+        }
+        let lx = if right { x + 44.0 } else { 16.0 };
+        let ly = TOP + self.plot_h / 2.0;
+        let _ = write!(
+            self.out,
+            r#"<text x="{lx:.1}" y="{ly:.1}" text-anchor="middle" transform="rotate(-90 {lx:.1} {ly:.1})">{}</text>"#,
+            escape_html(label)
+        );
+        let _ = write!(
+            self.out,
+            r##"<line x1="{x:.1}" y1="{TOP}" x2="{x:.1}" y2="{:.1}" stroke="#333"/>"##,
+            TOP + self.plot_h
+        );
+    }
+
+    fn x_axis(&mut self, labels: &[(f64, String)], title: &str) {
+        let base = TOP + self.plot_h;
+        let _ = write!(
+            self.out,
+            r##"<line x1="{LEFT}" y1="{base:.1}" x2="{:.1}" y2="{base:.1}" stroke="#333"/>"##,
+            LEFT + self.plot_w
+        );
+        for (x, label) in labels {
+            let _ = write!(
+                self.out,
+                r#"<text x="{x:.1}" y="{:.1}" text-anchor="middle">{}</text>"#,
+                base + 18.0,
+                escape_html(label)
+            );
+        }
+        let _ = write!(
+            self.out,
+            r#"<text x="{:.1}" y="{:.1}" text-anchor="middle">{}</text>"#,
+            LEFT + self.plot_w / 2.0,
+            HEIGHT - 16.0,
+            escape_html(title)
+        );
+    }
+
+    /// Legend entries: (name, color, dashed line instead of a box).
+    fn legend(&mut self, entries: &[(String, &str, bool)], offset: f64) {
+        let x = LEFT + self.plot_w + offset;
+        for (i, (name, col, line)) in entries.iter().enumerate() {
+            let y = TOP + 8.0 + 18.0 * i as f64;
+            if *line {
+                let _ = write!(
+                    self.out,
+                    r#"<line x1="{x:.1}" y1="{y:.1}" x2="{:.1}" y2="{y:.1}" stroke="{col}" stroke-width="2" stroke-dasharray="4 2"/>"#,
+                    x + 14.0
+                );
+            } else {
+                let _ = write!(
+                    self.out,
+                    r#"<rect x="{x:.1}" y="{:.1}" width="12" height="12" fill="{col}"/>"#,
+                    y - 6.0
+                );
+            }
+            let _ = write!(
+                self.out,
+                r#"<text x="{:.1}" y="{:.1}">{}</text>"#,
+                x + 18.0,
+                y + 4.0,
+                escape_html(&shorten(name, 26))
+            );
+        }
+    }
+
+    fn polyline(&mut self, points: &[(f64, f64)], col: &str, dashed: bool) {
+        if points.is_empty() {
+            return;
+        }
+        let pts: Vec<String> = points
+            .iter()
+            .map(|(x, y)| format!("{x:.1},{y:.1}"))
+            .collect();
+        let dash = if dashed {
+            r#" stroke-dasharray="4 2""#
+        } else {
+            ""
+        };
+        if dashed {
+            // A white halo keeps a line visible across bars of its own colour.
+            let _ = write!(
+                self.out,
+                r#"<polyline points="{}" fill="none" stroke="white" stroke-width="5"/>"#,
+                pts.join(" ")
+            );
+        }
+        let _ = write!(
+            self.out,
+            r#"<polyline points="{}" fill="none" stroke="{col}" stroke-width="2"{dash}/>"#,
+            pts.join(" ")
+        );
+        for (x, y) in points {
+            let _ = write!(
+                self.out,
+                r#"<circle cx="{x:.1}" cy="{y:.1}" r="2.5" fill="{col}"/>"#
+            );
+        }
+    }
+
+    fn finish(mut self) -> String {
+        self.out.push_str("</svg>\n");
+        self.out
+    }
+}
+
+fn tick(v: f64) -> String {
+    if v >= 10.0 || v.fract() == 0.0 {
+        format!("{v:.0}")
+    } else {
+        format!("{v:.1}")
+    }
+}
+
+fn shorten(s: &str, max: usize) -> String {
+    if s.chars().count() <= max {
+        s.to_string()
+    } else {
+        format!("{}…", s.chars().take(max - 1).collect::<String>())
+    }
+}
+
+/// A y-axis maximum: 100 for percentages, else the data maximum rounded up.
+fn nice_max(values: impl Iterator<Item = f64>, percent: bool) -> f64 {
+    if percent {
+        return 100.0;
+    }
+    let m = values.fold(0.0_f64, f64::max);
+    if m <= 0.0 {
+        return 1.0;
+    }
+    let step = 10f64.powf(m.log10().floor());
+    (m / step).ceil() * step
+}
+
+/// Grouped bars: one group per category, one bar per series (percent scale).
+pub fn bar_chart(
+    title: &str,
+    x_title: &str,
+    y_title: &str,
+    categories: &[String],
+    series: &[Series],
+) -> String {
+    let mut c = Canvas::new(title);
+    bars(&mut c, categories, series, 100.0);
+    c.y_axis(100.0, y_title, false);
+    let labels = category_positions(&c, categories);
+    c.x_axis(&labels, x_title);
+    let entries: Vec<(String, &str, bool)> = series
+        .iter()
+        .enumerate()
+        .map(|(i, s)| (s.name.clone(), color(i), false))
+        .collect();
+    c.legend(&entries, 16.0);
+    c.finish()
+}
+
+fn category_positions(c: &Canvas, categories: &[String]) -> Vec<(f64, String)> {
+    let group_w = c.plot_w / categories.len().max(1) as f64;
+    categories
+        .iter()
+        .enumerate()
+        .map(|(i, cat)| (LEFT + group_w * (i as f64 + 0.5), cat.clone()))
+        .collect()
+}
+
+fn bars(c: &mut Canvas, categories: &[String], series: &[Series], max: f64) {
+    let group_w = c.plot_w / categories.len().max(1) as f64;
+    let bar_w = group_w * 0.8 / series.len().max(1) as f64;
+    for (si, s) in series.iter().enumerate() {
+        for (ci, v) in s.values.iter().enumerate() {
+            let Some(v) = v else { continue };
+            let x = LEFT + group_w * ci as f64 + group_w * 0.1 + bar_w * si as f64;
+            let y = c.y(*v, max);
+            let _ = write!(
+                c.out,
+                r#"<rect x="{x:.1}" y="{y:.1}" width="{:.1}" height="{:.1}" fill="{}"><title>{}: {v:.1}</title></rect>"#,
+                (bar_w - 1.0).max(1.0),
+                TOP + c.plot_h - y,
+                color(si),
+                escape_html(&s.name)
+            );
+        }
+    }
+}
+
+/// Lines over numeric x positions (e.g. turns). `percent` fixes the y axis at 0-100.
+pub fn line_chart(
+    title: &str,
+    x_title: &str,
+    y_title: &str,
+    x: &[f64],
+    series: &[Series],
+    percent: bool,
+) -> String {
+    let mut c = Canvas::new(title);
+    let y_max = nice_max(
+        series
+            .iter()
+            .flat_map(|s| s.values.iter().flatten().copied()),
+        percent,
+    );
+    c.y_axis(y_max, y_title, false);
+    let (x_min, x_max) = (
+        x.iter().copied().fold(f64::INFINITY, f64::min),
+        x.iter().copied().fold(f64::NEG_INFINITY, f64::max),
+    );
+    let span = if x_max > x_min { x_max - x_min } else { 1.0 };
+    let plot_w = c.plot_w;
+    let px = |v: f64| LEFT + plot_w * (v - x_min) / span;
+    let step = ((x.len() as f64) / 10.0).ceil().max(1.0) as usize;
+    let labels: Vec<(f64, String)> = x.iter().step_by(step).map(|v| (px(*v), tick(*v))).collect();
+    for (i, s) in series.iter().enumerate() {
+        let points: Vec<(f64, f64)> = x
+            .iter()
+            .zip(&s.values)
+            .filter_map(|(xv, v)| v.map(|v| (px(*xv), c.y(v, y_max))))
+            .collect();
+        c.polyline(&points, color(i), false);
+    }
+    c.x_axis(&labels, x_title);
+    let entries: Vec<(String, &str, bool)> = series
+        .iter()
+        .enumerate()
+        .map(|(i, s)| (s.name.clone(), color(i), false))
+        .collect();
+    c.legend(&entries, 16.0);
+    c.finish()
+}
+
+/// Bars on the left axis (percent) with lines on a right axis (percent): the sweep
+/// figure, EM bars with the timeout rate as a line. Bars and lines pair by index.
+pub fn bar_line_chart(
+    title: &str,
+    x_title: &str,
+    (bar_title, line_title): (&str, &str),
+    categories: &[String],
+    bar_series: &[Series],
+    line_series: &[Series],
+) -> String {
+    let mut c = Canvas::new(title);
+    bars(&mut c, categories, bar_series, 100.0);
+    let positions = category_positions(&c, categories);
+    for (i, s) in line_series.iter().enumerate() {
+        let points: Vec<(f64, f64)> = positions
+            .iter()
+            .zip(&s.values)
+            .filter_map(|((x, _), v)| v.map(|v| (*x, c.y(v, 100.0))))
+            .collect();
+        c.polyline(&points, color(i), true);
+    }
+    c.y_axis(100.0, bar_title, false);
+    c.y_axis(100.0, line_title, true);
+    c.x_axis(&positions, x_title);
+    let mut entries: Vec<(String, &str, bool)> = Vec::new();
+    for (i, s) in bar_series.iter().enumerate() {
+        entries.push((s.name.clone(), color(i), false));
+    }
+    for (i, s) in line_series.iter().enumerate() {
+        entries.push((s.name.clone(), color(i), true));
+    }
+    c.legend(&entries, 56.0);
+    c.finish()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn charts_are_well_formed_and_escape_names() {
+        let cats = vec!["2".to_string(), "3".to_string()];
+        let s = vec![Series::new("a<b>&", vec![Some(40.0), None])];
+        for svg in [
+            bar_chart("T", "hops", "EM", &cats, &s),
+            line_chart("T", "turn", "EM", &[1.0, 2.0], &s, true),
+            bar_line_chart("T", "x", ("EM", "timeout"), &cats, &s, &s),
+        ] {
+            assert!(svg.starts_with("<svg") && svg.trim_end().ends_with("</svg>"));
+            assert!(svg.contains("a&lt;b&gt;&amp;") && !svg.contains("a<b>"));
+            assert_eq!(svg.matches("<text").count(), svg.matches("</text>").count());
+        }
+    }
+
+    #[test]
+    fn bar_height_is_proportional_to_value() {
+        let svg = bar_chart(
+            "T",
+            "x",
+            "y",
+            &["c".into()],
+            &[Series::new("s", vec![Some(50.0)])],
+        );
+        let plot_h = HEIGHT - TOP - BOTTOM;
+        assert!(
+            svg.contains(&format!(r#"height="{:.1}""#, plot_h / 2.0)),
+            "{svg}"
+        );
+    }
+}

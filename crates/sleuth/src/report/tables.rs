@@ -1,0 +1,352 @@
+//! The report's tables, built from an [`Analysis`]. Dataset and model columns appear
+//! only when the report spans several of them, so a single run reads like the papers'
+//! per-method tables.
+
+use super::table::{Cell, Table};
+use crate::eval::analysis::{Analysis, ArmKey, Outcome, Slice};
+
+/// Which identifying columns the report needs.
+#[derive(Debug, Clone, Copy)]
+struct Dims {
+    dataset: bool,
+    model: bool,
+}
+
+impl Dims {
+    fn of(a: &Analysis) -> Dims {
+        let distinct = |f: fn(&ArmKey) -> &str| {
+            let mut v: Vec<&str> = a.summaries.iter().map(|s| f(&s.arm)).collect();
+            v.sort_unstable();
+            v.dedup();
+            v.len() > 1
+        };
+        Dims {
+            dataset: distinct(|k| &k.dataset),
+            model: distinct(|k| &k.model),
+        }
+    }
+
+    fn columns<'a>(&self, rest: &[&'a str]) -> Vec<&'a str> {
+        let mut c = Vec::new();
+        if self.dataset {
+            c.push("dataset");
+        }
+        if self.model {
+            c.push("model");
+        }
+        c.push("method");
+        c.extend_from_slice(rest);
+        c
+    }
+
+    fn cells(&self, k: &ArmKey) -> Vec<Cell> {
+        let mut c = Vec::new();
+        if self.dataset {
+            c.push(Cell::text(&k.dataset));
+        }
+        if self.model {
+            c.push(Cell::text(&k.model));
+        }
+        c.push(Cell::text(k.name()));
+        c
+    }
+
+    /// A one-string arm name for figure legends.
+    pub fn legend(&self, k: &ArmKey) -> String {
+        let mut s = k.name();
+        if self.model {
+            s = format!("{s} ({})", k.model);
+        }
+        if self.dataset {
+            s = format!("{}: {s}", k.dataset);
+        }
+        s
+    }
+}
+
+/// The name of `k` as the report's figures show it.
+pub fn legend(a: &Analysis, k: &ArmKey) -> String {
+    Dims::of(a).legend(k)
+}
+
+/// Every table of the report, in print order. Tables with no rows are left out.
+pub fn all(a: &Analysis) -> Vec<Table> {
+    let d = Dims::of(a);
+    [
+        summary(a, d),
+        comparison(a, d),
+        agent(a, d),
+        errors(a, d),
+        slices(&a.by_hops, d, "by_hops", "EM by hop count", "hops"),
+        slices(&a.by_kind, d, "by_kind", "EM by question type", "type"),
+        sweeps(a),
+        accuracy_at_turn(a, d),
+        memory(a, d),
+    ]
+    .into_iter()
+    .filter(|t| !t.rows.is_empty())
+    .collect()
+}
+
+/// The tables printed on the terminal by default (the long per-turn ones go to files).
+pub fn terminal(a: &Analysis) -> Vec<Table> {
+    all(a)
+        .into_iter()
+        .filter(|t| t.name != "accuracy_at_turn" && t.name != "memory")
+        .collect()
+}
+
+fn summary(a: &Analysis, d: Dims) -> Table {
+    let cols = d.columns(&[
+        "n",
+        "EM",
+        "F1",
+        "cond. acc",
+        "timeout %",
+        "turns",
+        "calls/q",
+        "tokens/q",
+        "cost/q",
+    ]);
+    let mut t = Table::new("summary", "Accuracy and cost per method", &cols).with_note(
+        "EM, F1, cond. acc (EM among finished episodes) and timeout in %; turns, calls, tokens (input + output) and cost (USD) are means per question.",
+    );
+    for s in &a.summaries {
+        let mut row = d.cells(&s.arm);
+        row.extend([
+            Cell::Int(s.n as u64),
+            Cell::Num(s.em, 1),
+            Cell::Num(s.f1, 1),
+            Cell::opt(s.cond_acc, 1),
+            Cell::Num(s.timeout_rate, 1),
+            Cell::Num(s.mean_turns, 1),
+            Cell::Num(s.calls, 2),
+            Cell::Num(s.input_tokens + s.output_tokens, 0),
+            Cell::Num(s.cost_usd, 4),
+        ]);
+        t.push(row);
+    }
+    t
+}
+
+/// `<1e-4`-style p-values keep the table narrow without hiding tiny values.
+fn p_cell(p: f64) -> Cell {
+    if p < 1e-4 {
+        Cell::text(format!("{p:.1e}"))
+    } else {
+        Cell::Num(p, 4)
+    }
+}
+
+fn ci(v: &crate::eval::stats::BootstrapCi) -> Cell {
+    Cell::text(format!("{:+.1} [{:+.1}, {:+.1}]", v.diff, v.lo, v.hi))
+}
+
+fn comparison(a: &Analysis, d: Dims) -> Table {
+    let cols = d.columns(&[
+        "baseline",
+        "n",
+        "ΔEM [95% CI]",
+        "ΔF1 [95% CI]",
+        "b/c",
+        "McNemar p",
+        "Holm p",
+        "W/L/T",
+    ]);
+    let title = format!(
+        "Paired comparison with {}",
+        a.baseline.as_deref().unwrap_or("the baseline")
+    );
+    let mut t = Table::new("comparison", &title, &cols).with_note(
+        "Differences are method minus baseline in points, with paired bootstrap 95% intervals; b/c = questions right only under the baseline / only under the method; exact two-sided McNemar on EM, Holm-adjusted across all rows; W/L/T = wins/losses/ties on EM.",
+    );
+    for c in &a.comparisons {
+        let h = &c.head_to_head;
+        let mut row = d.cells(&c.arm);
+        row.extend([
+            Cell::text(c.baseline.name()),
+            Cell::Int(c.n as u64),
+            ci(&c.em),
+            ci(&c.f1),
+            Cell::text(format!("{}/{}", c.b, c.c)),
+            p_cell(c.p_mcnemar),
+            p_cell(c.p_holm),
+            Cell::text(format!("{}/{}/{}", h.wins, h.losses, h.ties())),
+        ]);
+        t.push(row);
+    }
+    t
+}
+
+fn agent(a: &Analysis, d: Dims) -> Table {
+    let kinds: Vec<String> = {
+        let mut k: Vec<String> = a
+            .summaries
+            .iter()
+            .flat_map(|s| s.calls_by_kind.keys().cloned())
+            .collect();
+        k.sort();
+        k.dedup();
+        k
+    };
+    let kind_cols: Vec<String> = kinds.iter().map(|k| format!("{k} calls")).collect();
+    let mut rest = vec![
+        "support recall",
+        "adherence %",
+        "reminders",
+        "nudged %",
+        "retries",
+        "errors",
+        "in tok/q",
+        "out tok/q",
+        "cached/q",
+    ];
+    rest.extend(kind_cols.iter().map(String::as_str));
+    let mut t = Table::new("agent", "Agent behaviour per method", &d.columns(&rest)).with_note(
+        "Support recall = % of gold paragraphs retrieved; adherence = % of turns in the memory notation; reminders, retries and calls are means per question; errors = records that ended in an error.",
+    );
+    for s in &a.summaries {
+        let mut row = d.cells(&s.arm);
+        row.extend([
+            Cell::opt(s.support_recall, 1),
+            Cell::opt(s.adherence, 1),
+            Cell::Num(s.reminders, 2),
+            Cell::Num(s.nudge_rate, 1),
+            Cell::Num(s.retries, 2),
+            Cell::Int(s.errors as u64),
+            Cell::Num(s.input_tokens, 0),
+            Cell::Num(s.output_tokens, 0),
+            Cell::Num(s.cached_input_tokens, 0),
+        ]);
+        row.extend(
+            kinds
+                .iter()
+                .map(|k| Cell::opt(s.calls_by_kind.get(k).copied(), 2)),
+        );
+        t.push(row);
+    }
+    t
+}
+
+fn errors(a: &Analysis, d: Dims) -> Table {
+    let mut rest = vec!["n"];
+    rest.extend(Outcome::ALL.iter().map(|o| o.name()));
+    rest.extend(["timed out", "gold in history %"]);
+    let mut t = Table::new("errors", "Error decomposition (% of questions)", &d.columns(&rest))
+        .with_note(
+            "verbose = a wrong answer containing the gold answer; reasoning = wrong although every gold paragraph was retrieved; gold in history = % of timed-out episodes whose observations contain the gold answer.",
+        );
+    for e in &a.errors {
+        let mut row = d.cells(&e.arm);
+        row.push(Cell::Int(e.n as u64));
+        row.extend(Outcome::ALL.iter().map(|o| Cell::Num(e.percent[o], 1)));
+        row.push(Cell::Int(e.timed_out as u64));
+        row.push(Cell::opt(e.gold_in_history_rate, 1));
+        t.push(row);
+    }
+    t
+}
+
+fn slices(slices: &[Slice], d: Dims, name: &str, title: &str, label: &str) -> Table {
+    let cols = d.columns(&[label, "n", "EM", "F1", "cond. acc", "timeout %"]);
+    let mut t = Table::new(name, title, &cols);
+    for s in slices {
+        let m = &s.summary;
+        let mut row = d.cells(&m.arm);
+        row.extend([
+            Cell::text(&s.value),
+            Cell::Int(m.n as u64),
+            Cell::Num(m.em, 1),
+            Cell::Num(m.f1, 1),
+            Cell::opt(m.cond_acc, 1),
+            Cell::Num(m.timeout_rate, 1),
+        ]);
+        t.push(row);
+    }
+    // A breakdown with a single value repeats the summary: not worth printing.
+    let distinct = slices
+        .iter()
+        .map(|s| &s.value)
+        .collect::<std::collections::BTreeSet<_>>();
+    if distinct.len() < 2 {
+        t.rows.clear();
+    }
+    t
+}
+
+fn sweeps(a: &Analysis) -> Table {
+    let cols = [
+        "dataset",
+        "model",
+        "method",
+        "option",
+        "value",
+        "n",
+        "EM",
+        "timeout %",
+    ];
+    let mut t = Table::new("sweeps", "Option sweeps", &cols);
+    for s in &a.sweeps {
+        for p in &s.points {
+            t.push(vec![
+                Cell::text(&s.dataset),
+                Cell::text(&s.model),
+                Cell::text(&s.method),
+                Cell::text(&s.key),
+                Cell::text(&p.value),
+                Cell::Int(p.n as u64),
+                Cell::Num(p.em, 1),
+                Cell::Num(p.timeout_rate, 1),
+            ]);
+        }
+    }
+    t
+}
+
+fn accuracy_at_turn(a: &Analysis, d: Dims) -> Table {
+    let names: Vec<String> = a
+        .accuracy_at_turn
+        .iter()
+        .map(|c| d.legend(&c.arm))
+        .collect();
+    let mut cols = vec!["turn"];
+    cols.extend(names.iter().map(String::as_str));
+    let mut t = Table::new("accuracy_at_turn", "Accuracy (EM %) at turn t", &cols);
+    for turn in 1..=a.max_turn {
+        let mut row = vec![Cell::Int(u64::from(turn))];
+        row.extend(
+            a.accuracy_at_turn
+                .iter()
+                .map(|c| Cell::Num(c.accuracy[turn as usize - 1], 1)),
+        );
+        t.push(row);
+    }
+    t
+}
+
+fn memory(a: &Analysis, d: Dims) -> Table {
+    let cols = d.columns(&[
+        "cohort",
+        "turn",
+        "n",
+        "facts",
+        "hypotheses",
+        "open questions",
+    ]);
+    let mut t = Table::new("memory", "Working memory per turn (fixed cohort)", &cols);
+    for m in &a.memory {
+        for p in &m.turns {
+            let mut row = d.cells(&m.arm);
+            row.extend([
+                Cell::text(format!("≥{} turns ({})", m.min_turns, m.cohort)),
+                Cell::Int(u64::from(p.turn)),
+                Cell::Int(p.n as u64),
+                Cell::Num(p.facts, 2),
+                Cell::Num(p.hypotheses, 2),
+                Cell::Num(p.questions, 2),
+            ]);
+            t.push(row);
+        }
+    }
+    t
+}
