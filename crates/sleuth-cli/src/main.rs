@@ -47,7 +47,19 @@ enum Command {
     Experiment(commands::experiment::Args),
 }
 
+/// Restores the default SIGPIPE action so `sleuth report | head` ends quietly instead
+/// of panicking on a closed stdout (Rust ignores SIGPIPE by default).
+fn restore_sigpipe() {
+    #[cfg(unix)]
+    // SAFETY: called once at startup before any other thread exists; SIG_DFL is a
+    // valid disposition for SIGPIPE.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
+}
+
 fn main() -> ExitCode {
+    restore_sigpipe();
     tracing_subscriber::fmt()
         .with_env_filter(tracing_subscriber::EnvFilter::from_env("SLEUTH_LOG"))
         .with_writer(std::io::stderr)

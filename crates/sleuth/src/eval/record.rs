@@ -13,6 +13,9 @@ pub struct RunRecord {
     pub hops: Option<u8>,
     #[serde(default)]
     pub kind: Option<String>,
+    /// The question text (for people reading records and traces).
+    #[serde(default)]
+    pub question: String,
     pub method: String,
     pub model: String,
     pub answer: Option<String>,
@@ -79,6 +82,7 @@ impl RunRecord {
             dataset: question.dataset.name().to_string(),
             hops: question.hops,
             kind: question.kind.clone(),
+            question: question.text.clone(),
             method: ctx.method.to_string(),
             model: ctx.model.to_string(),
             answer: episode.answer.clone(),

@@ -65,8 +65,9 @@ fn filters(h: &mut String, records: &[&RunRecord]) {
 fn question(h: &mut String, r: &RunRecord) {
     let ok = correct(r);
     let search = format!(
-        "{} {} {}",
+        "{} {} {} {}",
         r.id,
+        r.question,
         r.answer.as_deref().unwrap_or(""),
         r.gold.join(" ")
     )
@@ -96,6 +97,13 @@ fn question(h: &mut String, r: &RunRecord) {
         esc(&r.stop),
         classify(r).name()
     );
+    if !r.question.is_empty() {
+        let _ = write!(
+            h,
+            "<p class=\"question\"><b>Question:</b> {}</p>",
+            esc(&r.question)
+        );
+    }
     facts_table(h, r);
     for t in &r.trace {
         turn(h, t, r.nudge_turn == Some(t.number));
