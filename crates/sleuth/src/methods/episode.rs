@@ -46,6 +46,9 @@ pub struct Turn {
     /// Whether the response followed the memory notation (structured methods only).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub adherent: Option<bool>,
+    /// Self-Ask sub-questions or IRCoT reasoning steps parsed from the response.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub steps: Option<super::agent::formats::ReasoningSteps>,
     pub actions: Vec<Action>,
     pub observations: Vec<Observation>,
     /// The commitment nudge was given to the model after this turn's observation.

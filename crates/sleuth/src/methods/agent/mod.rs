@@ -4,6 +4,7 @@
 //! which memory sections the model keeps) plus [`AgentSettings`]; ReAct, ReAct-CoT,
 //! Self-Ask, IRCoT, Notes, the working-memory ablations and SLEUTH differ only in that.
 
+pub mod formats;
 mod run;
 
 pub use run::LoopOutcome;
@@ -144,6 +145,7 @@ impl AgentMethod {
             .map_err(AgentError::config)?;
         run::AgentLoop {
             ctx,
+            style: &self.style,
             settings: &self.settings,
             prompts: &self.prompts,
             schema: self.style.schema(),

@@ -14,6 +14,7 @@ use minijinja::context;
 
 pub(super) struct AgentLoop<'a> {
     pub ctx: &'a RunContext,
+    pub style: &'a super::Style,
     pub settings: &'a AgentSettings,
     pub prompts: &'a PromptSet,
     pub schema: MemorySchema,
@@ -70,6 +71,7 @@ impl AgentLoop<'_> {
             turn.response = response;
 
             let dropped = self.update_memory(&mut turn, &mut state);
+            turn.steps = self.steps(&turn.response);
             let mut actions = Action::parse_all(&turn.response);
             actions.truncate(self.settings.actions_per_turn);
             turn.actions = actions.clone();
@@ -218,6 +220,23 @@ impl AgentLoop<'_> {
         }
         state.facts.len() >= self.settings.tau
             && (!self.settings.nudge_needs_empty_questions || state.questions.is_empty())
+    }
+
+    fn steps(&self, response: &str) -> Option<super::formats::ReasoningSteps> {
+        use super::formats::{parse_ircot, parse_self_ask, ReasoningSteps};
+        match self.style {
+            super::Style::SelfAsk => Some(ReasoningSteps::SelfAsk {
+                sub_questions: parse_self_ask(response),
+            }),
+            super::Style::Ircot => {
+                let (reasoning, retrievals) = parse_ircot(response);
+                Some(ReasoningSteps::Ircot {
+                    reasoning,
+                    retrievals,
+                })
+            }
+            _ => None,
+        }
     }
 
     fn refuses_repeat(&self, action: &Action, past: &[Action]) -> bool {
