@@ -4,14 +4,15 @@
 //! title, sentence number, the turn it was retrieved on, and the text. The records are the
 //! only thing that crosses the evidence–inference boundary into EIR's final call, so no
 //! model output may change them: the fields are private with getters only, and the
-//! [`EvidenceStore`] has no operation but appending a paragraph not yet stored. Trying to
-//! rewrite a record does not compile:
+//! [`EvidenceStore`] has no operation but appending a paragraph not yet stored; it hands
+//! out shared references only. Even a record's copy cannot be rewritten (E0616, private
+//! field), so no code outside this module can fabricate or alter a record:
 //!
-//! ```compile_fail
+//! ```compile_fail,E0616
 //! let mut store = sleuth::env::EvidenceStore::default();
 //! store.add_paragraph("Paris", &["Paris is in France.".to_string()], 1);
-//! let record = &mut store.records()[0];
-//! record.text = "Paris is in Spain.".to_string();
+//! let mut copy = store.records()[0].clone();
+//! copy.text = "Paris is in Spain.".to_string();
 //! ```
 //!
 //! [`EvidenceEnv`] is what EIR, Direct, Agentic SSR and their Reflexion need from an
@@ -71,18 +72,17 @@ impl EvidenceStore {
             return false;
         }
         self.titles.push(title.to_string());
-        self.records
-            .extend(
-                sentences
-                    .iter()
-                    .enumerate()
-                    .map(|(sentence, text)| EvidenceRecord {
-                        title: title.to_string(),
-                        sentence,
-                        turn,
-                        text: text.clone(),
-                    }),
-            );
+        self.records.extend(
+            sentences
+                .iter()
+                .enumerate()
+                .map(|(sentence, text)| EvidenceRecord {
+                    title: title.to_string(),
+                    sentence,
+                    turn,
+                    text: text.clone(),
+                }),
+        );
         true
     }
 
@@ -159,6 +159,11 @@ pub trait EvidenceEnv: Send {
     /// Reads one paragraph on `turn`, storing its sentences as evidence.
     fn read(&mut self, target: &str, turn: u32) -> ReadOutcome;
 
+    /// Whether [`EvidenceEnv::search`] is offered (the corpus setting).
+    fn can_search(&self) -> bool {
+        false
+    }
+
     /// Searches for paragraphs (corpus setting); `None` where the environment offers
     /// no search (the per-question pool).
     fn search(&mut self, _query: &str, _turn: u32) -> Option<Observation> {
@@ -193,7 +198,10 @@ mod tests {
         let mut store = EvidenceStore::default();
         assert!(store.add_paragraph("Paris", &sentences(&["A.", "B."]), 3));
         let r = &store.records()[1];
-        assert_eq!((r.title(), r.sentence(), r.turn(), r.text()), ("Paris", 1, 3, "B."));
+        assert_eq!(
+            (r.title(), r.sentence(), r.turn(), r.text()),
+            ("Paris", 1, 3, "B.")
+        );
         assert_eq!(store.get("paris", 1).map(|r| r.text()), Some("B."));
         assert!(store.get("Paris", 2).is_none());
         assert!(store.get("Lyon", 0).is_none());

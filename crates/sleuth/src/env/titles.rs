@@ -57,12 +57,10 @@ impl TitlesEnv {
     fn find_unread(&self, wanted: &str) -> Option<usize> {
         let wanted = clean(wanted);
         let unread = || (0..self.titles.len()).filter(|&i| !self.read[i]);
-        unread()
-            .find(|&i| self.titles[i] == wanted)
-            .or_else(|| {
-                let lower = wanted.to_lowercase();
-                unread().find(|&i| self.titles[i].to_lowercase() == lower)
-            })
+        unread().find(|&i| self.titles[i] == wanted).or_else(|| {
+            let lower = wanted.to_lowercase();
+            unread().find(|&i| self.titles[i].to_lowercase() == lower)
+        })
     }
 }
 
@@ -171,7 +169,10 @@ mod tests {
         let out = env.read("Alpha", 2);
         assert!(out.substituted);
         assert_eq!(out.title.as_deref(), Some("Beta"));
-        assert!(out.observation.text.contains("No unread paragraph is titled \"Alpha\""));
+        assert!(out
+            .observation
+            .text
+            .contains("No unread paragraph is titled \"Alpha\""));
         let out = env.read("Nothing like it", 3);
         assert_eq!(out.title.as_deref(), Some("Alpha (2)"));
         let out = env.read("Beta", 4);
