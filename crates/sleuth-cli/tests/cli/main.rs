@@ -4,6 +4,7 @@
 
 mod agents;
 mod data;
+mod eir;
 mod eval;
 mod index;
 mod local;

@@ -6,10 +6,14 @@
 //! (an unknown title, an empty query) is an [`Observation`] for the model, never an error.
 
 mod action;
+pub mod evidence;
 mod pool;
+pub mod titles;
 
 pub use action::Action;
+pub use evidence::{EvidenceEnv, EvidenceEnvFactory, EvidenceRecord, EvidenceStore, ReadOutcome};
 pub use pool::PoolEnv;
+pub use titles::{TitlesEnv, TitlesEnvFactory};
 
 use serde::{Deserialize, Serialize};
 

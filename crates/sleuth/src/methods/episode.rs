@@ -28,6 +28,8 @@ pub enum CallKind {
     Decomposition,
     Verification,
     Refinement,
+    /// EIR's dependency-repair control: revising conclusions that depend on a change.
+    Repair,
 }
 
 /// One turn of the agent loop.
@@ -57,6 +59,15 @@ pub struct Turn {
     /// Responses rejected by protocol enforcement before this one was accepted.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub rejected: Vec<String>,
+    /// EIR: the Requirements and Conclusions lists after this turn.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lists: Option<super::eir::Lists>,
+    /// EIR setting: why this turn's response was not executed (it still used the turn).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rejection: Option<super::eir::Rejection>,
+    /// Agentic SSR: the decomposition, verifier votes and refinement of this turn.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub verification: Option<serde_json::Value>,
 }
 
 /// A finished (or interrupted) episode.

@@ -3,6 +3,7 @@
 //! copy of the loop.
 
 pub mod agent;
+pub mod eir;
 mod episode;
 mod prompts;
 pub mod reflexion;

@@ -46,6 +46,25 @@ const BUILTIN: &[(&str, &str)] = &[
         "forward_only_repeat.txt",
         include_str!("prompts/forward_only_repeat.txt"),
     ),
+    ("eir_action.txt", include_str!("prompts/eir_action.txt")),
+    ("eir_evidence.txt", include_str!("prompts/eir_evidence.txt")),
+    ("eir_final.txt", include_str!("prompts/eir_final.txt")),
+    ("eir_repair.txt", include_str!("prompts/eir_repair.txt")),
+    ("eir_more.txt", include_str!("prompts/eir_more.txt")),
+    (
+        "direct_action.txt",
+        include_str!("prompts/direct_action.txt"),
+    ),
+    (
+        "direct_reflection.txt",
+        include_str!("prompts/direct_reflection.txt"),
+    ),
+    (
+        "ssr_decompose.txt",
+        include_str!("prompts/ssr_decompose.txt"),
+    ),
+    ("ssr_verify.txt", include_str!("prompts/ssr_verify.txt")),
+    ("ssr_refine.txt", include_str!("prompts/ssr_refine.txt")),
 ];
 
 /// A set of prompt templates.

@@ -44,6 +44,26 @@ pub const METHODS: &[(&str, &str)] = &[
         "sleuth",
         "SLEUTH: facts, ranked hypotheses and open questions, with the commitment nudge",
     ),
+    (
+        "eir",
+        "EIR: lists-guided reading from titles, then a final call on the evidence alone",
+    ),
+    (
+        "direct",
+        "EIR-setting baseline: interleaved reasoning and reading, first valid submission",
+    ),
+    (
+        "full-pool",
+        "One call answering from every paragraph of the pool (EIR's final prompt)",
+    ),
+    (
+        "ssr",
+        "Agentic SSR: each action decomposed, verified 3x per part, refined at most once",
+    ),
+    (
+        "eir-reflexion",
+        "Reflexion in the EIR setting: up to 5 trials; first-trial and oracle-stopped answers",
+    ),
 ];
 
 /// Everything needed to build a method besides its name.
@@ -54,6 +74,9 @@ pub struct MethodConfig {
 
 /// Builds a method by name, or says which names exist.
 pub fn build(name: &str, config: &MethodConfig) -> Result<Arc<dyn Method>, String> {
+    if let Some(method) = super::eir::build(name, config)? {
+        return Ok(method);
+    }
     let settings = AgentSettings::from_map(&config.settings)?;
     let style = match name {
         "react" => Style::React,
@@ -86,7 +109,9 @@ pub fn build(name: &str, config: &MethodConfig) -> Result<Arc<dyn Method>, Strin
 
 /// Every `--set` key any method understands, with what it accepts.
 pub fn setting_keys() -> Vec<(&'static str, &'static str)> {
-    super::settings::AGENT_KEYS.to_vec()
+    let mut keys = super::settings::AGENT_KEYS.to_vec();
+    keys.extend_from_slice(super::eir::EIR_KEYS);
+    keys
 }
 
 /// Checks `--set` keys, naming the unknown one and the known ones.

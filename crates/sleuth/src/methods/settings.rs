@@ -120,14 +120,14 @@ pub const AGENT_KEYS: &[(&str, &str)] = &[
     ("episodes", "Reflexion episodes (default 2)"),
 ];
 
-fn parse<T: std::str::FromStr>(key: &str, value: &str, what: &str) -> Result<T, String> {
+pub(crate) fn parse<T: std::str::FromStr>(key: &str, value: &str, what: &str) -> Result<T, String> {
     value
         .trim()
         .parse()
         .map_err(|_| format!("--set {key}={value}: expected {what}"))
 }
 
-fn parse_bool(key: &str, value: &str) -> Result<bool, String> {
+pub(crate) fn parse_bool(key: &str, value: &str) -> Result<bool, String> {
     match value.trim().to_ascii_lowercase().as_str() {
         "true" | "yes" | "on" | "1" => Ok(true),
         "false" | "no" | "off" | "0" => Ok(false),

@@ -1,0 +1,220 @@
+//! EIR's final answer call, across the evidence–inference boundary: its prompt is built
+//! from the question text and the evidence records alone — never the lists, the
+//! reasoning, or any answer given during retrieval. The function's inputs enforce that:
+//! it receives a question string and an [`EvidenceStore`], nothing else from the
+//! trajectory. Full Pool calls it with every paragraph of the pool.
+
+use super::json::{extract_object, opt_array, opt_string, parse_citations, Citation, Extraction};
+use super::schema;
+use super::settings::EirSettings;
+use super::trajectory::request;
+use crate::env::EvidenceStore;
+use crate::llm::LlmError;
+use crate::methods::{AgentError, CallKind, Episode, PromptSet, RunContext, StopReason};
+use minijinja::context;
+use serde::Serialize;
+use serde_json::json;
+
+/// The evidence as the templates see it: paragraphs with numbered sentences.
+#[derive(Serialize)]
+pub struct EvidenceView {
+    title: String,
+    sentences: Vec<SentenceView>,
+}
+
+#[derive(Serialize)]
+struct SentenceView {
+    n: usize,
+    text: String,
+}
+
+pub fn evidence_view(store: &EvidenceStore) -> Vec<EvidenceView> {
+    store
+        .paragraphs()
+        .into_iter()
+        .map(|(title, records)| EvidenceView {
+            title: title.to_string(),
+            sentences: records
+                .iter()
+                .map(|r| SentenceView {
+                    n: r.sentence(),
+                    text: r.text().trim().to_string(),
+                })
+                .collect(),
+        })
+        .collect()
+}
+
+/// What the final call answered.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FinalAnswer {
+    pub answer: Option<String>,
+    /// Citations that name read sentences (titles as stored).
+    pub evidence: Vec<Citation>,
+    /// Citations dropped because they named no read sentence.
+    pub dropped: usize,
+    pub raw: String,
+}
+
+/// The final prompt: question and evidence only.
+pub fn final_prompt(
+    prompts: &PromptSet,
+    question: &str,
+    store: &EvidenceStore,
+) -> Result<String, AgentError> {
+    prompts
+        .render(
+            "eir_final.txt",
+            context! { question, paragraphs => evidence_view(store) },
+        )
+        .map_err(AgentError::config)
+}
+
+/// Reads the answer and citations from the final response: the JSON object if there
+/// is one, otherwise an `Answer:` line, otherwise a bare one-line reply.
+pub fn parse_final(text: &str, store: &EvidenceStore) -> FinalAnswer {
+    let mut out = FinalAnswer {
+        answer: None,
+        evidence: Vec::new(),
+        dropped: 0,
+        raw: text.to_string(),
+    };
+    if let Some(obj) = extract_object(text, Extraction::Tolerant) {
+        out.answer = opt_string(&obj, "answer").ok().flatten();
+        let cited = opt_array(&obj, "evidence")
+            .ok()
+            .and_then(|items| parse_citations(items).ok())
+            .unwrap_or_default();
+        for c in cited {
+            match store.get(&c.title, c.sentence) {
+                Some(r) => {
+                    let c = Citation {
+                        title: r.title().to_string(),
+                        sentence: r.sentence(),
+                    };
+                    if !out.evidence.contains(&c) {
+                        out.evidence.push(c);
+                    }
+                }
+                None => out.dropped += 1,
+            }
+        }
+    } else {
+        let line = text
+            .lines()
+            .find_map(|l| {
+                // Markdown emphasis around the label ("**Answer:**") is dropped first.
+                let l = l.replace(['*', '#'], "");
+                let l = l.trim();
+                l.get(..7)
+                    .filter(|p| p.eq_ignore_ascii_case("answer:"))
+                    .map(|_| l[7..].trim().to_string())
+            })
+            .or_else(|| {
+                let t = text.trim();
+                (!t.contains('\n') && !t.contains('{') && t.chars().count() <= 200)
+                    .then(|| t.to_string())
+            });
+        out.answer = line;
+    }
+    out.answer = out.answer.filter(|a| !a.is_empty());
+    out
+}
+
+/// Makes the final call and counts it as `Final`. On overflow the answer is `None`
+/// and the episode's stop reason says so.
+pub async fn final_call(
+    ctx: &RunContext,
+    settings: &EirSettings,
+    prompts: &PromptSet,
+    episode: &mut Episode,
+    question: &str,
+    store: &EvidenceStore,
+) -> Result<FinalAnswer, AgentError> {
+    let prompt = final_prompt(prompts, question, store)?;
+    let req = request(settings, prompt, schema::final_answer());
+    match ctx.model.complete(&req).await {
+        Ok(response) => {
+            episode.count_call(CallKind::Final, &response);
+            let parsed = parse_final(&response.text, store);
+            if parsed.answer.is_none() {
+                episode
+                    .extra
+                    .insert("final_unparseable".into(), json!(true));
+            }
+            Ok(parsed)
+        }
+        Err(LlmError::ContextOverflow { .. }) => {
+            episode.stop = StopReason::ContextOverflow;
+            Ok(FinalAnswer {
+                answer: None,
+                evidence: Vec::new(),
+                dropped: 0,
+                raw: String::new(),
+            })
+        }
+        Err(source) => {
+            let mut partial = episode.clone();
+            partial.stop = StopReason::Error;
+            Err(AgentError::Llm {
+                source,
+                partial: Box::new(partial),
+            })
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn store() -> EvidenceStore {
+        let mut s = EvidenceStore::default();
+        s.add_paragraph("Mary de Bohun", &["Mary was Eleanor's sister.".into()], 2);
+        s
+    }
+
+    #[test]
+    fn parses_json_and_drops_citations_of_unread_sentences() {
+        let f = parse_final(
+            "Here: {\"answer\": \"Mary de Bohun\", \"evidence\": [{\"title\": \"mary de bohun\", \"sentence\": 0}, {\"title\": \"X\", \"sentence\": 1}]}",
+            &store(),
+        );
+        assert_eq!(f.answer.as_deref(), Some("Mary de Bohun"));
+        assert_eq!(
+            f.evidence,
+            [Citation {
+                title: "Mary de Bohun".into(),
+                sentence: 0
+            }]
+        );
+        assert_eq!(f.dropped, 1);
+    }
+
+    #[test]
+    fn falls_back_to_an_answer_line_or_a_bare_reply() {
+        assert_eq!(
+            parse_final("Reasoning...\n**Answer:** Mary", &store())
+                .answer
+                .as_deref(),
+            Some("Mary")
+        );
+        assert_eq!(
+            parse_final("Mary de Bohun", &store()).answer.as_deref(),
+            Some("Mary de Bohun")
+        );
+        assert_eq!(parse_final("I think\nit is unclear", &store()).answer, None);
+    }
+
+    #[test]
+    fn prompt_labels_sentences_by_paragraph_and_number() {
+        let p = final_prompt(&PromptSet::default(), "Who is the aunt?", &store()).unwrap();
+        assert!(p.contains("Question: Who is the aunt?"));
+        assert!(
+            p.contains("[Mary de Bohun]\n(0) Mary was Eleanor's sister."),
+            "{p}"
+        );
+        let empty = final_prompt(&PromptSet::default(), "Q?", &EvidenceStore::default()).unwrap();
+        assert!(empty.contains("(no paragraph has been read)"));
+    }
+}

@@ -1,0 +1,76 @@
+//! Full Pool: one call that answers from every paragraph of the question's pool,
+//! distractors included, with exactly EIR's final answering instructions and evidence
+//! format (it renders the same template). It is the reference for complete evidence
+//! access, not a practical method for large collections.
+
+use super::final_call::final_call;
+use super::trajectory::record_metrics;
+use super::Shared;
+use crate::data::Question;
+use crate::env::titles::display_titles;
+use crate::env::EvidenceStore;
+use crate::methods::{AgentError, Episode, Method, RunContext, StopReason};
+use async_trait::async_trait;
+use serde_json::json;
+
+pub struct FullPool {
+    shared: Shared,
+}
+
+impl FullPool {
+    pub fn new(shared: Shared) -> Self {
+        FullPool { shared }
+    }
+}
+
+/// Every paragraph of the pool as evidence, under the titles the agent would see.
+pub fn whole_pool(question: &Question) -> EvidenceStore {
+    let mut store = EvidenceStore::default();
+    for (title, p) in display_titles(&question.paragraphs)
+        .iter()
+        .zip(&question.paragraphs)
+    {
+        store.add_paragraph(title, &p.sentences, 0);
+    }
+    store
+}
+
+#[async_trait]
+impl Method for FullPool {
+    fn name(&self) -> &str {
+        "full-pool"
+    }
+
+    async fn run(&self, question: &Question, ctx: &RunContext) -> Result<Episode, AgentError> {
+        let store = whole_pool(question);
+        let mut episode = Episode::default();
+        let s = &self.shared;
+        let answer = final_call(
+            ctx,
+            &s.settings,
+            &s.prompts,
+            &mut episode,
+            &question.text,
+            &store,
+        )
+        .await?;
+        if episode.stop != StopReason::ContextOverflow {
+            episode.stop = if answer.answer.is_some() {
+                StopReason::Finished
+            } else {
+                StopReason::ParseFailure
+            };
+        }
+        episode.answer = answer.answer.clone();
+        episode.retrieved = store.titles().to_vec();
+        episode
+            .extra
+            .insert("final_response".into(), json!(answer.raw));
+        episode
+            .extra
+            .insert("dropped_citations".into(), json!(answer.dropped));
+        let read = episode.retrieved.clone();
+        record_metrics(&mut episode, question, &answer.evidence, &read);
+        Ok(episode)
+    }
+}

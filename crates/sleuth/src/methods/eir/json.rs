@@ -1,0 +1,377 @@
+//! The JSON action protocol of the EIR setting: finding the JSON object in a response,
+//! reading the proposed action and citations out of it, and saying precisely why a
+//! response was rejected.
+//!
+//! EIR extracts the first balanced JSON object even from surrounding prose (models add a
+//! sentence before or after); Direct, Agentic SSR and Reflexion accept a response only
+//! when it is JSON as a whole (a Markdown code fence around it is allowed), as in the
+//! paper's comparison. Either way the raw text is kept in the trace.
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+/// How much surrounding text a response may carry around its JSON object.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Extraction {
+    /// The first balanced object anywhere in the text.
+    Tolerant,
+    /// The whole response (optionally in a code fence) must be one object.
+    Strict,
+}
+
+/// Why a response was not executed. Counted per cause in `rejected_actions`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RejectCause {
+    /// No JSON object could be read.
+    Unparseable,
+    /// A required field is absent.
+    MissingField,
+    /// A field has the wrong type or an unknown value.
+    WrongType,
+    /// A citation names a sentence that was not read.
+    InvalidCitation,
+    /// A list change revises an entry that does not exist (or depends on one).
+    UnknownEntry,
+    /// A list change adds an entry whose id is taken.
+    DuplicateEntry,
+    /// The action is not allowed now (a read on the submit-only turn, no reads left,
+    /// a search where the environment has none).
+    NotAllowed,
+    /// A submission with an empty answer.
+    EmptyAnswer,
+}
+
+impl RejectCause {
+    pub fn name(self) -> &'static str {
+        match self {
+            RejectCause::Unparseable => "unparseable",
+            RejectCause::MissingField => "missing_field",
+            RejectCause::WrongType => "wrong_type",
+            RejectCause::InvalidCitation => "invalid_citation",
+            RejectCause::UnknownEntry => "unknown_entry",
+            RejectCause::DuplicateEntry => "duplicate_entry",
+            RejectCause::NotAllowed => "not_allowed",
+            RejectCause::EmptyAnswer => "empty_answer",
+        }
+    }
+}
+
+/// A rejected response: the cause and an explanation that is shown to the model.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Rejection {
+    pub cause: RejectCause,
+    pub message: String,
+}
+
+impl Rejection {
+    pub fn new(cause: RejectCause, message: impl Into<String>) -> Self {
+        Rejection {
+            cause,
+            message: message.into(),
+        }
+    }
+}
+
+/// A reference to one read sentence: paragraph title and 0-based sentence number.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct Citation {
+    pub title: String,
+    pub sentence: usize,
+}
+
+/// The action a response proposes.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", tag = "type")]
+pub enum Move {
+    Read {
+        title: String,
+    },
+    Search {
+        query: String,
+    },
+    Submit {
+        answer: String,
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        evidence: Vec<Citation>,
+    },
+}
+
+impl Move {
+    /// The action in the trace's shared vocabulary.
+    pub fn to_action(&self) -> crate::env::Action {
+        use crate::env::Action;
+        match self {
+            Move::Read { title } => Action::Read(title.clone()),
+            Move::Search { query } => Action::Search(query.clone()),
+            Move::Submit { answer, .. } => Action::Finish(answer.clone()),
+        }
+    }
+}
+
+/// The JSON object in `text`, if any.
+pub fn extract_object(text: &str, mode: Extraction) -> Option<Map<String, Value>> {
+    let trimmed = strip_fence(text.trim());
+    if let Ok(Value::Object(map)) = serde_json::from_str::<Value>(trimmed) {
+        return Some(map);
+    }
+    if mode == Extraction::Strict {
+        return None;
+    }
+    let bytes = text.as_bytes();
+    let mut start = 0;
+    while let Some(offset) = text[start..].find('{') {
+        let open = start + offset;
+        if let Some(close) = balanced_end(bytes, open) {
+            if let Ok(Value::Object(map)) = serde_json::from_str::<Value>(&text[open..=close]) {
+                return Some(map);
+            }
+        }
+        start = open + 1;
+    }
+    None
+}
+
+/// Removes one surrounding Markdown code fence (```json ... ```).
+fn strip_fence(text: &str) -> &str {
+    let Some(rest) = text.strip_prefix("```") else {
+        return text;
+    };
+    let rest = rest.find('\n').map_or("", |i| &rest[i + 1..]);
+    rest.trim_end().strip_suffix("```").unwrap_or(rest).trim()
+}
+
+/// The index of the `}` closing the `{` at `open`, skipping braces inside strings.
+fn balanced_end(bytes: &[u8], open: usize) -> Option<usize> {
+    let mut depth = 0usize;
+    let mut in_string = false;
+    let mut escaped = false;
+    for (i, &b) in bytes.iter().enumerate().skip(open) {
+        if in_string {
+            match b {
+                _ if escaped => escaped = false,
+                b'\\' => escaped = true,
+                b'"' => in_string = false,
+                _ => {}
+            }
+            continue;
+        }
+        match b {
+            b'"' => in_string = true,
+            b'{' => depth += 1,
+            b'}' => {
+                depth -= 1;
+                if depth == 0 {
+                    return Some(i);
+                }
+            }
+            _ => {}
+        }
+    }
+    None
+}
+
+/// A string field: absent or null is `Ok(None)`; numbers and booleans are taken as
+/// their text (an answer like 1998 often arrives as a number).
+pub fn opt_string(obj: &Map<String, Value>, key: &str) -> Result<Option<String>, Rejection> {
+    match obj.get(key) {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::String(s)) => Ok(Some(s.trim().to_string())),
+        Some(Value::Number(n)) => Ok(Some(n.to_string())),
+        Some(Value::Bool(b)) => Ok(Some(if *b { "yes" } else { "no" }.to_string())),
+        Some(other) => Err(Rejection::new(
+            RejectCause::WrongType,
+            format!("`{key}` must be a string, not {}", kind(other)),
+        )),
+    }
+}
+
+/// A required string field.
+pub fn req_string(obj: &Map<String, Value>, key: &str, what: &str) -> Result<String, Rejection> {
+    opt_string(obj, key)?.ok_or_else(|| {
+        Rejection::new(
+            RejectCause::MissingField,
+            format!("{what} needs a `{key}` field"),
+        )
+    })
+}
+
+/// An optional array field (absent or null is empty).
+pub fn opt_array<'a>(obj: &'a Map<String, Value>, key: &str) -> Result<&'a [Value], Rejection> {
+    match obj.get(key) {
+        None | Some(Value::Null) => Ok(&[]),
+        Some(Value::Array(items)) => Ok(items),
+        Some(other) => Err(Rejection::new(
+            RejectCause::WrongType,
+            format!("`{key}` must be a list, not {}", kind(other)),
+        )),
+    }
+}
+
+pub fn kind(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "a list",
+        Value::Object(_) => "an object",
+    }
+}
+
+/// Citations as written: `[{"title": ..., "sentence": N}, ...]`. Sentence numbers may
+/// be integers or strings of digits; anything else is a type error.
+pub fn parse_citations(items: &[Value]) -> Result<Vec<Citation>, Rejection> {
+    items
+        .iter()
+        .map(|item| {
+            let Value::Object(obj) = item else {
+                return Err(Rejection::new(
+                    RejectCause::WrongType,
+                    format!(
+                        "each citation must be an object {{\"title\", \"sentence\"}}, not {}",
+                        kind(item)
+                    ),
+                ));
+            };
+            let title = req_string(obj, "title", "a citation")?;
+            let sentence = match obj.get("sentence") {
+                Some(Value::Number(n)) => n.as_u64().map(|n| n as usize),
+                Some(Value::String(s)) => s.trim().parse().ok(),
+                None | Some(Value::Null) => {
+                    return Err(Rejection::new(
+                        RejectCause::MissingField,
+                        format!("the citation of \"{title}\" needs a `sentence` number"),
+                    ))
+                }
+                _ => None,
+            };
+            let sentence = sentence.ok_or_else(|| {
+                Rejection::new(
+                    RejectCause::WrongType,
+                    format!("the citation of \"{title}\" must give `sentence` as a whole number"),
+                )
+            })?;
+            Ok(Citation { title, sentence })
+        })
+        .collect()
+}
+
+/// Reads the `action` field of a response object.
+pub fn parse_move(obj: &Map<String, Value>) -> Result<Move, Rejection> {
+    let action = match obj.get("action") {
+        Some(Value::Object(a)) => a,
+        None | Some(Value::Null) => {
+            return Err(Rejection::new(
+                RejectCause::MissingField,
+                "the response needs an `action` object",
+            ))
+        }
+        Some(other) => {
+            return Err(Rejection::new(
+                RejectCause::WrongType,
+                format!("`action` must be an object, not {}", kind(other)),
+            ))
+        }
+    };
+    let kind_name = req_string(action, "type", "the action")?.to_ascii_lowercase();
+    match kind_name.as_str() {
+        "read" => {
+            let title = opt_string(action, "title")?
+                .or(opt_string(action, "id")?)
+                .filter(|t| !t.is_empty())
+                .ok_or_else(|| {
+                    Rejection::new(RejectCause::MissingField, "a read needs a `title`")
+                })?;
+            Ok(Move::Read { title })
+        }
+        "search" => {
+            let query = req_string(action, "query", "a search")?;
+            Ok(Move::Search { query })
+        }
+        "submit" | "finish" | "answer" => {
+            let answer = req_string(action, "answer", "a submission")?;
+            if answer.is_empty() {
+                return Err(Rejection::new(
+                    RejectCause::EmptyAnswer,
+                    "a submission needs a non-empty `answer`",
+                ));
+            }
+            let evidence = parse_citations(opt_array(action, "evidence")?)?;
+            Ok(Move::Submit { answer, evidence })
+        }
+        other => Err(Rejection::new(
+            RejectCause::WrongType,
+            format!("unknown action type `{other}` (expected read or submit)"),
+        )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn tolerant_extraction_finds_the_object_inside_prose() {
+        let text =
+            "Sure! Here is my step: {\"a\": \"x } y\", \"b\": {\"c\": 1}} Hope that helps {oops}";
+        let obj = extract_object(text, Extraction::Tolerant).unwrap();
+        assert_eq!(Value::Object(obj), json!({"a": "x } y", "b": {"c": 1}}));
+        assert!(extract_object(text, Extraction::Strict).is_none());
+        assert!(extract_object("no json here {at all", Extraction::Tolerant).is_none());
+    }
+
+    #[test]
+    fn both_modes_accept_a_fenced_object_and_skip_broken_candidates() {
+        let fenced = "```json\n{\"action\": {\"type\": \"read\", \"title\": \"A\"}}\n```";
+        assert!(extract_object(fenced, Extraction::Strict).is_some());
+        let text = "{not json} then {\"ok\": true}";
+        assert_eq!(
+            Value::Object(extract_object(text, Extraction::Tolerant).unwrap()),
+            json!({"ok": true})
+        );
+    }
+
+    #[test]
+    fn moves_and_their_rejection_causes() {
+        let parse = |v: Value| parse_move(v.as_object().unwrap());
+        assert_eq!(
+            parse(json!({"action": {"type": "read", "title": " Beta "}})),
+            Ok(Move::Read {
+                title: "Beta".into()
+            })
+        );
+        assert_eq!(
+            parse(json!({"action": {"type": "submit", "answer": 1998,
+                "evidence": [{"title": "A", "sentence": "2"}]}})),
+            Ok(Move::Submit {
+                answer: "1998".into(),
+                evidence: vec![Citation {
+                    title: "A".into(),
+                    sentence: 2
+                }]
+            })
+        );
+        let cause = |v: Value| parse(v).unwrap_err().cause;
+        assert_eq!(cause(json!({"reasoning": "x"})), RejectCause::MissingField);
+        assert_eq!(cause(json!({"action": "read"})), RejectCause::WrongType);
+        assert_eq!(
+            cause(json!({"action": {"type": "read"}})),
+            RejectCause::MissingField
+        );
+        assert_eq!(
+            cause(json!({"action": {"type": "submit", "answer": "  "}})),
+            RejectCause::EmptyAnswer
+        );
+        assert_eq!(
+            cause(json!({"action": {"type": "submit", "answer": "x",
+                "evidence": [{"title": "A", "sentence": "S2"}]}})),
+            RejectCause::WrongType
+        );
+        assert_eq!(
+            cause(json!({"action": {"type": "jump"}})),
+            RejectCause::WrongType
+        );
+    }
+}
