@@ -1,1 +1,347 @@
-//! Integration tests: score.
+//! Integration tests: `sleuth score` on predictions generated from the real gold files,
+//! right for some ids and wrong for others, with the expected numbers worked out here.
+
+use crate::util::{self, ok, sleuth, stderr};
+use serde_json::{json, Value};
+use std::path::{Path, PathBuf};
+
+fn rows(path: &Path) -> Vec<Value> {
+    std::fs::read_to_string(path)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+fn score(dataset: &str, data: &Path, predictions: &Path, extra: &[&str]) -> Value {
+    let mut args = vec![
+        "score",
+        "--dataset",
+        dataset,
+        "--data",
+        data.to_str().unwrap(),
+        "--predictions",
+        predictions.to_str().unwrap(),
+        "--json",
+    ];
+    args.extend_from_slice(extra);
+    serde_json::from_str(&ok(&args)).expect("score --json prints JSON")
+}
+
+fn write(dir: &Path, name: &str, text: String) -> PathBuf {
+    let path = dir.join(name);
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+fn assert_close(got: &Value, want: f64) {
+    let got = got
+        .as_f64()
+        .unwrap_or_else(|| panic!("not a number: {got}"));
+    assert!((got - want).abs() < 1e-9, "got {got}, want {want}");
+}
+
+/// A plain answer: ASCII words only, no article, not yes/no, so its token count is
+/// simply its number of words.
+fn plain(answer: &str) -> bool {
+    answer
+        .chars()
+        .all(|c| c.is_ascii_alphanumeric() || c == ' ')
+        && !answer.is_empty()
+        && !answer
+            .to_lowercase()
+            .split_whitespace()
+            .any(|w| matches!(w, "a" | "an" | "the" | "yes" | "no" | "noanswer"))
+}
+
+#[test]
+fn hotpot_right_wrong_partial_and_missing() {
+    let gold = rows(&util::hotpot());
+    let dir = tempfile::tempdir().unwrap();
+    let (mut answers, mut sp) = (serde_json::Map::new(), serde_json::Map::new());
+    // 10 exactly right (answer and support).
+    for row in &gold[..10] {
+        let id = row["_id"].as_str().unwrap();
+        answers.insert(id.into(), row["answer"].clone());
+        sp.insert(id.into(), row["supporting_facts"].clone());
+    }
+    // 10 wrong: no shared token, and an empty support list.
+    for row in &gold[10..20] {
+        let id = row["_id"].as_str().unwrap();
+        answers.insert(id.into(), json!("qzxv wqpt"));
+        sp.insert(id.into(), json!([]));
+    }
+    // 5 partial: a plain gold answer of k words plus one extra word -> F1 = 2k / (2k + 1);
+    // support: only the first gold fact -> precision 1, recall 1/m.
+    let mut partial_f1 = 0.0;
+    let mut partial_sp_f1 = 0.0;
+    let partial: Vec<&Value> = gold[20..]
+        .iter()
+        .filter(|r| plain(r["answer"].as_str().unwrap()))
+        .take(5)
+        .collect();
+    for row in &partial {
+        let id = row["_id"].as_str().unwrap();
+        let answer = row["answer"].as_str().unwrap();
+        let k = answer.split_whitespace().count() as f64;
+        partial_f1 += 2.0 * k / (2.0 * k + 1.0);
+        answers.insert(id.into(), json!(format!("{answer} qzxv")));
+        let facts = row["supporting_facts"].as_array().unwrap();
+        let distinct: std::collections::HashSet<String> =
+            facts.iter().map(|f| f.to_string()).collect();
+        let m = distinct.len() as f64;
+        partial_sp_f1 += 2.0 * (1.0 / m) / (1.0 + 1.0 / m);
+        sp.insert(id.into(), json!([facts[0]]));
+    }
+    // The remaining 371 questions have no prediction at all; one prediction names no
+    // gold id.
+    answers.insert("not-a-gold-id".into(), json!("x"));
+    let preds = write(
+        dir.path(),
+        "pred.json",
+        json!({"answer": answers, "sp": sp}).to_string(),
+    );
+
+    let s = score("hotpotqa", &util::hotpot(), &preds, &[]);
+    assert_eq!(s["n"], 396);
+    assert_eq!(s["answered"], 25);
+    assert_eq!(s["missing"], 371);
+    assert_eq!(s["unmatched"], 1);
+    assert_close(&s["em"], 100.0 * 10.0 / 396.0);
+    assert_close(&s["f1"], 100.0 * (10.0 + partial_f1) / 396.0);
+    assert_close(&s["support_em"], 100.0 * 10.0 / 396.0);
+    assert_close(&s["support_f1"], 100.0 * (10.0 + partial_sp_f1) / 396.0);
+    assert_close(&s["joint_em"], 100.0 * 10.0 / 396.0);
+}
+
+#[test]
+fn hotpot_without_sp_reports_no_support() {
+    let gold = rows(&util::hotpot());
+    let dir = tempfile::tempdir().unwrap();
+    let answers: serde_json::Map<String, Value> = gold
+        .iter()
+        .map(|r| (r["_id"].as_str().unwrap().to_string(), r["answer"].clone()))
+        .collect();
+    let preds = write(
+        dir.path(),
+        "pred.json",
+        json!({ "answer": answers }).to_string(),
+    );
+    let s = score("hotpotqa", &util::hotpot(), &preds, &[]);
+    assert_close(&s["em"], 100.0);
+    assert_close(&s["f1"], 100.0);
+    assert!(s["support_em"].is_null() && s["support_f1"].is_null());
+
+    let table = ok(&[
+        "score",
+        "--dataset",
+        "hotpotqa",
+        "--data",
+        util::hotpot().to_str().unwrap(),
+        "--predictions",
+        preds.to_str().unwrap(),
+    ]);
+    assert!(table.contains("EM                 100.00"), "{table}");
+    assert!(table.contains("support not scored"), "{table}");
+}
+
+#[test]
+fn yes_no_rule_changes_f1_only_where_the_dataset_has_it() {
+    // Answer every yes/no comparison question with "yes of course": HotpotQA gives F1 0
+    // even when the gold is "yes".
+    let gold = rows(&util::hotpot());
+    let dir = tempfile::tempdir().unwrap();
+    let yes: Vec<&Value> = gold.iter().filter(|r| r["answer"] == "yes").collect();
+    assert!(!yes.is_empty());
+    let answers: serde_json::Map<String, Value> = yes
+        .iter()
+        .map(|r| {
+            (
+                r["_id"].as_str().unwrap().to_string(),
+                json!("yes of course"),
+            )
+        })
+        .collect();
+    let preds = write(
+        dir.path(),
+        "pred.json",
+        json!({ "answer": answers }).to_string(),
+    );
+    let s = score("hotpotqa", &util::hotpot(), &preds, &[]);
+    assert_close(&s["f1"], 0.0);
+    assert_eq!(s["answered"], yes.len());
+}
+
+#[test]
+fn musique_aliases_support_and_hop_filter() {
+    let gold = rows(&util::musique());
+    let dir = tempfile::tempdir().unwrap();
+    let mut lines = Vec::new();
+    let mut expected_em = 0.0;
+    let mut expected_sp_f1 = 0.0;
+    let mut expected_sp_em = 0.0;
+    for (i, row) in gold.iter().enumerate() {
+        let id = row["id"].as_str().unwrap();
+        let aliases = row["answer_aliases"].as_array().unwrap();
+        let supporting: Vec<u64> = row["paragraphs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|p| p["is_supporting"] == true)
+            .map(|p| p["idx"].as_u64().unwrap())
+            .collect();
+        let distractor = row["paragraphs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|p| p["is_supporting"] == false)
+            .unwrap()["idx"]
+            .clone();
+        let (answer, support) = match i % 4 {
+            // Right via an alias when there is one, with the gold support.
+            0 => {
+                expected_em += 1.0;
+                expected_sp_em += 1.0;
+                expected_sp_f1 += 1.0;
+                let answer = aliases.first().unwrap_or(&row["answer"]).clone();
+                (answer, json!(supporting))
+            }
+            // Empty answer (MuSiQue: F1 0 against a non-empty gold); one gold paragraph
+            // plus one distractor -> P 1/2, R 1/g.
+            1 => {
+                let g = supporting.len() as f64;
+                let (p, r) = (0.5, 1.0 / g);
+                expected_sp_f1 += 2.0 * p * r / (p + r);
+                (json!(""), json!([supporting[0], distractor]))
+            }
+            // Wrong answer, no support list.
+            2 => (json!("qzxv"), Value::Null),
+            // Missing entirely.
+            _ => continue,
+        };
+        let mut line = json!({"id": id, "predicted_answer": answer, "predicted_answerable": true});
+        if !support.is_null() {
+            line["predicted_support_idxs"] = support;
+        }
+        lines.push(line.to_string());
+    }
+    let preds = write(dir.path(), "pred.jsonl", lines.join("\n"));
+    let s = score("musique", &util::musique(), &preds, &[]);
+    assert_eq!(s["n"], 200);
+    assert_eq!(s["answered"], 150);
+    assert_eq!(s["missing"], 50);
+    assert_close(&s["em"], 100.0 * expected_em / 200.0);
+    assert_close(&s["f1"], 100.0 * expected_em / 200.0);
+    assert_close(&s["support_em"], 100.0 * expected_sp_em / 200.0);
+    assert_close(&s["support_f1"], 100.0 * expected_sp_f1 / 200.0);
+    assert!(s["joint_em"].is_null());
+
+    // With --hops 4 only the 4-hop questions count, and the other predictions are unmatched.
+    let four = score("musique", &util::musique(), &preds, &["--hops", "4"]);
+    assert_eq!(four["n"], 23);
+    assert_eq!(
+        four["unmatched"].as_u64().unwrap() as usize,
+        150 - four["answered"].as_u64().unwrap() as usize
+    );
+}
+
+#[test]
+fn twowiki_support_titles_are_case_insensitive() {
+    let gold = rows(&util::twowiki());
+    let dir = tempfile::tempdir().unwrap();
+    let (mut answers, mut sp) = (serde_json::Map::new(), serde_json::Map::new());
+    for row in &gold {
+        let id = row["_id"].as_str().unwrap();
+        answers.insert(id.into(), row["answer"].clone());
+        let lowered: Vec<Value> = row["supporting_facts"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|f| json!([f[0].as_str().unwrap().to_lowercase(), f[1]]))
+            .collect();
+        sp.insert(id.into(), json!(lowered));
+    }
+    let preds = write(
+        dir.path(),
+        "pred.json",
+        json!({"answer": answers, "sp": sp}).to_string(),
+    );
+    let s = score("2wiki", &util::twowiki(), &preds, &[]);
+    assert_close(&s["em"], 100.0);
+    assert_close(&s["support_em"], 100.0);
+    // The same lowercased titles are wrong under HotpotQA's rules wherever case changed.
+    let hotpot_style = score("jsonl", &jsonl_from_twowiki(dir.path(), &gold), &preds, &[]);
+    assert!(hotpot_style["support_em"].as_f64().unwrap() < 100.0);
+}
+
+/// The 2Wiki file rewritten in our own jsonl schema (titles and sentences kept).
+fn jsonl_from_twowiki(dir: &Path, gold: &[Value]) -> PathBuf {
+    let lines: Vec<String> = gold
+        .iter()
+        .map(|r| {
+            let paragraphs: Vec<Value> = r["context"].as_array().unwrap().iter().map(|p| json!({"title": p[0], "sentences": p[1]})).collect();
+            json!({"id": r["_id"], "question": r["question"], "answer": r["answer"], "paragraphs": paragraphs, "supporting_facts": r["supporting_facts"]}).to_string()
+        })
+        .collect();
+    write(dir, "2wiki-as-jsonl.jsonl", lines.join("\n"))
+}
+
+#[test]
+fn explain_shows_normalization() {
+    let gold = rows(&util::hotpot());
+    let dir = tempfile::tempdir().unwrap();
+    let id = gold[0]["_id"].as_str().unwrap();
+    let preds = write(
+        dir.path(),
+        "pred.json",
+        json!({"answer": {id: "The  Answer!"}}).to_string(),
+    );
+    let o = sleuth(&[
+        "score",
+        "--dataset",
+        "hotpotqa",
+        "--data",
+        util::hotpot().to_str().unwrap(),
+        "--predictions",
+        preds.to_str().unwrap(),
+        "--explain",
+        id,
+    ]);
+    assert!(o.status.success());
+    let err = stderr(&o);
+    assert!(err.contains("normalized: \"answer\""), "{err}");
+}
+
+#[test]
+fn malformed_predictions_name_file_and_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let preds = write(dir.path(), "pred.jsonl", "{\"id\": \"a\", \"predicted_answer\": \"x\"}\n{\"id\": \"b\", \"predicted_answer\": \"y\"}\n{\"id\": \"c\", \"predicted_answer\": 5}\n".into());
+    let o = sleuth(&[
+        "score",
+        "--dataset",
+        "musique",
+        "--data",
+        util::musique().to_str().unwrap(),
+        "--predictions",
+        preds.to_str().unwrap(),
+    ]);
+    assert!(!o.status.success());
+    let err = stderr(&o);
+    assert!(err.contains(&format!("{}:3:", preds.display())), "{err}");
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+}
+
+#[test]
+fn unknown_dataset_fails_in_one_line() {
+    let o = sleuth(&[
+        "score",
+        "--dataset",
+        "nq",
+        "--data",
+        "x",
+        "--predictions",
+        "y",
+    ]);
+    assert!(!o.status.success());
+    assert_eq!(stderr(&o).trim_end().lines().count(), 1);
+}

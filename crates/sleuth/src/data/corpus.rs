@@ -57,7 +57,7 @@ impl Corpus {
 
     /// Writes the corpus as JSON Lines, creating parent folders.
     pub fn write_jsonl(&self, path: &Path) -> Result<(), DataError> {
-        let io = |source| DataError::Io {
+        let io = |source| DataError::Write {
             path: path.to_path_buf(),
             source,
         };

@@ -28,6 +28,12 @@ pub enum DataError {
         #[source]
         source: std::io::Error,
     },
+    #[error("cannot write {path}: {source}")]
+    Write {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
     #[error("{path}:{line}: {message}")]
     Parse {
         path: PathBuf,
