@@ -388,6 +388,11 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         .out
         .clone()
         .unwrap_or_else(|| PathBuf::from("runs").join(&name));
+    for job in &jobs {
+        validate(job).with_context(|| {
+            format!("{}: job {}", args.file.display(), job.out_subdir.display())
+        })?;
+    }
     if args.dry_run {
         print_plan(&name, &description, &jobs, &args.model, &out_root);
         return Ok(());
@@ -416,10 +421,19 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Runs one job through the same code path as `sleuth eval`, writing its run directory
-/// at `out_root/job.out_subdir`.
-///
-/// Runs one job exactly as its `sleuth eval` command line would.
+/// Checks a job's method names and settings before anything runs, so a typo in a
+/// recipe fails at once rather than hours into a grid.
+fn validate(job: &ExperimentJob) -> anyhow::Result<()> {
+    sleuth::methods::registry::check_setting_keys(&job.settings).map_err(|e| anyhow::anyhow!(e))?;
+    let config = sleuth::methods::registry::MethodConfig {
+        settings: job.settings.clone(),
+        prompts: std::sync::Arc::new(sleuth::methods::PromptSet::default()),
+    };
+    crate::resolve::methods(&job.methods.join(","), &config).map(|_| ())
+}
+
+/// Runs one job exactly as its `sleuth eval` command line would, writing its run
+/// directory at `out_root/job.out_subdir`.
 fn run_job(job: &ExperimentJob, model: &str, out_root: &Path) -> anyhow::Result<()> {
     use clap::Parser;
     #[derive(Parser)]

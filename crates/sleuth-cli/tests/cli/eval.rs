@@ -308,3 +308,24 @@ fn bad_input_gets_one_line_errors() {
         assert_eq!(err.trim().lines().count(), 1, "one line: {err}");
     }
 }
+
+#[test]
+fn every_experiment_recipe_validates_and_plans() {
+    let dir = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../experiments");
+    let mut n = 0;
+    for entry in std::fs::read_dir(&dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_some_and(|e| e == "toml") {
+            let out = ok(&[
+                "experiment",
+                path.to_str().unwrap(),
+                "--model",
+                "scripted:unused",
+                "--dry-run",
+            ]);
+            assert!(out.contains("episodes"), "{}: {out}", path.display());
+            n += 1;
+        }
+    }
+    assert!(n >= 9, "recipes found: {n}");
+}

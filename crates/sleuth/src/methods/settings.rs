@@ -172,6 +172,10 @@ impl AgentSettings {
             }
             "enforce" => self.enforce = parse_bool(key, value)?,
             "max_reminders" => self.max_reminders = parse(key, value, "a non-negative integer")?,
+            "stopping" if value == "none" => {
+                self.stopping = Stopping::Nudge;
+                self.nudge = NudgeAt::Never;
+            }
             "stopping" => {
                 self.stopping = serde_json::from_value(serde_json::Value::String(value.to_string()))
                     .map_err(|_| {
