@@ -5,6 +5,7 @@
 //! embedded local model) implement [`ChatModel`]; middleware (retry, cache, accounting)
 //! wraps any `ChatModel` and is itself one.
 
+pub mod anthropic;
 mod error;
 mod http;
 pub mod openai;
@@ -13,6 +14,7 @@ mod scripted;
 mod secret;
 mod types;
 
+pub use anthropic::{AnthropicClient, AnthropicConfig};
 pub use error::LlmError;
 pub use openai::{OpenAiClient, OpenAiConfig};
 pub use quirks::{MaxTokensField, Quirks};

@@ -1,4 +1,5 @@
 //! Integration tests of the model layer against a real HTTP server on 127.0.0.1
 //! (`sleuth-testkit`): request shapes, error mapping, middleware and secrets.
 
+mod anthropic;
 mod openai;
