@@ -8,6 +8,7 @@
 pub mod anthropic;
 mod error;
 mod http;
+pub mod middleware;
 pub mod openai;
 pub mod quirks;
 mod scripted;
@@ -16,6 +17,10 @@ mod types;
 
 pub use anthropic::{AnthropicClient, AnthropicConfig};
 pub use error::LlmError;
+pub use middleware::{
+    CallStats, CostBudget, MeteredModel, ModelStack, Price, PriceTable, RateLimit, ResponseCache,
+    RetryPolicy, StatsSnapshot,
+};
 pub use openai::{OpenAiClient, OpenAiConfig};
 pub use quirks::{MaxTokensField, Quirks};
 pub use scripted::ScriptedModel;
