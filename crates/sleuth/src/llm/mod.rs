@@ -13,6 +13,7 @@ pub mod openai;
 pub mod quirks;
 mod scripted;
 mod secret;
+pub mod spec;
 mod types;
 
 pub use anthropic::{AnthropicClient, AnthropicConfig};
@@ -25,6 +26,9 @@ pub use openai::{OpenAiClient, OpenAiConfig};
 pub use quirks::{MaxTokensField, Quirks};
 pub use scripted::ScriptedModel;
 pub use secret::ApiKey;
+pub use spec::{
+    open_model, open_provider, open_stack, stack_with, EnvSource, ModelOptions, ModelSpec,
+};
 pub use types::{ChatRequest, ChatResponse, FinishReason, Message, OutputConstraint, Role, Usage};
 
 use async_trait::async_trait;
