@@ -2,4 +2,8 @@
 //! (`sleuth-testkit`): request shapes, error mapping, middleware and secrets.
 
 mod anthropic;
+mod middleware;
 mod openai;
+mod secrets;
+mod specs;
+mod support;
