@@ -47,6 +47,46 @@ pub(crate) async fn send(
     }
 }
 
+/// Removes the key from every text an error carries (a server may echo it anywhere,
+/// even in a 200 body that then fails to parse).
+pub(crate) fn redact_error(e: LlmError, key: Option<&ApiKey>) -> LlmError {
+    let Some(key) = key else { return e };
+    let r = |s: String| key.redact(&s);
+    match e {
+        LlmError::Http {
+            provider,
+            status,
+            message,
+            retry_after,
+        } => LlmError::Http {
+            provider,
+            status,
+            message: r(message),
+            retry_after,
+        },
+        LlmError::Connection { provider, message } => LlmError::Connection {
+            provider,
+            message: r(message),
+        },
+        LlmError::Decode {
+            provider,
+            message,
+            raw,
+        } => LlmError::Decode {
+            provider,
+            message: r(message),
+            raw: r(raw),
+        },
+        LlmError::ContextOverflow { provider, message } => LlmError::ContextOverflow {
+            provider,
+            message: r(message),
+        },
+        LlmError::Config(m) => LlmError::Config(r(m)),
+        LlmError::Refused(m) => LlmError::Refused(r(m)),
+        e @ LlmError::Timeout { .. } => e,
+    }
+}
+
 /// A transport failure (no usable response).
 pub(crate) fn transport_error(e: &reqwest::Error, ctx: &CallContext<'_>) -> LlmError {
     let provider = ctx.provider.to_string();

@@ -5,20 +5,31 @@
 //! embedded local model) implement [`ChatModel`]; middleware (retry, cache, accounting)
 //! wraps any `ChatModel` and is itself one.
 
+pub mod anthropic;
 pub mod attribution;
 mod error;
 mod http;
+pub mod middleware;
 pub mod openai;
 pub mod quirks;
 mod scripted;
 mod secret;
+pub mod spec;
 mod types;
 
+pub use anthropic::{AnthropicClient, AnthropicConfig};
 pub use error::LlmError;
+pub use middleware::{
+    CallStats, CostBudget, MeteredModel, ModelStack, Price, PriceTable, RateLimit, ResponseCache,
+    RetryPolicy, StatsSnapshot,
+};
 pub use openai::{OpenAiClient, OpenAiConfig};
 pub use quirks::{MaxTokensField, Quirks};
 pub use scripted::ScriptedModel;
 pub use secret::ApiKey;
+pub use spec::{
+    open_model, open_provider, open_stack, stack_with, EnvSource, ModelOptions, ModelSpec,
+};
 pub use types::{ChatRequest, ChatResponse, FinishReason, Message, OutputConstraint, Role, Usage};
 
 use async_trait::async_trait;

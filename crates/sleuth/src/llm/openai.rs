@@ -231,7 +231,8 @@ impl ChatModel for OpenAiClient {
             builder = builder.bearer_auth(key.expose());
         }
         let body = http::send(builder, &ctx).await?;
-        let mut response = parse_response(&body, &self.config.name)?;
+        let mut response = parse_response(&body, &self.config.name)
+            .map_err(|e| http::redact_error(e, self.config.api_key.as_ref()))?;
         if cut_at_stop(&mut response.text, &request.stop) {
             response.finish_reason = FinishReason::Stop;
         }

@@ -1,4 +1,9 @@
 //! Integration tests of the model layer against a real HTTP server on 127.0.0.1
 //! (`sleuth-testkit`): request shapes, error mapping, middleware and secrets.
 
+mod anthropic;
+mod middleware;
 mod openai;
+mod secrets;
+mod specs;
+mod support;

@@ -1,0 +1,265 @@
+//! The Anthropic Messages API client.
+//!
+//! Differences from the OpenAI shape that this client absorbs: the system prompt is a
+//! top-level `system` field; messages must alternate user/assistant, so consecutive
+//! messages of one role are merged; `max_tokens` is required (we default it);
+//! temperature is limited to [0, 1]; stop sequences go in `stop_sequences`. Output
+//! constraints (JSON schema, GBNF) are not sent: the agents validate text themselves.
+//!
+//! Usage is normalized to the OpenAI convention used throughout sleuth:
+//! `input_tokens` counts the whole prompt, including prompt-cache reads and writes,
+//! which Anthropic reports separately.
+
+use super::http::{self, CallContext};
+use super::quirks::cut_at_stop;
+use super::secret::ApiKey;
+use super::{ChatModel, ChatRequest, ChatResponse, FinishReason, LlmError, Role, Usage};
+use async_trait::async_trait;
+use serde::Deserialize;
+use serde_json::{json, Map, Value};
+use std::time::Duration;
+
+pub const ANTHROPIC_BASE_URL: &str = "https://api.anthropic.com/v1";
+pub const ANTHROPIC_VERSION: &str = "2023-06-01";
+
+#[derive(Debug, Clone)]
+pub struct AnthropicConfig {
+    /// e.g. `https://api.anthropic.com/v1`; `/messages` is appended.
+    pub base_url: String,
+    pub model: String,
+    pub api_key: Option<ApiKey>,
+    pub timeout: Duration,
+    /// Sent when a request has no `max_tokens` (the API requires one).
+    pub default_max_tokens: u32,
+    pub name: String,
+}
+
+impl AnthropicConfig {
+    pub fn new(model: impl Into<String>) -> AnthropicConfig {
+        let model = model.into();
+        AnthropicConfig {
+            name: format!("anthropic:{model}"),
+            base_url: ANTHROPIC_BASE_URL.into(),
+            model,
+            api_key: None,
+            timeout: Duration::from_secs(120),
+            default_max_tokens: 1024,
+        }
+    }
+    pub fn base_url(mut self, url: impl Into<String>) -> Self {
+        self.base_url = url.into().trim_end_matches('/').to_string();
+        self
+    }
+    pub fn api_key(mut self, key: Option<ApiKey>) -> Self {
+        self.api_key = key;
+        self
+    }
+    pub fn timeout(mut self, t: Duration) -> Self {
+        self.timeout = t;
+        self
+    }
+    pub fn default_max_tokens(mut self, n: u32) -> Self {
+        self.default_max_tokens = n;
+        self
+    }
+}
+
+pub struct AnthropicClient {
+    config: AnthropicConfig,
+    http: reqwest::Client,
+    url: String,
+}
+
+impl std::fmt::Debug for AnthropicClient {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AnthropicClient")
+            .field("config", &self.config)
+            .finish()
+    }
+}
+
+impl AnthropicClient {
+    pub fn new(config: AnthropicConfig) -> Result<AnthropicClient, LlmError> {
+        let http = http::client(config.timeout)?;
+        let url = format!("{}/messages", config.base_url);
+        Ok(AnthropicClient { config, http, url })
+    }
+
+    /// The JSON body for `request`.
+    pub fn request_body(&self, request: &ChatRequest) -> Value {
+        let system: Vec<&str> = request
+            .messages
+            .iter()
+            .filter(|m| m.role == Role::System)
+            .map(|m| m.content.as_str())
+            .collect();
+        // Merge runs of one role: the API rejects two user (or assistant) turns in a row.
+        let mut turns: Vec<(Role, String)> = Vec::new();
+        for m in request.messages.iter().filter(|m| m.role != Role::System) {
+            match turns.last_mut() {
+                Some((role, text)) if *role == m.role => {
+                    text.push_str("\n\n");
+                    text.push_str(&m.content);
+                }
+                _ => turns.push((m.role, m.content.clone())),
+            }
+        }
+        let messages: Vec<Value> = turns
+            .into_iter()
+            .map(|(role, content)| json!({"role": role, "content": content}))
+            .collect();
+        let mut body = Map::new();
+        body.insert("model".into(), json!(self.config.model));
+        body.insert(
+            "max_tokens".into(),
+            json!(request.max_tokens.unwrap_or(self.config.default_max_tokens)),
+        );
+        if !system.is_empty() {
+            body.insert("system".into(), json!(system.join("\n\n")));
+        }
+        body.insert("messages".into(), Value::Array(messages));
+        body.insert(
+            "temperature".into(),
+            json!(request.temperature.clamp(0.0, 1.0)),
+        );
+        if !request.stop.is_empty() {
+            body.insert("stop_sequences".into(), json!(request.stop));
+        }
+        Value::Object(body)
+    }
+}
+
+#[derive(Deserialize)]
+struct WireResponse {
+    #[serde(default)]
+    content: Vec<WireBlock>,
+    #[serde(default)]
+    stop_reason: Option<String>,
+    #[serde(default)]
+    usage: Option<WireUsage>,
+}
+
+#[derive(Deserialize)]
+struct WireBlock {
+    #[serde(default, rename = "type")]
+    kind: Option<String>,
+    #[serde(default)]
+    text: Option<String>,
+}
+
+#[derive(Deserialize, Default)]
+struct WireUsage {
+    #[serde(default)]
+    input_tokens: Option<u64>,
+    #[serde(default)]
+    output_tokens: Option<u64>,
+    #[serde(default)]
+    cache_read_input_tokens: Option<u64>,
+    #[serde(default)]
+    cache_creation_input_tokens: Option<u64>,
+}
+
+pub(crate) fn parse_response(body: &str, provider: &str) -> Result<ChatResponse, LlmError> {
+    let decode = |message: String| LlmError::Decode {
+        provider: provider.to_string(),
+        message,
+        raw: http::quote(body),
+    };
+    let value: Value = serde_json::from_str(body).map_err(|e| decode(format!("not JSON: {e}")))?;
+    if value.get("type").and_then(Value::as_str) == Some("error") {
+        return Err(decode(http::error_message(body)));
+    }
+    let wire: WireResponse =
+        serde_json::from_value(value).map_err(|e| decode(format!("not a message: {e}")))?;
+    let text: String = wire
+        .content
+        .iter()
+        .filter(|b| b.kind.as_deref().unwrap_or("text") == "text")
+        .filter_map(|b| b.text.as_deref())
+        .collect();
+    let u = wire.usage.unwrap_or_default();
+    let (read, write) = (
+        u.cache_read_input_tokens.unwrap_or(0),
+        u.cache_creation_input_tokens.unwrap_or(0),
+    );
+    let finish_reason = match wire.stop_reason.as_deref() {
+        None | Some("end_turn") | Some("stop_sequence") => FinishReason::Stop,
+        Some("max_tokens") => FinishReason::Length,
+        Some(_) => FinishReason::Other,
+    };
+    Ok(ChatResponse {
+        text,
+        usage: Usage {
+            input_tokens: u.input_tokens.unwrap_or(0) + read + write,
+            output_tokens: u.output_tokens.unwrap_or(0),
+            cached_input_tokens: read,
+            cache_write_tokens: write,
+        },
+        finish_reason,
+        cached: false,
+    })
+}
+
+#[async_trait]
+impl ChatModel for AnthropicClient {
+    fn name(&self) -> &str {
+        &self.config.name
+    }
+
+    async fn complete(&self, request: &ChatRequest) -> Result<ChatResponse, LlmError> {
+        let ctx = CallContext {
+            provider: &self.config.name,
+            key: self.config.api_key.as_ref(),
+            timeout: self.config.timeout,
+        };
+        let mut builder = self
+            .http
+            .post(&self.url)
+            .header("anthropic-version", ANTHROPIC_VERSION)
+            .json(&self.request_body(request));
+        if let Some(key) = &self.config.api_key {
+            builder = builder.header("x-api-key", key.expose());
+        }
+        let body = http::send(builder, &ctx).await?;
+        let mut response = parse_response(&body, &self.config.name)
+            .map_err(|e| http::redact_error(e, self.config.api_key.as_ref()))?;
+        if cut_at_stop(&mut response.text, &request.stop) {
+            response.finish_reason = FinishReason::Stop;
+        }
+        Ok(response)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn usage_includes_cache_reads_and_writes_and_stop_reasons_map() {
+        let body = r#"{"content":[{"type":"thinking","thinking":"hm"},{"type":"text","text":"Paris"}],
+            "stop_reason":"max_tokens",
+            "usage":{"input_tokens":5,"output_tokens":1,"cache_read_input_tokens":100,"cache_creation_input_tokens":20}}"#;
+        let r = parse_response(body, "a").unwrap();
+        assert_eq!(r.text, "Paris");
+        assert_eq!(r.finish_reason, FinishReason::Length);
+        assert_eq!(
+            r.usage,
+            Usage {
+                input_tokens: 125,
+                output_tokens: 1,
+                cached_input_tokens: 100,
+                cache_write_tokens: 20
+            }
+        );
+        let minimal = parse_response(r#"{"content":[{"text":"x"}]}"#, "a").unwrap();
+        assert_eq!(
+            (minimal.text.as_str(), minimal.finish_reason),
+            ("x", FinishReason::Stop)
+        );
+        let err = parse_response(
+            r#"{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}"#,
+            "a",
+        );
+        assert!(matches!(err, Err(LlmError::Decode { .. })));
+    }
+}

@@ -1,0 +1,481 @@
+//! Model specs (the `--model` strings) and opening them into a ready model stack.
+//!
+//! | spec | provider | key |
+//! |---|---|---|
+//! | `openai:MODEL` | api.openai.com (`OPENAI_BASE_URL` overrides) | `OPENAI_API_KEY`, required |
+//! | `openai-compat:BASE_URL#MODEL[?key_env=VAR&preset=NAME]` | any OpenAI-compatible server | `VAR`, else `SLEUTH_API_KEY_ENV`'s variable, else `OPENAI_API_KEY`; optional |
+//! | `anthropic:MODEL` | api.anthropic.com (`ANTHROPIC_BASE_URL` overrides) | `ANTHROPIC_API_KEY`, required |
+//! | `scripted:FILE` | replies from a JSON array or JSON Lines of strings, in order, repeating the last | none |
+//! | `local:NAME\|PATH.gguf` | the embedded model (crate `sleuth-local`, opened by the CLI) | none |
+//!
+//! `local:` parses to [`ModelSpec::Local`] but is not opened here: the core crate does
+//! not depend on llama.cpp. The CLI opens the local model itself and wraps it with
+//! [`ModelStack::builder`] like any other provider.
+
+use super::anthropic::{AnthropicClient, AnthropicConfig, ANTHROPIC_BASE_URL};
+use super::middleware::{
+    CostBudget, ModelStack, PriceTable, RateLimit, RateLimiter, ResponseCache, RetryPolicy,
+};
+use super::openai::{OpenAiClient, OpenAiConfig};
+use super::quirks::Quirks;
+use super::secret::ApiKey;
+use super::{ChatModel, LlmError, ScriptedModel};
+use std::collections::BTreeMap;
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::str::FromStr;
+use std::sync::Arc;
+use std::time::Duration;
+
+pub const OPENAI_BASE_URL: &str = "https://api.openai.com/v1";
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ModelSpec {
+    OpenAi {
+        model: String,
+    },
+    OpenAiCompat {
+        base_url: String,
+        model: String,
+        /// Variable holding the key (`?key_env=`).
+        key_env: Option<String>,
+        /// Server quirks preset (`?preset=`), see [`Quirks::PRESETS`].
+        preset: Option<String>,
+    },
+    Anthropic {
+        model: String,
+    },
+    Scripted {
+        path: PathBuf,
+    },
+    /// Not a core spec: the CLI opens it with the embedded-model crate.
+    Local {
+        name: String,
+    },
+}
+
+fn spec_error(spec: &str, why: &str) -> LlmError {
+    LlmError::Config(format!(
+        "invalid model spec `{spec}`: {why} (expected openai:MODEL, anthropic:MODEL, openai-compat:BASE_URL#MODEL, local:NAME|PATH.gguf or scripted:FILE)"
+    ))
+}
+
+impl FromStr for ModelSpec {
+    type Err = LlmError;
+
+    fn from_str(s: &str) -> Result<ModelSpec, LlmError> {
+        let (kind, rest) = s
+            .split_once(':')
+            .ok_or_else(|| spec_error(s, "no provider prefix"))?;
+        let nonempty = |v: &str, what: &str| {
+            if v.trim().is_empty() {
+                Err(spec_error(s, &format!("missing {what}")))
+            } else {
+                Ok(v.to_string())
+            }
+        };
+        match kind {
+            "openai" => Ok(ModelSpec::OpenAi {
+                model: nonempty(rest, "model name")?,
+            }),
+            "anthropic" => Ok(ModelSpec::Anthropic {
+                model: nonempty(rest, "model name")?,
+            }),
+            "scripted" => Ok(ModelSpec::Scripted {
+                path: PathBuf::from(nonempty(rest, "file")?),
+            }),
+            "local" => Ok(ModelSpec::Local {
+                name: nonempty(rest, "model name or path")?,
+            }),
+            "openai-compat" => parse_compat(s, rest),
+            other => Err(spec_error(s, &format!("unknown provider `{other}`"))),
+        }
+    }
+}
+
+fn parse_compat(spec: &str, rest: &str) -> Result<ModelSpec, LlmError> {
+    let (base_url, model_opts) = rest
+        .split_once('#')
+        .ok_or_else(|| spec_error(spec, "openai-compat needs BASE_URL#MODEL"))?;
+    if !(base_url.starts_with("http://") || base_url.starts_with("https://")) {
+        return Err(spec_error(
+            spec,
+            "the base URL must start with http:// or https://",
+        ));
+    }
+    let (model, opts) = model_opts.split_once('?').unwrap_or((model_opts, ""));
+    if model.is_empty() {
+        return Err(spec_error(spec, "missing model name after #"));
+    }
+    let (mut key_env, mut preset) = (None, None);
+    for pair in opts.split('&').filter(|p| !p.is_empty()) {
+        match pair.split_once('=') {
+            Some(("key_env", v)) if !v.is_empty() => key_env = Some(v.to_string()),
+            Some(("preset", v)) => {
+                Quirks::preset(v)?;
+                preset = Some(v.to_string());
+            }
+            _ => {
+                return Err(spec_error(
+                    spec,
+                    &format!("unknown option `{pair}` (known: key_env=VAR, preset=NAME)"),
+                ))
+            }
+        }
+    }
+    Ok(ModelSpec::OpenAiCompat {
+        base_url: base_url.trim_end_matches('/').to_string(),
+        model: model.to_string(),
+        key_env,
+        preset,
+    })
+}
+
+impl ModelSpec {
+    pub fn parse(s: &str) -> Result<ModelSpec, LlmError> {
+        s.parse()
+    }
+
+    /// Whether [`open_model`] can open this spec (everything but `local:`).
+    pub fn is_core(&self) -> bool {
+        !matches!(self, ModelSpec::Local { .. })
+    }
+}
+
+impl fmt::Display for ModelSpec {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ModelSpec::OpenAi { model } => write!(f, "openai:{model}"),
+            ModelSpec::Anthropic { model } => write!(f, "anthropic:{model}"),
+            ModelSpec::Scripted { path } => write!(f, "scripted:{}", path.display()),
+            ModelSpec::Local { name } => write!(f, "local:{name}"),
+            ModelSpec::OpenAiCompat {
+                base_url,
+                model,
+                key_env,
+                preset,
+            } => {
+                write!(f, "openai-compat:{base_url}#{model}")?;
+                let opts: Vec<String> = [("key_env", key_env), ("preset", preset)]
+                    .iter()
+                    .filter_map(|(k, v)| v.as_ref().map(|v| format!("{k}={v}")))
+                    .collect();
+                if !opts.is_empty() {
+                    write!(f, "?{}", opts.join("&"))?;
+                }
+                Ok(())
+            }
+        }
+    }
+}
+
+/// Where keys and base-URL overrides come from: the process environment, optionally
+/// overlaid with explicit values (tests, config files). Debug shows names only.
+#[derive(Clone, Default)]
+pub struct EnvSource {
+    overrides: BTreeMap<String, String>,
+    isolated: bool,
+}
+
+impl EnvSource {
+    /// The process environment.
+    pub fn process() -> EnvSource {
+        EnvSource::default()
+    }
+    /// Only explicitly set values; the process environment is ignored.
+    pub fn isolated() -> EnvSource {
+        EnvSource {
+            overrides: BTreeMap::new(),
+            isolated: true,
+        }
+    }
+    pub fn set(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
+        self.overrides.insert(name.into(), value.into());
+        self
+    }
+    /// A variable's non-empty value.
+    pub fn get(&self, name: &str) -> Option<String> {
+        let v = match self.overrides.get(name) {
+            Some(v) => Some(v.clone()),
+            None if !self.isolated => std::env::var(name).ok(),
+            None => None,
+        };
+        v.filter(|v| !v.trim().is_empty())
+    }
+}
+
+impl fmt::Debug for EnvSource {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("EnvSource")
+            .field("overrides", &self.overrides.keys().collect::<Vec<_>>())
+            .field("isolated", &self.isolated)
+            .finish()
+    }
+}
+
+/// How to open a model: transport settings and middleware.
+#[derive(Debug, Clone)]
+pub struct ModelOptions {
+    /// Per-request timeout (one attempt).
+    pub timeout: Duration,
+    pub retry: RetryPolicy,
+    /// Directory of the response cache; `None` disables caching.
+    pub cache_dir: Option<PathBuf>,
+    pub rate_limit: Option<RateLimit>,
+    pub prices: Arc<PriceTable>,
+    /// The run's spending cap (`--max-cost`), shared across models of one run.
+    pub budget: Option<Arc<CostBudget>>,
+    /// `max_tokens` sent to Anthropic when a request has none.
+    pub anthropic_max_tokens: u32,
+    pub env: EnvSource,
+}
+
+impl Default for ModelOptions {
+    fn default() -> Self {
+        ModelOptions {
+            timeout: Duration::from_secs(120),
+            retry: RetryPolicy::default(),
+            cache_dir: None,
+            rate_limit: None,
+            prices: Arc::new(PriceTable::defaults()),
+            budget: None,
+            anthropic_max_tokens: 1024,
+            env: EnvSource::process(),
+        }
+    }
+}
+
+fn required_key(env: &EnvSource, var: &str, spec: &ModelSpec) -> Result<ApiKey, LlmError> {
+    env.get(var).map(ApiKey::new).ok_or_else(|| {
+        LlmError::Config(format!(
+            "model `{spec}` needs an API key: set the environment variable {var}"
+        ))
+    })
+}
+
+/// Opens the bare provider for `spec`, without middleware.
+pub fn open_provider(
+    spec: &ModelSpec,
+    opts: &ModelOptions,
+) -> Result<Arc<dyn ChatModel>, LlmError> {
+    Ok(match spec {
+        ModelSpec::OpenAi { model } => {
+            let key = required_key(&opts.env, "OPENAI_API_KEY", spec)?;
+            let base = opts.env.get("OPENAI_BASE_URL").unwrap_or_else(|| OPENAI_BASE_URL.into());
+            let config = OpenAiConfig::new(base, model)
+                .api_key(Some(key))
+                .timeout(opts.timeout)
+                .quirks(Quirks::for_openai_model(model))
+                .name(spec.to_string());
+            Arc::new(OpenAiClient::new(config)?)
+        }
+        ModelSpec::OpenAiCompat { base_url, model, key_env, preset } => {
+            let var = key_env
+                .clone()
+                .or_else(|| opts.env.get("SLEUTH_API_KEY_ENV"))
+                .unwrap_or_else(|| "OPENAI_API_KEY".into());
+            let quirks = match preset {
+                Some(p) => Quirks::preset(p)?,
+                None => Quirks::generic(),
+            };
+            let config = OpenAiConfig::new(base_url, model)
+                .api_key(opts.env.get(&var).map(ApiKey::new))
+                .timeout(opts.timeout)
+                .quirks(quirks)
+                .name(format!("openai-compat:{base_url}#{model}"));
+            Arc::new(OpenAiClient::new(config)?)
+        }
+        ModelSpec::Anthropic { model } => {
+            let key = required_key(&opts.env, "ANTHROPIC_API_KEY", spec)?;
+            let base = opts.env.get("ANTHROPIC_BASE_URL").unwrap_or_else(|| ANTHROPIC_BASE_URL.into());
+            let config = AnthropicConfig::new(model)
+                .base_url(base)
+                .api_key(Some(key))
+                .timeout(opts.timeout)
+                .default_max_tokens(opts.anthropic_max_tokens);
+            Arc::new(AnthropicClient::new(config)?)
+        }
+        ModelSpec::Scripted { path } => {
+            Arc::new(ScriptedModel::new(load_script(path)?).named(spec.to_string()))
+        }
+        ModelSpec::Local { name } => {
+            return Err(LlmError::Config(format!(
+                "`local:{name}` is served by the embedded-model crate (sleuth-local), not by sleuth::llm::open_model"
+            )))
+        }
+    })
+}
+
+/// Wraps an already-open provider (e.g. the embedded local model) with the middleware
+/// that `opts` asks for.
+pub fn stack_with(
+    provider: Arc<dyn ChatModel>,
+    opts: &ModelOptions,
+) -> Result<ModelStack, LlmError> {
+    let mut stack = ModelStack::builder(provider)
+        .retry(opts.retry.clone())
+        .prices(opts.prices.clone());
+    if let Some(dir) = &opts.cache_dir {
+        stack = stack.cache(ResponseCache::open(dir)?);
+    }
+    if let Some(budget) = &opts.budget {
+        stack = stack.budget(budget.clone());
+    }
+    if let Some(limit) = opts.rate_limit {
+        stack = stack.rate_limiter(RateLimiter::new(limit)?);
+    }
+    Ok(stack)
+}
+
+/// Opens `spec` with its full middleware stack; use [`ModelStack::session`] for
+/// per-record accounting.
+pub fn open_stack(spec: &ModelSpec, opts: &ModelOptions) -> Result<ModelStack, LlmError> {
+    stack_with(open_provider(spec, opts)?, opts)
+}
+
+/// Opens `spec` as one shared model with its middleware.
+pub fn open_model(spec: &ModelSpec, opts: &ModelOptions) -> Result<Arc<dyn ChatModel>, LlmError> {
+    Ok(open_stack(spec, opts)?.model())
+}
+
+/// Reads a scripted model's replies: a JSON array of strings, or JSON Lines with one
+/// string per line (blank lines skipped).
+pub fn load_script(path: &Path) -> Result<Vec<String>, LlmError> {
+    let shown = path.display();
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| LlmError::Config(format!("{shown}: cannot read scripted replies: {e}")))?;
+    let replies: Vec<String> = if text.trim_start().starts_with('[') {
+        serde_json::from_str(&text).map_err(|e| {
+            LlmError::Config(format!(
+                "{shown}:{}: expected a JSON array of strings: {e}",
+                e.line()
+            ))
+        })?
+    } else {
+        let mut out = Vec::new();
+        for (i, line) in text.lines().enumerate() {
+            if line.trim().is_empty() {
+                continue;
+            }
+            let reply: String = serde_json::from_str(line).map_err(|e| {
+                LlmError::Config(format!(
+                    "{shown}:{}: expected a JSON string per line: {e}",
+                    i + 1
+                ))
+            })?;
+            out.push(reply);
+        }
+        out
+    };
+    if replies.is_empty() {
+        return Err(LlmError::Config(format!("{shown}: no scripted replies")));
+    }
+    Ok(replies)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn specs_parse_and_print_back() {
+        for s in [
+            "openai:gpt-4o-mini",
+            "anthropic:claude-sonnet-4-5",
+            "scripted:replies.json",
+            "local:smollm2",
+            "local:/models/x.gguf",
+            "openai-compat:http://127.0.0.1:8080/v1#llama3.2:1b",
+            "openai-compat:https://h/v1#m?key_env=MY_KEY&preset=vllm",
+        ] {
+            assert_eq!(ModelSpec::parse(s).unwrap().to_string(), s);
+        }
+        let compat =
+            ModelSpec::parse("openai-compat:http://h:8000/v1/#org/model?preset=llama-cpp").unwrap();
+        assert_eq!(
+            compat,
+            ModelSpec::OpenAiCompat {
+                base_url: "http://h:8000/v1".into(),
+                model: "org/model".into(),
+                key_env: None,
+                preset: Some("llama-cpp".into())
+            }
+        );
+        assert!(!ModelSpec::parse("local:x").unwrap().is_core());
+        assert!(ModelSpec::parse("openai:x").unwrap().is_core());
+    }
+
+    #[test]
+    fn bad_specs_say_why() {
+        for (s, why) in [
+            ("gpt-4o", "no provider prefix"),
+            ("openai:", "missing model"),
+            ("foo:bar", "unknown provider `foo`"),
+            ("openai-compat:http://h/v1", "BASE_URL#MODEL"),
+            ("openai-compat:h/v1#m", "http://"),
+            ("openai-compat:http://h/v1#", "missing model"),
+            ("openai-compat:http://h/v1#m?x=1", "unknown option `x=1`"),
+            (
+                "openai-compat:http://h/v1#m?preset=nope",
+                "unknown server preset",
+            ),
+        ] {
+            let e = ModelSpec::parse(s).unwrap_err().to_string();
+            assert!(e.contains(why), "{s}: {e}");
+        }
+    }
+
+    #[test]
+    fn missing_keys_name_the_variable() {
+        let opts = ModelOptions {
+            env: EnvSource::isolated(),
+            ..ModelOptions::default()
+        };
+        let e = open_model(&ModelSpec::parse("openai:gpt-4o").unwrap(), &opts)
+            .err()
+            .unwrap();
+        assert!(e.to_string().contains("OPENAI_API_KEY"), "{e}");
+        let e = open_model(
+            &ModelSpec::parse("anthropic:claude-haiku-4-5").unwrap(),
+            &opts,
+        )
+        .err()
+        .unwrap();
+        assert!(e.to_string().contains("ANTHROPIC_API_KEY"), "{e}");
+        let e = open_model(&ModelSpec::parse("local:smollm2").unwrap(), &opts)
+            .err()
+            .unwrap();
+        assert!(e.to_string().contains("sleuth-local"), "{e}");
+        // openai-compat works without a key.
+        assert!(open_model(
+            &ModelSpec::parse("openai-compat:http://h/v1#m").unwrap(),
+            &opts
+        )
+        .is_ok());
+    }
+
+    #[test]
+    fn scripts_load_from_arrays_and_json_lines_with_line_numbers() {
+        let dir = tempfile::tempdir().unwrap();
+        let arr = dir.path().join("a.json");
+        std::fs::write(&arr, r#"["one", "two"]"#).unwrap();
+        assert_eq!(load_script(&arr).unwrap(), vec!["one", "two"]);
+        let lines = dir.path().join("b.jsonl");
+        std::fs::write(&lines, "\"one\"\n\n\"two\\nlines\"\n").unwrap();
+        assert_eq!(load_script(&lines).unwrap(), vec!["one", "two\nlines"]);
+        std::fs::write(&lines, "\"ok\"\nnot json\n").unwrap();
+        let e = load_script(&lines).unwrap_err().to_string();
+        assert!(e.contains("b.jsonl:2:"), "{e}");
+        std::fs::write(&arr, "[1, 2]").unwrap();
+        assert!(load_script(&arr)
+            .unwrap_err()
+            .to_string()
+            .contains("a.json:1:"));
+        std::fs::write(&arr, "[]").unwrap();
+        assert!(load_script(&arr)
+            .unwrap_err()
+            .to_string()
+            .contains("no scripted replies"));
+        assert!(load_script(&dir.path().join("missing")).is_err());
+    }
+}
