@@ -4,6 +4,7 @@
 //! (datasets, models, methods) in one place and runs. `anyhow` lives only in this crate.
 
 mod commands;
+mod local;
 mod progress;
 mod resolve;
 mod show;

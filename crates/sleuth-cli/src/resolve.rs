@@ -1,12 +1,13 @@
 //! Turning parsed arguments into real objects, in one place: benchmark questions,
 //! the model, the methods. Every failure here is a one-line error that says what to do.
 
-use anyhow::{anyhow, bail, Context, Result};
+use anyhow::{anyhow, bail, Result};
 use clap::Args;
 use rand::seq::SliceRandom;
 use rand::SeedableRng;
 use sleuth::data::{self, Dataset, Question};
-use sleuth::llm::ChatModel;
+use sleuth::llm::{open_stack, stack_with, CostBudget, ModelOptions, ModelSpec, ModelStack, PriceTable, RateLimit};
+use std::time::Duration;
 use sleuth::methods::registry::{self, MethodConfig};
 use sleuth::methods::{Method, PromptSet};
 use std::collections::BTreeMap;
@@ -99,71 +100,89 @@ pub fn parse_shard(spec: &str) -> Result<(usize, usize)> {
     Ok((i, n))
 }
 
-/// Which model to call and how.
+/// Which model to call and how: provider spec, transport, and the middleware stack
+/// (retries, response cache, rate limits, cost budget).
 #[derive(Args, Debug, Clone)]
 pub struct ModelArgs {
     /// Model spec: openai:MODEL, anthropic:MODEL, openai-compat:BASE_URL#MODEL,
     /// local:NAME|PATH.gguf, scripted:FILE.
     #[arg(long)]
     pub model: String,
-    /// Seconds before a model request times out.
+    /// Seconds before one model request times out.
     #[arg(long, default_value_t = 120)]
     pub timeout: u64,
+    /// Attempts per model call, the first included (429/5xx/timeouts are retried).
+    #[arg(long, default_value_t = 6)]
+    pub attempts: u32,
+    /// Response cache directory (default: the user cache dir, e.g. ~/.cache/sleuth/responses).
+    #[arg(long, env = "SLEUTH_CACHE")]
+    pub cache: Option<PathBuf>,
+    /// Do not read or write the response cache.
+    #[arg(long, env = "SLEUTH_NO_CACHE")]
+    pub no_cache: bool,
+    /// Stop cleanly before the run's billed cost would exceed this many USD.
+    #[arg(long)]
+    pub max_cost: Option<f64>,
+    /// Requests per minute allowed to the provider (shared by all concurrent questions).
+    #[arg(long)]
+    pub rpm: Option<f64>,
+    /// Tokens per minute allowed to the provider.
+    #[arg(long)]
+    pub tpm: Option<f64>,
+    /// A TOML or JSON price table (USD per million tokens) overriding the built-in one.
+    #[arg(long)]
+    pub prices: Option<PathBuf>,
 }
 
 impl ModelArgs {
-    pub fn open(&self) -> Result<Arc<dyn ChatModel>> {
-        open_model(&self.model, self)
+    fn options(&self) -> Result<ModelOptions> {
+        let mut opts = ModelOptions {
+            timeout: Duration::from_secs(self.timeout.max(1)),
+            ..ModelOptions::default()
+        };
+        opts.retry.max_attempts = self.attempts.max(1);
+        if !self.no_cache {
+            opts.cache_dir = Some(match &self.cache {
+                Some(dir) => dir.clone(),
+                None => default_cache_dir()?,
+            });
+        }
+        if let Some(path) = &self.prices {
+            opts.prices = Arc::new(PriceTable::defaults_with_file(path)?);
+        }
+        if let Some(limit) = self.max_cost {
+            if limit <= 0.0 {
+                bail!("--max-cost must be positive (USD)");
+            }
+            opts.budget = Some(CostBudget::new(limit));
+        }
+        if self.rpm.is_some() || self.tpm.is_some() {
+            opts.rate_limit = Some(RateLimit {
+                requests_per_minute: self.rpm,
+                tokens_per_minute: self.tpm,
+            });
+        }
+        Ok(opts)
+    }
+
+    /// The model with its middleware stack.
+    pub fn open_stack(&self) -> Result<ModelStack> {
+        let spec = ModelSpec::parse(&self.model)?;
+        let opts = self.options()?;
+        if spec.is_core() {
+            return Ok(open_stack(&spec, &opts)?);
+        }
+        Ok(stack_with(crate::local::open(&spec)?, &opts)?)
     }
 }
 
-fn open_model(spec: &str, args: &ModelArgs) -> Result<Arc<dyn ChatModel>> {
-    use sleuth::llm::{ApiKey, OpenAiClient, OpenAiConfig, Quirks, ScriptedModel};
-    let key = || {
-        std::env::var("OPENAI_API_KEY")
-            .ok()
-            .filter(|k| !k.is_empty())
-            .map(ApiKey::new)
-    };
-    let timeout = std::time::Duration::from_secs(args.timeout);
-    if let Some(rest) = spec.strip_prefix("openai-compat:") {
-        let (base, model) = rest
-            .split_once('#')
-            .ok_or_else(|| anyhow!("model spec `{spec}`: expected openai-compat:BASE_URL#MODEL"))?;
-        let config = OpenAiConfig::new(base, model)
-            .api_key(key())
-            .timeout(timeout);
-        return Ok(Arc::new(OpenAiClient::new(config)?));
-    }
-    if let Some(model) = spec.strip_prefix("openai:") {
-        let key = key()
-            .ok_or_else(|| anyhow!("OPENAI_API_KEY is not set (export it to use `{spec}`)"))?;
-        let config = OpenAiConfig::new("https://api.openai.com/v1", model)
-            .api_key(Some(key))
-            .timeout(timeout)
-            .quirks(Quirks::for_openai_model(model))
-            .name(spec);
-        return Ok(Arc::new(OpenAiClient::new(config)?));
-    }
-    if let Some(file) = spec.strip_prefix("scripted:") {
-        let text = std::fs::read_to_string(file)
-            .with_context(|| format!("reading scripted replies {file}"))?;
-        let replies: Vec<String> = serde_json::from_str(&text)
-            .or_else(|_| {
-                text.lines()
-                    .filter(|l| !l.trim().is_empty())
-                    .map(serde_json::from_str)
-                    .collect()
-            })
-            .map_err(|e| {
-                anyhow!("{file}: expected a JSON array of strings or JSON Lines of strings: {e}")
-            })?;
-        if replies.is_empty() {
-            bail!("{file}: no scripted replies");
-        }
-        return Ok(Arc::new(ScriptedModel::new(replies).named(spec)));
-    }
-    bail!("unknown model spec `{spec}` (expected openai:MODEL, anthropic:MODEL, openai-compat:BASE_URL#MODEL, local:NAME|PATH.gguf or scripted:FILE)")
+/// `$XDG_CACHE_HOME/sleuth/responses`, else `~/.cache/sleuth/responses`.
+fn default_cache_dir() -> Result<PathBuf> {
+    let base = std::env::var_os("XDG_CACHE_HOME")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))
+        .ok_or_else(|| anyhow!("no cache directory: set --cache DIR or --no-cache"))?;
+    Ok(base.join("sleuth").join("responses"))
 }
 
 /// Method options shared by `ask`, `eval` and `experiment`.

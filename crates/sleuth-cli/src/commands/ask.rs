@@ -52,8 +52,8 @@ pub fn run(args: Args) -> Result<()> {
     let question = question(&args)?;
     let config = args.options.config()?;
     let method = resolve::methods(&args.method, &config)?.remove(0);
-    let model = args.model.open()?;
-    let mut ctx = RunContext::new(model);
+    let stack = args.model.open_stack()?;
+    let mut ctx = RunContext::new(stack.model());
     ctx.observer = Some(Arc::new(Printer { full: args.full }));
 
     println!("Question: {}\n", question.text);

@@ -4,7 +4,6 @@ use crate::progress::EvalProgress;
 use crate::resolve::{self, MethodArgs, ModelArgs, QuestionArgs};
 use anyhow::Result;
 use sleuth::eval::{RunConfig, RunStore, Runner};
-use sleuth::methods::RunContext;
 use std::path::PathBuf;
 
 #[derive(clap::Args)]
@@ -33,7 +32,7 @@ pub fn run(args: Args) -> Result<()> {
     let questions = args.questions.load()?;
     let config = args.method.config()?;
     let methods = resolve::methods(&args.methods, &config)?;
-    let model = args.model.open()?;
+    let stack = args.model.open_stack()?;
     let run_config = RunConfig {
         sleuth_version: env!("CARGO_PKG_VERSION").to_string(),
         dataset: args.questions.dataset()?.name().to_string(),
@@ -49,14 +48,9 @@ pub fn run(args: Args) -> Result<()> {
         env: None,
     };
     let store = RunStore::open(&args.out, &run_config)?;
-    let runner = Runner {
-        context: RunContext::new(model),
-        model_name: args.model.model.clone(),
-        methods,
-        concurrency: args.concurrency,
-        retry_errors: args.retry_errors,
-        pricer: None,
-    };
+    let mut runner = Runner::new(stack, args.model.model.clone(), methods);
+    runner.concurrency = args.concurrency;
+    runner.retry_errors = args.retry_errors;
     let progress = EvalProgress::new();
     let summary =
         tokio::runtime::Runtime::new()?.block_on(runner.run(&questions, &store, &progress))?;
@@ -67,6 +61,14 @@ pub fn run(args: Args) -> Result<()> {
         summary.skipped,
         summary.errors
     );
+    let totals = runner.stack.totals();
+    eprintln!(
+        "model calls {} (retries {}, cache hits {}), tokens {} in / {} out, billed ${:.4}",
+        totals.calls, totals.retries, totals.cache_hits, totals.usage.input_tokens, totals.usage.output_tokens, totals.cost_usd
+    );
+    if let Some(reason) = &summary.halted {
+        anyhow::bail!("stopped before exceeding the cost budget ({reason}); rerun with a larger --max-cost to continue");
+    }
     if summary.written > 0 && summary.errors == summary.written {
         let first = summary.first_error.unwrap_or_default();
         anyhow::bail!("every question failed (first error: {first}); check the model endpoint and key, then rerun with --retry-errors");

@@ -280,7 +280,7 @@ fn bad_input_gets_one_line_errors() {
                 "--out",
                 "/tmp/x",
             ],
-            "unknown model spec",
+            "invalid model spec `gpt4`",
         ),
         (
             vec![

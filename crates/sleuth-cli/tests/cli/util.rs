@@ -26,14 +26,18 @@ pub fn twowiki() -> PathBuf {
     shared_data("2wikimultihopqa/2wiki_dev_subset_with_context.jsonl")
 }
 
-/// Runs `sleuth ARGS` with a clean environment for keys.
+/// Runs `sleuth ARGS` with no API keys and no response cache unless a test asks for
+/// one with `--cache DIR` (tests must not share state through the user's cache).
 pub fn sleuth(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_sleuth"))
-        .args(args)
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_sleuth"));
+    cmd.args(args)
         .env_remove("OPENAI_API_KEY")
         .env_remove("ANTHROPIC_API_KEY")
-        .output()
-        .expect("run sleuth")
+        .env_remove("SLEUTH_CACHE");
+    if !args.contains(&"--cache") {
+        cmd.env("SLEUTH_NO_CACHE", "true");
+    }
+    cmd.output().expect("run sleuth")
 }
 
 pub fn stdout(o: &Output) -> String {

@@ -2,7 +2,6 @@
 //! Field names are a stable contract (other tools read them).
 
 use crate::data::Question;
-use crate::llm::Usage;
 use crate::methods::{Episode, StopReason, Turn};
 use serde::{Deserialize, Serialize};
 
@@ -59,7 +58,8 @@ pub struct RecordContext<'a> {
     pub method: &'a str,
     pub model: &'a str,
     pub retries: u32,
-    pub pricer: Option<&'a (dyn Fn(&Usage) -> f64 + Send + Sync)>,
+    /// What the provider billed for this episode (cache hits cost nothing).
+    pub cost_usd: f64,
 }
 
 impl RunRecord {
@@ -107,7 +107,7 @@ impl RunRecord {
             input_tokens: episode.usage.input_tokens,
             output_tokens: episode.usage.output_tokens,
             cached_input_tokens: episode.usage.cached_input_tokens,
-            cost_usd: ctx.pricer.map_or(0.0, |p| p(&episode.billed_usage)),
+            cost_usd: ctx.cost_usd,
             retries: ctx.retries,
             nudge_turn: episode.nudge_turn,
             reminders: episode.reminders,

@@ -6,7 +6,6 @@
 //! wraps any `ChatModel` and is itself one.
 
 pub mod anthropic;
-pub mod attribution;
 mod error;
 mod http;
 pub mod middleware;
