@@ -6,13 +6,15 @@ use clap::Args;
 use rand::seq::SliceRandom;
 use rand::SeedableRng;
 use sleuth::data::{self, Dataset, Question};
-use sleuth::llm::{open_stack, stack_with, CostBudget, ModelOptions, ModelSpec, ModelStack, PriceTable, RateLimit};
-use std::time::Duration;
+use sleuth::llm::{
+    open_stack, stack_with, CostBudget, ModelOptions, ModelSpec, ModelStack, PriceTable, RateLimit,
+};
 use sleuth::methods::registry::{self, MethodConfig};
 use sleuth::methods::{Method, PromptSet};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::Arc;
+use std::time::Duration;
 
 /// Which questions to use.
 #[derive(Args, Debug, Clone)]

@@ -64,7 +64,12 @@ pub fn run(args: Args) -> Result<()> {
     let totals = runner.stack.totals();
     eprintln!(
         "model calls {} (retries {}, cache hits {}), tokens {} in / {} out, billed ${:.4}",
-        totals.calls, totals.retries, totals.cache_hits, totals.usage.input_tokens, totals.usage.output_tokens, totals.cost_usd
+        totals.calls,
+        totals.retries,
+        totals.cache_hits,
+        totals.usage.input_tokens,
+        totals.usage.output_tokens,
+        totals.cost_usd
     );
     if let Some(reason) = &summary.halted {
         anyhow::bail!("stopped before exceeding the cost budget ({reason}); rerun with a larger --max-cost to continue");

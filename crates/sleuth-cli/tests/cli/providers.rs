@@ -1,1 +1,309 @@
-//! Integration tests: providers.
+//! Integration tests: the model stack under `sleuth eval` — faults retried and counted,
+//! the response cache replaying a run with zero network calls, the cost budget, and API
+//! keys never leaking into any output.
+
+use crate::agents::read_records;
+use crate::util::*;
+use serde_json::Value;
+use sleuth_testkit::{MockServer, Reply};
+use std::collections::HashSet;
+use std::path::Path;
+use std::process::Command;
+use std::time::Duration;
+
+/// Finishes on the first turn; every tenth request at positions 1, 4 and 7 fails in a
+/// different way (30% of requests).
+fn faulty(req: &sleuth_testkit::ReceivedRequest) -> Reply {
+    match req.index % 10 {
+        1 => Reply::rate_limited(1),
+        4 => match (req.index / 10) % 4 {
+            0 => Reply::status(503),
+            1 => Reply::Malformed("{\"choices\": [".into()),
+            2 => Reply::CloseConnection,
+            _ => Reply::Truncated,
+        },
+        7 => {
+            if (req.index / 10) % 2 == 0 {
+                Reply::status(500)
+            } else {
+                Reply::Hang(Duration::from_secs(5))
+            }
+        }
+        _ => Reply::text("Thought: I know this.\nAction: finish[an answer]"),
+    }
+}
+
+#[test]
+fn fifty_questions_with_thirty_percent_faults_lose_nothing_and_count_retries() {
+    let server = MockServer::spawn(faulty);
+    let url = format!("openai-compat:{}#m", server.url());
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("run");
+    let data = hotpot();
+    ok(&[
+        "eval",
+        "--dataset",
+        "hotpotqa",
+        "--data",
+        data.to_str().unwrap(),
+        "--methods",
+        "react",
+        "--model",
+        &url,
+        "--limit",
+        "50",
+        "--concurrency",
+        "8",
+        "--timeout",
+        "1",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    let records = read_records(&out);
+    assert_eq!(records.len(), 50);
+    let ids: HashSet<&str> = records.iter().map(|r| r["id"].as_str().unwrap()).collect();
+    assert_eq!(ids.len(), 50, "no duplicates");
+    assert!(records
+        .iter()
+        .all(|r| r["error"].is_null() && r["answer"] == "an answer"));
+    let calls: u64 = records.iter().map(|r| r["calls"].as_u64().unwrap()).sum();
+    let retries: u64 = records.iter().map(|r| r["retries"].as_u64().unwrap()).sum();
+    assert_eq!(calls, 50, "retries are not the method's calls");
+    assert_eq!(
+        calls + retries,
+        server.request_count() as u64,
+        "every request is a call or a retry"
+    );
+    assert!(retries >= 15, "{retries} retries");
+}
+
+fn oracle_args<'a>(url: &'a str, out: &'a str, data: &'a str, cache: &'a str) -> Vec<&'a str> {
+    vec![
+        "eval",
+        "--dataset",
+        "hotpotqa",
+        "--data",
+        data,
+        "--methods",
+        "react,sleuth",
+        "--model",
+        url,
+        "--limit",
+        "3",
+        "--cache",
+        cache,
+        "--out",
+        out,
+    ]
+}
+
+fn sorted_lines(dir: &Path) -> Vec<String> {
+    let mut lines: Vec<String> = std::fs::read_to_string(dir.join("records.jsonl"))
+        .unwrap()
+        .lines()
+        .map(str::to_string)
+        .collect();
+    lines.sort();
+    lines
+}
+
+#[test]
+fn a_rerun_from_the_cache_makes_no_calls_and_reproduces_the_records() {
+    let server = MockServer::spawn(|req| {
+        let turn = req.body["messages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|m| m["role"] == "assistant")
+            .count();
+        Reply::text(if turn == 0 {
+            "Action: search[the question words]"
+        } else {
+            "Action: finish[Paris]"
+        })
+    });
+    let url = format!("openai-compat:{}#gpt-4o-mini", server.url());
+    let dir = tempfile::tempdir().unwrap();
+    let cache = dir.path().join("cache");
+    let data = hotpot();
+    let (first, second) = (dir.path().join("a"), dir.path().join("b"));
+    ok(&oracle_args(
+        &url,
+        first.to_str().unwrap(),
+        data.to_str().unwrap(),
+        cache.to_str().unwrap(),
+    ));
+    let calls = server.request_count();
+    assert_eq!(calls, 12);
+    let a: Vec<Value> = read_records(&first);
+    assert!(
+        a.iter().all(|r| r["cost_usd"].as_f64().unwrap() > 0.0),
+        "gpt-4o-mini is priced"
+    );
+
+    ok(&oracle_args(
+        &url,
+        second.to_str().unwrap(),
+        data.to_str().unwrap(),
+        cache.to_str().unwrap(),
+    ));
+    assert_eq!(server.request_count(), calls, "zero network calls");
+    let b: Vec<Value> = read_records(&second);
+    let strip = |mut v: Value| {
+        v.as_object_mut().unwrap().remove("cost_usd");
+        v.to_string()
+    };
+    let mut sa: Vec<String> = a.into_iter().map(strip).collect();
+    let mut sb: Vec<String> = b.iter().cloned().map(strip).collect();
+    sa.sort();
+    sb.sort();
+    assert_eq!(sa, sb, "identical records apart from the billed cost");
+    assert!(
+        b.iter().all(|r| r["cost_usd"] == 0.0),
+        "cache hits are not billed"
+    );
+    assert_eq!(sorted_lines(&second).len(), 6);
+}
+
+#[test]
+fn the_cost_budget_stops_the_run_cleanly_and_a_resume_finishes_it() {
+    let server = MockServer::spawn(|_| Reply::text("Action: search[words words words words]"));
+    let url = format!("openai-compat:{}#gpt-4o", server.url());
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("run");
+    let data = hotpot();
+    let args = |budget: &'static str| {
+        vec![
+            "eval".to_string(),
+            "--dataset".into(),
+            "hotpotqa".into(),
+            "--data".into(),
+            data.to_str().unwrap().into(),
+            "--methods".into(),
+            "react".into(),
+            "--model".into(),
+            url.clone(),
+            "--limit".into(),
+            "6".into(),
+            "--concurrency".into(),
+            "1".into(),
+            "--set".into(),
+            "turns=3".into(),
+            "--max-cost".into(),
+            budget.into(),
+            "--out".into(),
+            out.to_str().unwrap().into(),
+        ]
+    };
+    let a = args("0.02");
+    let o = sleuth(&a.iter().map(String::as_str).collect::<Vec<_>>());
+    assert!(!o.status.success());
+    assert!(stderr(&o).contains("cost budget"), "{}", stderr(&o));
+    let partial = read_records(&out);
+    assert!(
+        !partial.is_empty() && partial.len() < 6,
+        "{} records",
+        partial.len()
+    );
+    assert!(
+        partial.iter().all(|r| r["error"].is_null()),
+        "the refused question is not recorded"
+    );
+    let spent: f64 = partial
+        .iter()
+        .map(|r| r["cost_usd"].as_f64().unwrap())
+        .sum();
+    assert!(spent <= 0.02, "spent {spent}");
+
+    let b = args("10");
+    ok(&b.iter().map(String::as_str).collect::<Vec<_>>());
+    let all = read_records(&out);
+    assert_eq!(all.len(), 6);
+    assert_eq!(
+        all.iter()
+            .map(|r| r["id"].as_str().unwrap())
+            .collect::<HashSet<_>>()
+            .len(),
+        6
+    );
+}
+
+#[test]
+fn a_planted_key_never_appears_in_any_output() {
+    const CANARY: &str = "sk-canary-7f3a9c1e5b";
+    let server = MockServer::spawn(|req| {
+        // A hostile server echoes the key it was sent in its error messages.
+        let key = req.bearer().unwrap_or("").to_string();
+        if req.index % 2 == 0 {
+            Reply::openai_error(
+                401,
+                "invalid_api_key",
+                &format!("Incorrect API key provided: {key}"),
+            )
+        } else {
+            Reply::text(format!("Action: finish[{key}]"))
+        }
+    });
+    let url = format!("openai-compat:{}#m", server.url());
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("run");
+    let cache = dir.path().join("cache");
+    let data = hotpot();
+    let o = Command::new(env!("CARGO_BIN_EXE_sleuth"))
+        .args([
+            "eval",
+            "--dataset",
+            "hotpotqa",
+            "--data",
+            data.to_str().unwrap(),
+            "--methods",
+            "react",
+            "--model",
+            &url,
+            "--limit",
+            "4",
+            "--cache",
+            cache.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+        ])
+        .env("OPENAI_API_KEY", CANARY)
+        .output()
+        .unwrap();
+    assert!(
+        server.requests().iter().any(|r| r.bearer() == Some(CANARY)),
+        "the key was sent"
+    );
+    let report = sleuth(&[
+        "report",
+        out.to_str().unwrap(),
+        "--html",
+        "--out",
+        dir.path().join("rep").to_str().unwrap(),
+    ]);
+    let mut haystacks = vec![stdout(&o), stderr(&o), stdout(&report), stderr(&report)];
+    for entry in walk(dir.path()) {
+        haystacks.push(String::from_utf8_lossy(&std::fs::read(&entry).unwrap()).into_owned());
+    }
+    assert!(haystacks.len() > 5);
+    for h in &haystacks {
+        assert!(
+            !h.contains(CANARY),
+            "the key leaked: …{}…",
+            &h[h.find(CANARY).unwrap().saturating_sub(80)..][..120.min(h.len())]
+        );
+    }
+}
+
+fn walk(dir: &Path) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let p = entry.unwrap().path();
+        if p.is_dir() {
+            out.extend(walk(&p));
+        } else {
+            out.push(p);
+        }
+    }
+    out
+}

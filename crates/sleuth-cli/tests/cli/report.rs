@@ -526,7 +526,11 @@ fn nudge_sweep_plan_counts_real_musique_splits() {
         .find(|l| l.contains("| sleuth ") && l.contains("nudge=none tau=2"))
         .expect("a sleuth nudge=none row");
     let cells: Vec<&str> = none_row.split('|').map(str::trim).collect();
-    assert_eq!(&cells[cells.len() - 4..cells.len() - 1], ["23", "23", "460"], "{none_row}");
+    assert_eq!(
+        &cells[cells.len() - 4..cells.len() - 1],
+        ["23", "23", "460"],
+        "{none_row}"
+    );
     assert!(out.contains("--hops 4 --set nudge=0.7 --set nudge_all=true --set tau=2 --set top_k=3 --set turns=20 --out runs/nudge-sweep/musique-4hop/react/nudge-0.7"), "{out}");
     // --limit overrides the recipe for a smoke run.
     let out = ok(&[

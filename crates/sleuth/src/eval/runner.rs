@@ -53,7 +53,11 @@ pub struct RunSummary {
 }
 
 impl Runner {
-    pub fn new(stack: ModelStack, model_name: impl Into<String>, methods: Vec<Arc<dyn Method>>) -> Self {
+    pub fn new(
+        stack: ModelStack,
+        model_name: impl Into<String>,
+        methods: Vec<Arc<dyn Method>>,
+    ) -> Self {
         Runner {
             stack: Arc::new(stack),
             model_name: model_name.into(),
@@ -65,7 +69,12 @@ impl Runner {
     }
 
     /// Runs every method on every question not yet recorded in `store`.
-    pub async fn run(&self, questions: &[Question], store: &RunStore, progress: &dyn Progress) -> Result<RunSummary> {
+    pub async fn run(
+        &self,
+        questions: &[Question],
+        store: &RunStore,
+        progress: &dyn Progress,
+    ) -> Result<RunSummary> {
         let done: HashSet<RecordKey> = store.prepare_resume(self.retry_errors)?;
         let mut jobs = Vec::new();
         for q in questions {
@@ -108,7 +117,12 @@ impl Runner {
         Ok(summary)
     }
 
-    async fn run_one(&self, question: &Question, method: Arc<dyn Method>, halt: &AtomicBool) -> Outcome {
+    async fn run_one(
+        &self,
+        question: &Question,
+        method: Arc<dyn Method>,
+        halt: &AtomicBool,
+    ) -> Outcome {
         if halt.load(Ordering::SeqCst) {
             return Outcome::Skipped;
         }

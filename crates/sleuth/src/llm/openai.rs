@@ -233,6 +233,11 @@ impl ChatModel for OpenAiClient {
         let body = http::send(builder, &ctx).await?;
         let mut response = parse_response(&body, &self.config.name)
             .map_err(|e| http::redact_error(e, self.config.api_key.as_ref()))?;
+        // A server that echoes the key in its text must not get it into records,
+        // traces or the cache.
+        if let Some(key) = &self.config.api_key {
+            response.text = key.redact(&response.text);
+        }
         if cut_at_stop(&mut response.text, &request.stop) {
             response.finish_reason = FinishReason::Stop;
         }
