@@ -23,7 +23,7 @@ fn faulty(req: &sleuth_testkit::ReceivedRequest) -> Reply {
             _ => Reply::Truncated,
         },
         7 => {
-            if (req.index / 10) % 2 == 0 {
+            if (req.index / 10).is_multiple_of(2) {
                 Reply::status(500)
             } else {
                 Reply::Hang(Duration::from_secs(5))
@@ -234,7 +234,7 @@ fn a_planted_key_never_appears_in_any_output() {
     let server = MockServer::spawn(|req| {
         // A hostile server echoes the key it was sent in its error messages.
         let key = req.bearer().unwrap_or("").to_string();
-        if req.index % 2 == 0 {
+        if req.index.is_multiple_of(2) {
             Reply::openai_error(
                 401,
                 "invalid_api_key",

@@ -141,7 +141,9 @@ impl Runner {
             cost_usd: stats.cost_usd,
         };
         match outcome {
-            Ok(episode) => Outcome::Record(RunRecord::from_episode(question, episode, &ctx)),
+            Ok(episode) => {
+                Outcome::Record(Box::new(RunRecord::from_episode(question, episode, &ctx)))
+            }
             Err(AgentError::Llm {
                 source: LlmError::Refused(reason),
                 ..
@@ -154,14 +156,14 @@ impl Runner {
                 let partial = err.partial().cloned().unwrap_or_default();
                 let mut record = RunRecord::from_episode(question, partial, &ctx);
                 record.error = Some(message);
-                Outcome::Record(record)
+                Outcome::Record(Box::new(record))
             }
         }
     }
 }
 
 enum Outcome {
-    Record(RunRecord),
+    Record(Box<RunRecord>),
     Halted(String),
     Skipped,
 }
