@@ -6,9 +6,11 @@
 //! (an unknown title, an empty query) is an [`Observation`] for the model, never an error.
 
 mod action;
+mod corpus;
 mod pool;
 
 pub use action::Action;
+pub use corpus::{CorpusEnv, CorpusOptions};
 pub use pool::PoolEnv;
 
 use serde::{Deserialize, Serialize};
