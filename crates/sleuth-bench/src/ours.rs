@@ -41,11 +41,26 @@ pub fn query(
     let mut figures = query_figures(queries, passes, threads, |q| {
         idx.search(q, 10).expect("search");
     });
+    // The exhaustive path (every posting scored), for comparison and as a check.
+    let exhaustive = query_figures(queries, passes, threads, |q| {
+        let terms = idx.analyzer().query_terms(q);
+        idx.search_exhaustive_terms(&terms, 10).expect("search");
+    });
     let hits: Vec<Vec<Hit>> = queries
         .iter()
         .map(|q| idx.search(q, 10))
         .collect::<Result<_, _>>()?;
-    let check = reference_check(&idx, corpus, queries, &hits)?;
+    let differing = queries
+        .iter()
+        .zip(&hits)
+        .filter(|(q, h)| {
+            let terms = idx.analyzer().query_terms(q);
+            idx.search_exhaustive_terms(&terms, 10).expect("search") != **h
+        })
+        .count();
+    let mut check = reference_check(&idx, corpus, queries, &hits)?;
+    check["maxscore_differs_from_exhaustive"] = json!(differing);
+    figures["exhaustive"] = exhaustive;
     figures["engine"] = json!("ours");
     figures["phase"] = json!("query");
     figures["open_ms"] = json!(open_ms);

@@ -134,13 +134,12 @@ impl CorpusEnv {
         let id = normalize_id(arg);
         let left = self.reads_left();
         let Some((doc, _)) = self.found.get(id).cloned() else {
-            let by_title: Vec<&String> = self
-                .found
+            // The first listed paragraph with this title, in search order.
+            let by_title = self
+                .searched
                 .iter()
-                .filter(|(_, (_, t))| t.eq_ignore_ascii_case(id))
-                .map(|(i, _)| i)
-                .collect();
-            let hint = match by_title.first() {
+                .find(|i| self.found[*i].1.eq_ignore_ascii_case(id));
+            let hint = match by_title {
                 Some(i) => format!(" \"{id}\" is a title; read it by its id: read[{i}]."),
                 None if self.found.is_empty() => {
                     " Search first, then read one of the ids it lists.".into()

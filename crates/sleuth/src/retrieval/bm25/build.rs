@@ -10,6 +10,7 @@
 //! build never leaves something that opens as an index.
 
 use super::analyzer::Analyzer;
+use super::cursor::{skip_table_len, Cursor, BLOCK};
 use super::error::{IndexError, IndexResult};
 use super::format::{self, Header, DOCS_FILE, DOCS_MAGIC, HEADER_LEN, INDEX_FILE, SECTIONS};
 use super::source::{id_cmp, parse_line, CorpusDoc};
@@ -52,6 +53,34 @@ struct TermBuf {
     max_tf: u32,
     min_dl: u32,
     bytes: Vec<u8>,
+    /// (last doc, end offset) per completed block of `BLOCK` postings.
+    skips: Vec<u8>,
+}
+
+impl TermBuf {
+    fn push_skip(&mut self) {
+        self.skips.extend_from_slice(&self.last.to_le_bytes());
+        self.skips.extend_from_slice(&(self.bytes.len() as u32).to_le_bytes());
+    }
+
+    /// Closes the last, partial block.
+    fn seal(&mut self) {
+        if self.df > BLOCK && self.df % BLOCK != 0 {
+            self.push_skip();
+        }
+    }
+
+    /// The largest tf / (tf + norm) over the postings (the MaxScore bound, before idf).
+    fn max_part(&self, norm: impl Fn(u32) -> f64) -> f32 {
+        let mut c = Cursor::with_parts(&self.bytes, &[], self.df);
+        let mut best = 0f64;
+        while c.next() {
+            let tf = f64::from(c.tf());
+            best = best.max(tf / (tf + norm(c.doc())));
+        }
+        // Round up so that f32 scoring can never exceed the bound.
+        (best * (1.0 + 1e-6)) as f32
+    }
 }
 
 /// Accumulates paragraphs into an index directory; [`IndexBuilder::finish`] writes it.
@@ -168,6 +197,9 @@ impl IndexBuilder {
             buf.df += 1;
             buf.max_tf = buf.max_tf.max(tf);
             buf.min_dl = buf.min_dl.min(dl);
+            if buf.df % BLOCK == 0 {
+                buf.push_skip();
+            }
             self.postings += 1;
             i = j;
         }
@@ -225,6 +257,9 @@ impl IndexBuilder {
         }
         self.ids = Vec::new();
 
+        for t in &mut self.terms {
+            t.seal();
+        }
         let mut sorted: Vec<(Box<str>, u32)> =
             std::mem::take(&mut self.term_ids).into_iter().collect();
         sorted.sort_unstable_by(|a, b| a.0.cmp(&b.0));
@@ -283,22 +318,34 @@ impl IndexBuilder {
             }
             Ok(())
         })?;
+        let total: u64 = self.doc_lens.iter().map(|&l| u64::from(l)).sum();
+        let avgdl = if total == 0 {
+            1.0
+        } else {
+            total as f64 / self.doc_lens.len() as f64
+        };
+        let Bm25Params { k1, b } = self.params;
+        let norm = |doc: u32| k1 * (1.0 - b + b * f64::from(self.doc_lens[doc as usize]) / avgdl);
         w.section(format::TERM_INFO, |w| {
             let mut off = 0u64;
             for (_, id) in sorted {
                 let t = &self.terms[*id as usize];
                 w.put(&off.to_le_bytes())?;
-                for v in [t.df, t.max_tf, t.min_dl, 0] {
+                for v in [t.df, t.max_tf, t.min_dl, t.max_part(norm).to_bits()] {
                     w.put(&v.to_le_bytes())?;
                 }
-                off += t.bytes.len() as u64;
+                off += (skip_table_len(t.df) + t.bytes.len()) as u64;
             }
             Ok(())
         })?;
         w.section(format::POSTINGS, |w| {
-            sorted
-                .iter()
-                .try_for_each(|(_, id)| w.put(&self.terms[*id as usize].bytes))
+            sorted.iter().try_for_each(|(_, id)| {
+                let t = &self.terms[*id as usize];
+                if skip_table_len(t.df) > 0 {
+                    w.put(&t.skips)?;
+                }
+                w.put(&t.bytes)
+            })
         })?;
         w.section(format::DOC_LENS, |w| {
             self.doc_lens
@@ -320,7 +367,7 @@ impl IndexBuilder {
         let header = Header {
             docs: self.doc_lens.len() as u64,
             terms: sorted.len() as u64,
-            total_len: self.doc_lens.iter().map(|&l| u64::from(l)).sum(),
+            total_len: total,
             k1: self.params.k1,
             b: self.params.b,
             sections: w.table,

@@ -7,8 +7,8 @@
 //! |---------------|-----------------------------------------------------------------|
 //! | term_bytes    | the terms (UTF-8), sorted bytewise, concatenated                 |
 //! | term_offsets  | u64 x (terms + 1): where each term starts in term_bytes          |
-//! | term_info     | per term: postings offset u64, df u32, max tf u32, min dl u32, pad |
-//! | postings      | per term, per document: varint((doc delta << 1) \| tf==1), then varint(tf) if tf > 1 |
+//! | term_info     | per term: postings offset u64, df u32, max tf u32, min dl u32, max part f32 |
+//! | postings      | per term: a skip table if df > 128 (see `cursor`), then per document varint((doc delta << 1) \| tf==1), and varint(tf) if tf > 1 |
 //! | doc_lens      | u32 x docs: exact analyzed length (title + text)                 |
 //! | doc_offsets   | u64 x (docs + 1): where each stored paragraph starts in docs.bin |
 //! | id_order      | u32 x docs: document numbers sorted by external id               |
@@ -16,6 +16,10 @@
 //!
 //! `docs.bin` = magic + version, then per document: id, title, sentence count, sentences
 //! (each a u32 length + UTF-8 bytes).
+//!
+//! "max part" is the largest tf / (tf + k1 * (1 - b + b * dl / avgdl)) over the term's
+//! postings under the build's k1 and b (rounded up): times idf, the most the term can add
+//! to any score, which MaxScore needs.
 //!
 //! Document lengths are exact u32 counts, not Lucene's lossy one-byte `SmallFloat` norm:
 //! scores follow the BM25 formula exactly, which can differ from Lucene's by the norm's
@@ -29,7 +33,7 @@ pub const INDEX_FILE: &str = "index.bin";
 pub const DOCS_FILE: &str = "docs.bin";
 pub const INDEX_MAGIC: &[u8; 8] = b"SLTHBM25";
 pub const DOCS_MAGIC: &[u8; 8] = b"SLTHDOCS";
-pub const VERSION: u32 = 1;
+pub const VERSION: u32 = 2;
 pub const HEADER_LEN: usize = 256;
 pub const TERM_INFO_LEN: usize = 24;
 
@@ -148,63 +152,13 @@ pub fn push_posting(out: &mut Vec<u8>, prev: u32, doc: u32, tf: u32) {
     }
 }
 
-/// Iterates a term's postings as (doc, tf); `None` items never appear: a malformed
-/// list ends iteration and sets `corrupt`.
-pub struct Postings<'a> {
-    bytes: &'a [u8],
-    pos: usize,
-    doc: u32,
-    left: u32,
-    pub corrupt: bool,
-}
-
-impl<'a> Postings<'a> {
-    pub fn new(bytes: &'a [u8], df: u32) -> Self {
-        Postings {
-            bytes,
-            pos: 0,
-            doc: 0,
-            left: df,
-            corrupt: false,
-        }
-    }
-}
-
-impl Iterator for Postings<'_> {
-    type Item = (u32, u32);
-
-    #[inline]
-    fn next(&mut self) -> Option<(u32, u32)> {
-        if self.left == 0 {
-            return None;
-        }
-        self.left -= 1;
-        let Some(code) = read_varint(self.bytes, &mut self.pos) else {
-            self.corrupt = true;
-            return None;
-        };
-        let tf = if code & 1 == 1 {
-            1
-        } else {
-            match read_varint(self.bytes, &mut self.pos) {
-                Some(tf) => tf as u32,
-                None => {
-                    self.corrupt = true;
-                    return None;
-                }
-            }
-        };
-        self.doc = self.doc.wrapping_add((code >> 1) as u32);
-        Some((self.doc, tf))
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
     fn postings_round_trip() {
+        use crate::retrieval::bm25::cursor::Cursor;
         let list = [(0u32, 1u32), (3, 2), (4, 1), (1_000_000, 300)];
         let mut bytes = Vec::new();
         let mut prev = 0;
@@ -212,10 +166,18 @@ mod tests {
             push_posting(&mut bytes, prev, doc, tf);
             prev = doc;
         }
-        let got: Vec<_> = Postings::new(&bytes, 4).collect();
+        let mut c = Cursor::new(&bytes, 4);
+        let mut got = Vec::new();
+        while c.next() {
+            got.push((c.doc(), c.tf()));
+        }
         assert_eq!(got, list);
-        let mut truncated = Postings::new(&bytes[..bytes.len() - 1], 4);
-        assert_eq!(truncated.by_ref().count(), 3);
+        let mut truncated = Cursor::new(&bytes[..bytes.len() - 1], 4);
+        let mut n = 0;
+        while truncated.next() {
+            n += 1;
+        }
+        assert_eq!(n, 3);
         assert!(truncated.corrupt);
     }
 

@@ -18,11 +18,13 @@ use std::ops::Range;
 use std::path::{Path, PathBuf};
 
 /// Per-term statistics from the term dictionary.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub struct TermStats {
     pub df: u32,
     pub max_tf: u32,
     pub min_dl: u32,
+    /// Largest tf / (tf + norm) over the postings under the build's k1 and b.
+    pub max_part: f32,
 }
 
 /// A BM25 index opened read-only. `Send + Sync`: share it with `Arc` across threads.
@@ -220,6 +222,7 @@ impl Bm25Index {
             df: u32_at(info, 8),
             max_tf: u32_at(info, 12),
             min_dl: u32_at(info, 16),
+            max_part: f32::from_bits(u32_at(info, 20)),
         }
     }
 
@@ -239,6 +242,23 @@ impl Bm25Index {
                 format!("postings of term {t} out of range"),
             )
         })
+    }
+
+    /// The most term `t` can contribute before idf: tf / (tf + norm) maximized over
+    /// its postings. Exact (stored at build) under the build's k1 and b; under other
+    /// parameters, bounded from the term's largest tf and shortest document.
+    pub(super) fn bound_part(&self, stats: TermStats) -> f32 {
+        let built = Bm25Params {
+            k1: self.header.k1,
+            b: self.header.b,
+        };
+        if self.params == built {
+            return stats.max_part;
+        }
+        let tf = f64::from(stats.max_tf);
+        let norm = self.params.k1
+            * (1.0 - self.params.b + self.params.b * f64::from(stats.min_dl) / self.avgdl);
+        (tf / (tf + norm) * (1.0 + 1e-6)) as f32
     }
 
     /// Lucene's idf: ln(1 + (N - df + 0.5) / (df + 0.5)).

@@ -19,11 +19,14 @@
 //! benchmark crate, as a speed baseline.
 //!
 //! Layout: [`analyzer`] (text to terms), [`source`] (corpus lines), [`build`]
-//! (streaming builder), [`format`] (files), [`index`] (open, lookups), [`search`]
-//! (top-k), [`explain`] (per-term breakdown = the reference computation).
+//! (streaming builder), [`format`] (files), [`cursor`] (postings with block skips),
+//! [`index`] (open, lookups), [`search`] (exact top-k: MaxScore, and an exhaustive
+//! path kept as its check), [`explain`] (per-term breakdown = the reference
+//! computation).
 
 pub mod analyzer;
 pub mod build;
+pub mod cursor;
 pub mod error;
 pub mod explain;
 pub mod format;

@@ -267,3 +267,50 @@ fn concurrent_searches_agree() {
         assert!(h.join().unwrap().iter().all(|r| *r == expected));
     }
 }
+
+/// A skewed random corpus: long posting lists (many blocks), duplicate paragraphs (exact
+/// ties) and ids whose order differs from the insertion order.
+fn random_corpus(docs: usize, seed: u64) -> Vec<CorpusDoc> {
+    use rand::{Rng, SeedableRng};
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
+    let mut out: Vec<CorpusDoc> = Vec::with_capacity(docs);
+    for i in 0..docs {
+        let id = format!("{}", (i * 7919) % 100_003);
+        if i % 40 == 39 {
+            let prev = &out[i - 1];
+            out.push(CorpusDoc::new(id, prev.title.clone(), prev.sentences.clone()));
+            continue;
+        }
+        let len = rng.gen_range(1..40);
+        let words: Vec<String> = (0..len)
+            .map(|_| {
+                let r: f64 = rng.gen();
+                format!("w{}x", (r * r * r * 80.0) as u32)
+            })
+            .collect();
+        out.push(CorpusDoc::new(id, "", vec![words.join(" ")]));
+    }
+    out
+}
+
+#[test]
+fn maxscore_returns_exactly_the_exhaustive_results() {
+    use rand::{Rng, SeedableRng};
+    let dir = tempfile::tempdir().unwrap();
+    build(dir.path(), &random_corpus(4000, 11), Bm25Params::default());
+    let built = Bm25Index::open(dir.path()).unwrap();
+    let other = Bm25Index::open_with(dir.path(), Some(Bm25Params { k1: 1.7, b: 0.9 })).unwrap();
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(5);
+    for _ in 0..150 {
+        let n = rng.gen_range(1..9);
+        let query: Vec<String> = (0..n).map(|_| format!("w{}x", rng.gen_range(0..85))).collect();
+        let terms = built.analyzer().query_terms(&query.join(" "));
+        for idx in [&built, &other] {
+            for k in [1, 3, 10, 60] {
+                let fast = idx.search_terms(&terms, k).unwrap();
+                let slow = idx.search_exhaustive_terms(&terms, k).unwrap();
+                assert_eq!(fast, slow, "query {terms:?} k {k}");
+            }
+        }
+    }
+}
