@@ -6,11 +6,14 @@ use clap::Args;
 use rand::seq::SliceRandom;
 use rand::SeedableRng;
 use sleuth::data::{self, Dataset, Question};
+use sleuth::env::CorpusOptions;
 use sleuth::llm::{
     open_stack, stack_with, CostBudget, ModelOptions, ModelSpec, ModelStack, PriceTable, RateLimit,
 };
+use sleuth::methods::corpus::CorpusSetting;
 use sleuth::methods::registry::{self, MethodConfig};
 use sleuth::methods::{Method, PromptSet};
+use sleuth::retrieval::bm25::Bm25Index;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -196,11 +199,27 @@ pub struct MethodArgs {
     /// A directory of prompt templates that replace the built-in ones by file name.
     #[arg(long)]
     pub prompts: Option<PathBuf>,
+    /// Where agents search: `pool` (each question's own paragraphs) or `corpus` (a BM25
+    /// index built with `sleuth index build`, given by --index).
+    #[arg(long, default_value = "pool", value_parser = ["pool", "corpus"])]
+    pub env: String,
+    /// The BM25 index directory of `--env corpus`.
+    #[arg(long)]
+    pub index: Option<PathBuf>,
+    /// Read attempts per episode in the corpus setting.
+    #[arg(long, default_value_t = 6)]
+    pub corpus_reads: usize,
 }
 
 impl MethodArgs {
     pub fn settings(&self) -> Result<BTreeMap<String, String>> {
         let mut map = BTreeMap::new();
+        if self.env == "corpus" {
+            // The corpus setting's budget: 12 action turns (the last accepts only an
+            // answer); an explicit --set turns=N wins.
+            map.insert("turns".to_string(), "12".to_string());
+            map.insert("last_turn_answer_only".to_string(), "true".to_string());
+        }
         for pair in &self.set {
             let (k, v) = pair
                 .split_once('=')
@@ -219,7 +238,31 @@ impl MethodArgs {
         Ok(MethodConfig {
             settings: self.settings()?,
             prompts: Arc::new(prompts),
+            corpus: self.corpus()?,
         })
+    }
+}
+
+impl MethodArgs {
+    fn corpus(&self) -> Result<Option<Arc<CorpusSetting>>> {
+        match (self.env.as_str(), &self.index) {
+            ("pool", None) => Ok(None),
+            ("pool", Some(_)) => bail!("--index is only used with --env corpus"),
+            (_, None) => {
+                bail!("--env corpus needs --index DIR (build one with `sleuth index build`)")
+            }
+            (_, Some(dir)) => {
+                let index = Bm25Index::open(dir).map_err(|e| anyhow!("{}: {e}", dir.display()))?;
+                let options = CorpusOptions {
+                    max_reads: self.corpus_reads,
+                    ..CorpusOptions::default()
+                };
+                Ok(Some(Arc::new(CorpusSetting {
+                    index: Arc::new(index),
+                    options,
+                })))
+            }
+        }
     }
 }
 

@@ -15,6 +15,8 @@ pub enum Error {
     Llm(#[from] crate::llm::LlmError),
     #[error(transparent)]
     Agent(#[from] crate::methods::AgentError),
+    #[error(transparent)]
+    Index(#[from] crate::retrieval::bm25::IndexError),
     #[error("{path}: {source}")]
     Io {
         path: PathBuf,

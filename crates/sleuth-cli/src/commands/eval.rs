@@ -45,7 +45,7 @@ pub fn run(args: Args) -> Result<()> {
         sample: args.questions.sample,
         seed: args.questions.sample.map(|_| args.questions.seed),
         shard: args.questions.shard.clone(),
-        env: None,
+        env: Some(args.method.env.clone()),
     };
     let store = RunStore::open(&args.out, &run_config)?;
     let mut runner = Runner::new(stack, args.model.model.clone(), methods);

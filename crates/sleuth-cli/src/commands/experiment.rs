@@ -428,6 +428,7 @@ fn validate(job: &ExperimentJob) -> anyhow::Result<()> {
     let config = sleuth::methods::registry::MethodConfig {
         settings: job.settings.clone(),
         prompts: std::sync::Arc::new(sleuth::methods::PromptSet::default()),
+        corpus: None,
     };
     crate::resolve::methods(&job.methods.join(","), &config).map(|_| ())
 }

@@ -3,6 +3,7 @@
 //! One module per area of the tool.
 
 mod agents;
+mod corpus;
 mod data;
 mod eir;
 mod eval;

@@ -6,11 +6,13 @@
 //! (an unknown title, an empty query) is an [`Observation`] for the model, never an error.
 
 mod action;
+mod corpus;
 pub mod evidence;
 mod pool;
 pub mod titles;
 
 pub use action::Action;
+pub use corpus::{CorpusEnv, CorpusOptions};
 pub use evidence::{EvidenceEnv, EvidenceEnvFactory, EvidenceRecord, EvidenceStore, ReadOutcome};
 pub use pool::PoolEnv;
 pub use titles::{TitlesEnv, TitlesEnvFactory};

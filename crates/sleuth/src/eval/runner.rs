@@ -12,7 +12,7 @@ use super::store::{RecordKey, RunStore};
 use super::RunRecord;
 use crate::data::Question;
 use crate::llm::{ChatModel, LlmError, ModelStack};
-use crate::methods::{AgentError, EnvFactory, Method, RunContext};
+use crate::methods::{AgentError, Method, RunContext};
 use crate::Result;
 use futures::StreamExt;
 use std::collections::HashSet;
@@ -34,7 +34,6 @@ pub struct Runner {
     pub stack: Arc<ModelStack>,
     pub model_name: String,
     pub methods: Vec<Arc<dyn Method>>,
-    pub env: Option<Arc<dyn EnvFactory>>,
     pub concurrency: usize,
     pub retry_errors: bool,
 }
@@ -62,7 +61,6 @@ impl Runner {
             stack: Arc::new(stack),
             model_name: model_name.into(),
             methods,
-            env: None,
             concurrency: 4,
             retry_errors: false,
         }
@@ -129,7 +127,6 @@ impl Runner {
         let session = self.stack.session();
         let context = RunContext {
             model: session.clone() as Arc<dyn ChatModel>,
-            env: self.env.clone(),
             observer: None,
         };
         let outcome = method.run(question, &context).await;

@@ -3,6 +3,7 @@
 //! copy of the loop.
 
 pub mod agent;
+pub mod corpus;
 pub mod eir;
 mod episode;
 mod prompts;
@@ -61,11 +62,10 @@ pub trait TurnObserver: Send + Sync {
 }
 
 /// What a method needs besides the question: the model to call and, optionally, an
-/// environment other than the question's pool and an observer of turns.
+/// observer of turns.
 #[derive(Clone)]
 pub struct RunContext {
     pub model: Arc<dyn ChatModel>,
-    pub env: Option<Arc<dyn EnvFactory>>,
     pub observer: Option<Arc<dyn TurnObserver>>,
 }
 
@@ -73,7 +73,6 @@ impl RunContext {
     pub fn new(model: Arc<dyn ChatModel>) -> Self {
         RunContext {
             model,
-            env: None,
             observer: None,
         }
     }

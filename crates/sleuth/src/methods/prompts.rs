@@ -42,6 +42,7 @@ const BUILTIN: &[(&str, &str)] = &[
         include_str!("prompts/stop_late_verification.txt"),
     ),
     ("verify.txt", include_str!("prompts/verify.txt")),
+    ("last_turn.txt", include_str!("prompts/last_turn.txt")),
     (
         "forward_only_repeat.txt",
         include_str!("prompts/forward_only_repeat.txt"),

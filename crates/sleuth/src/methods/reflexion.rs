@@ -178,6 +178,7 @@ mod tests {
             &MethodConfig {
                 settings,
                 prompts: Arc::new(PromptSet::default()),
+                corpus: None,
             },
         )
         .unwrap()

@@ -1,6 +1,7 @@
 //! Methods by their command-line names.
 
 use super::agent::{AgentMethod, Style};
+use super::corpus::CorpusSetting;
 use super::reflexion::Reflexion;
 use super::settings::AgentSettings;
 use super::{Method, PromptSet};
@@ -70,6 +71,19 @@ pub const METHODS: &[(&str, &str)] = &[
 pub struct MethodConfig {
     pub settings: BTreeMap<String, String>,
     pub prompts: Arc<PromptSet>,
+    /// The open-corpus setting; `None` for each question's own pool.
+    pub corpus: Option<Arc<CorpusSetting>>,
+}
+
+impl MethodConfig {
+    /// Built-in prompts, each question's own pool, and these settings.
+    pub fn new(settings: BTreeMap<String, String>) -> Self {
+        MethodConfig {
+            settings,
+            prompts: Arc::new(PromptSet::default()),
+            corpus: None,
+        }
+    }
 }
 
 /// Builds a method by name, or says which names exist.
@@ -100,7 +114,10 @@ pub fn build(name: &str, config: &MethodConfig) -> Result<Arc<dyn Method>, Strin
             ))
         }
     };
-    let agent = AgentMethod::new(name, style, settings, config.prompts.clone());
+    let mut agent = AgentMethod::new(name, style, settings, config.prompts.clone());
+    if let Some(corpus) = &config.corpus {
+        agent = agent.with_env(corpus.clone());
+    }
     if name == "reflexion" {
         return Ok(Arc::new(Reflexion::new(agent)));
     }

@@ -69,6 +69,8 @@ pub struct AgentSettings {
     pub max_tokens: u32,
     /// Reflexion: episodes per question.
     pub episodes: u32,
+    /// The corpus setting's rule: the last turn accepts only an answer.
+    pub last_turn_answer_only: bool,
 }
 
 impl Default for AgentSettings {
@@ -87,6 +89,7 @@ impl Default for AgentSettings {
             temperature: 0.0,
             max_tokens: 1024,
             episodes: 2,
+            last_turn_answer_only: false,
         }
     }
 }
@@ -118,6 +121,10 @@ pub const AGENT_KEYS: &[(&str, &str)] = &[
     ("temperature", "sampling temperature (default 0)"),
     ("max_tokens", "tokens per response (default 1024)"),
     ("episodes", "Reflexion episodes (default 2)"),
+    (
+        "last_turn_answer_only",
+        "true: the last turn accepts only finish (default in --env corpus)",
+    ),
 ];
 
 pub(crate) fn parse<T: std::str::FromStr>(key: &str, value: &str, what: &str) -> Result<T, String> {
@@ -188,6 +195,7 @@ impl AgentSettings {
             "temperature" => self.temperature = parse(key, value, "a number")?,
             "max_tokens" => self.max_tokens = parse(key, value, "a positive integer")?,
             "episodes" => self.episodes = parse(key, value, "a positive integer")?,
+            "last_turn_answer_only" => self.last_turn_answer_only = parse_bool(key, value)?,
             _ => {}
         }
         Ok(())

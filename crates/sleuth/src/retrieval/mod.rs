@@ -3,5 +3,6 @@
 //! The SLEUTH setting ranks a question's own pool by Jaccard overlap of word tokens
 //! ([`jaccard`]); the corpus setting uses BM25 over a real index (`bm25`).
 
+pub mod bm25;
 pub mod jaccard;
 pub mod tokenize;

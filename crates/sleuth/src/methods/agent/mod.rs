@@ -9,7 +9,7 @@ mod run;
 
 pub use run::LoopOutcome;
 
-use super::{AgentError, Episode, Method, PromptSet, RunContext};
+use super::{AgentError, EnvFactory, Episode, Method, PromptSet, RunContext};
 use crate::data::Question;
 use crate::env::{Environment, PoolEnv};
 use crate::memory::{MemorySchema, Section};
@@ -60,6 +60,8 @@ pub struct AgentMethod {
     style: Style,
     settings: AgentSettings,
     prompts: Arc<PromptSet>,
+    /// Where episodes act; the question's own pool when `None`.
+    env: Option<Arc<dyn EnvFactory>>,
 }
 
 impl AgentMethod {
@@ -74,7 +76,14 @@ impl AgentMethod {
             style,
             settings,
             prompts,
+            env: None,
         }
+    }
+
+    /// Acts in environments from `factory` instead of the question's pool.
+    pub fn with_env(mut self, factory: Arc<dyn EnvFactory>) -> Self {
+        self.env = Some(factory);
+        self
     }
 
     pub fn settings(&self) -> &AgentSettings {
@@ -128,7 +137,7 @@ impl AgentMethod {
         ctx: &RunContext,
         reflection: Option<&str>,
     ) -> Result<Episode, AgentError> {
-        let mut env: Box<dyn Environment> = match &ctx.env {
+        let mut env: Box<dyn Environment> = match &self.env {
             Some(factory) => factory.make(question, &self.settings),
             None => Box::new(PoolEnv::new(
                 question.paragraphs.clone(),

@@ -55,6 +55,11 @@ impl AgentLoop<'_> {
                 turn.nudged = true;
                 episode.nudge_turn = Some(number);
             }
+            let answer_only = self.settings.last_turn_answer_only && number == self.settings.turns;
+            if answer_only {
+                let note = self.render("last_turn.txt", context! {}, &episode)?;
+                append_to_last_user(&mut messages, &note);
+            }
 
             let response = match self
                 .respond(&mut messages, &mut episode, &mut turn, env)
@@ -92,6 +97,12 @@ impl AgentLoop<'_> {
                     }
                     episode.answer = Some(answer.trim().to_string());
                     episode.stop = StopReason::Finished;
+                    break;
+                }
+                if answer_only {
+                    feedback.push(format!(
+                        "{action} was not run: the last turn accepts only finish[<answer>]."
+                    ));
                     break;
                 }
                 episode.tool_calls += 1;

@@ -48,6 +48,7 @@ fn method(name: &str, pairs: &[(&str, &str)]) -> Arc<dyn Method> {
         &MethodConfig {
             settings,
             prompts: Arc::new(PromptSet::default()),
+            corpus: None,
         },
     )
     .unwrap()
@@ -355,4 +356,29 @@ async fn missing_action_is_an_observation_and_uses_the_turn() {
         .unwrap()
         .content
         .contains("No action found"));
+}
+
+#[tokio::test]
+async fn the_last_turn_can_be_restricted_to_an_answer() {
+    let model = Arc::new(ScriptedModel::new(vec!["Action: search[Mingus]".into()]));
+    let ep = run(
+        &method(
+            "react",
+            &[("turns", "3"), ("last_turn_answer_only", "true")],
+        ),
+        model.clone(),
+    )
+    .await;
+    assert_eq!(
+        (ep.stop, ep.tool_calls),
+        (StopReason::Timeout, 2),
+        "the third search is not run"
+    );
+    assert!(model.requests()[2]
+        .messages
+        .last()
+        .unwrap()
+        .content
+        .contains("last turn"));
+    assert!(ep.turns[2].observations.is_empty());
 }

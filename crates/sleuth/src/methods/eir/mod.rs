@@ -81,10 +81,18 @@ pub fn build(name: &str, config: &MethodConfig) -> Result<Option<Arc<dyn Method>
     if !NAMES.contains(&name) {
         return Ok(None);
     }
-    let shared = Shared::new(
+    let mut shared = Shared::new(
         EirSettings::from_map(&config.settings)?,
         config.prompts.clone(),
     );
+    if let Some(corpus) = &config.corpus {
+        if name == "full-pool" {
+            return Err(
+                "full-pool answers from a question's whole pool; it has no corpus setting".into(),
+            );
+        }
+        shared = shared.with_env(corpus.clone());
+    }
     Ok(Some(build_with(name, shared)))
 }
 

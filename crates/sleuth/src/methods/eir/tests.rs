@@ -61,6 +61,7 @@ fn method(name: &str, settings: &[(&str, &str)]) -> std::sync::Arc<dyn crate::me
         &MethodConfig {
             settings,
             prompts: std::sync::Arc::new(PromptSet::default()),
+            corpus: None,
         },
     )
     .unwrap()
@@ -785,6 +786,7 @@ fn every_setting_name_builds_and_bad_settings_are_refused() {
                 .into_iter()
                 .collect(),
             prompts: std::sync::Arc::new(PromptSet::default()),
+            corpus: None,
         },
     )
     .err()

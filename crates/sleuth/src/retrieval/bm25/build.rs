@@ -1,0 +1,466 @@
+//! Building an index in one streaming pass over the corpus.
+//!
+//! Each paragraph is analyzed as it arrives, its stored form is appended to `docs.bin`,
+//! and its (term, tf) pairs are appended to per-term postings already delta/varint
+//! compressed, so memory grows with the compressed postings (about 2-3 bytes per
+//! distinct term of a paragraph) plus the vocabulary, never with the raw text.
+//! Analysis of a raw word is cached (raw word -> term id or stop word), which keeps
+//! stemming off the hot path: a corpus repeats the same few hundred thousand words.
+//! Files are written under temporary names and renamed at the end, so an interrupted
+//! build never leaves something that opens as an index.
+
+use super::analyzer::Analyzer;
+use super::cursor::{skip_table_len, Cursor, BLOCK};
+use super::error::{IndexError, IndexResult};
+use super::format::{self, Header, DOCS_FILE, DOCS_MAGIC, HEADER_LEN, INDEX_FILE, SECTIONS};
+use super::source::{id_cmp, parse_line, CorpusDoc};
+use super::Bm25Params;
+use rustc_hash::FxHashMap;
+use std::fs::File;
+use std::io::{BufRead, BufReader, BufWriter, Seek, SeekFrom, Write};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+/// Raw words cached beyond this many are analyzed each time (bounds memory on corpora
+/// with a huge long tail of distinct surface forms).
+const CACHE_LIMIT: usize = 8_000_000;
+const STOP: u32 = u32::MAX;
+
+/// How far a build has got, for progress display.
+#[derive(Debug, Clone, Copy)]
+pub struct BuildProgress {
+    pub docs: u64,
+    pub bytes_read: u64,
+    pub total_bytes: u64,
+}
+
+/// What a finished build produced.
+#[derive(Debug, Clone)]
+pub struct BuildSummary {
+    pub docs: u64,
+    pub terms: u64,
+    pub postings: u64,
+    pub total_len: u64,
+    pub avgdl: f64,
+    pub index_bytes: u64,
+    pub elapsed: Duration,
+}
+
+#[derive(Default)]
+struct TermBuf {
+    last: u32,
+    df: u32,
+    max_tf: u32,
+    min_dl: u32,
+    bytes: Vec<u8>,
+    /// (last doc, end offset) per completed block of `BLOCK` postings.
+    skips: Vec<u8>,
+}
+
+impl TermBuf {
+    fn push_skip(&mut self) {
+        self.skips.extend_from_slice(&self.last.to_le_bytes());
+        self.skips
+            .extend_from_slice(&(self.bytes.len() as u32).to_le_bytes());
+    }
+
+    /// Closes the last, partial block.
+    fn seal(&mut self) {
+        if self.df > BLOCK && self.df % BLOCK != 0 {
+            self.push_skip();
+        }
+    }
+
+    /// The largest tf / (tf + norm) over the postings (the MaxScore bound, before idf).
+    fn max_part(&self, norm: impl Fn(u32) -> f64) -> f32 {
+        let mut c = Cursor::with_parts(&self.bytes, &[], self.df);
+        let mut best = 0f64;
+        while c.next() {
+            let tf = f64::from(c.tf());
+            best = best.max(tf / (tf + norm(c.doc())));
+        }
+        // Round up so that f32 scoring can never exceed the bound.
+        (best * (1.0 + 1e-6)) as f32
+    }
+}
+
+/// Accumulates paragraphs into an index directory; [`IndexBuilder::finish`] writes it.
+pub struct IndexBuilder {
+    dir: PathBuf,
+    params: Bm25Params,
+    analyzer: Analyzer,
+    cache: FxHashMap<Box<str>, u32>,
+    term_ids: FxHashMap<Box<str>, u32>,
+    terms: Vec<TermBuf>,
+    doc_lens: Vec<u32>,
+    ids: Vec<String>,
+    doc_offsets: Vec<u64>,
+    docs_out: BufWriter<File>,
+    docs_pos: u64,
+    postings: u64,
+    scratch: Vec<u32>,
+    started: Instant,
+}
+
+fn tmp(dir: &Path, name: &str) -> PathBuf {
+    dir.join(format!("{name}.tmp"))
+}
+
+impl IndexBuilder {
+    /// Starts a build into `dir` (created if needed).
+    pub fn new(dir: impl Into<PathBuf>, params: Bm25Params) -> IndexResult<Self> {
+        params.validate()?;
+        let dir = dir.into();
+        std::fs::create_dir_all(&dir).map_err(|e| IndexError::io(&dir, e))?;
+        let docs_path = tmp(&dir, DOCS_FILE);
+        let file = File::create(&docs_path).map_err(|e| IndexError::io(&docs_path, e))?;
+        let mut docs_out = BufWriter::with_capacity(1 << 20, file);
+        docs_out
+            .write_all(DOCS_MAGIC)
+            .and_then(|_| docs_out.write_all(&format::VERSION.to_le_bytes()))
+            .map_err(|e| IndexError::io(&docs_path, e))?;
+        Ok(IndexBuilder {
+            dir,
+            params,
+            analyzer: Analyzer::new(),
+            cache: FxHashMap::default(),
+            term_ids: FxHashMap::default(),
+            terms: Vec::new(),
+            doc_lens: Vec::new(),
+            ids: Vec::new(),
+            doc_offsets: vec![12],
+            docs_out,
+            docs_pos: 12,
+            postings: 0,
+            scratch: Vec::new(),
+            started: Instant::now(),
+        })
+    }
+
+    pub fn docs(&self) -> u64 {
+        self.doc_lens.len() as u64
+    }
+
+    fn term_id(&mut self, raw: &str) -> u32 {
+        if let Some(&id) = self.cache.get(raw) {
+            return id;
+        }
+        let id = match self.analyzer.analyze_token(raw) {
+            None => STOP,
+            Some(term) => match self.term_ids.get(term.as_str()) {
+                Some(&id) => id,
+                None => {
+                    let id = self.terms.len() as u32;
+                    self.term_ids.insert(term.into_boxed_str(), id);
+                    self.terms.push(TermBuf {
+                        min_dl: u32::MAX,
+                        ..TermBuf::default()
+                    });
+                    id
+                }
+            },
+        };
+        if self.cache.len() < CACHE_LIMIT {
+            self.cache.insert(raw.into(), id);
+        }
+        id
+    }
+
+    /// Adds one paragraph; its document number is the number of paragraphs added before.
+    pub fn add(&mut self, doc: &CorpusDoc) -> IndexResult<()> {
+        let number = self.doc_lens.len() as u32;
+        if number == u32::MAX - 1 {
+            return Err(IndexError::Invalid("more than 4 billion paragraphs".into()));
+        }
+        let mut tokens = std::mem::take(&mut self.scratch);
+        tokens.clear();
+        for piece in doc.pieces() {
+            Analyzer::for_each_word(piece, |w| {
+                let id = self.term_id(w);
+                if id != STOP {
+                    tokens.push(id);
+                }
+            });
+        }
+        let dl = tokens.len() as u32;
+        tokens.sort_unstable();
+        let mut i = 0;
+        while i < tokens.len() {
+            let t = tokens[i];
+            let mut j = i + 1;
+            while j < tokens.len() && tokens[j] == t {
+                j += 1;
+            }
+            let tf = (j - i) as u32;
+            let buf = &mut self.terms[t as usize];
+            format::push_posting(&mut buf.bytes, buf.last, number, tf);
+            buf.last = number;
+            buf.df += 1;
+            buf.max_tf = buf.max_tf.max(tf);
+            buf.min_dl = buf.min_dl.min(dl);
+            if buf.df % BLOCK == 0 {
+                buf.push_skip();
+            }
+            self.postings += 1;
+            i = j;
+        }
+        self.scratch = tokens;
+        self.doc_lens.push(dl);
+        self.ids.push(doc.id.clone());
+        self.write_doc(doc)
+    }
+
+    fn write_doc(&mut self, doc: &CorpusDoc) -> IndexResult<()> {
+        let mut record = Vec::with_capacity(64);
+        let mut put = |s: &str| {
+            record.extend_from_slice(&(s.len() as u32).to_le_bytes());
+            record.extend_from_slice(s.as_bytes());
+        };
+        put(&doc.id);
+        put(&doc.title);
+        record.extend_from_slice(&(doc.sentences.len() as u32).to_le_bytes());
+        for s in &doc.sentences {
+            record.extend_from_slice(&(s.len() as u32).to_le_bytes());
+            record.extend_from_slice(s.as_bytes());
+        }
+        let path = tmp(&self.dir, DOCS_FILE);
+        self.docs_out
+            .write_all(&record)
+            .map_err(|e| IndexError::io(&path, e))?;
+        self.docs_pos += record.len() as u64;
+        self.doc_offsets.push(self.docs_pos);
+        Ok(())
+    }
+
+    /// Writes the index files and returns what was built.
+    pub fn finish(mut self) -> IndexResult<BuildSummary> {
+        let docs_tmp = tmp(&self.dir, DOCS_FILE);
+        self.docs_out
+            .flush()
+            .map_err(|e| IndexError::io(&docs_tmp, e))?;
+        self.cache = FxHashMap::default();
+
+        let mut id_order: Vec<u32> = (0..self.ids.len() as u32).collect();
+        id_order.sort_unstable_by(|&a, &b| id_cmp(&self.ids[a as usize], &self.ids[b as usize]));
+        for w in id_order.windows(2) {
+            let (a, b) = (&self.ids[w[0] as usize], &self.ids[w[1] as usize]);
+            if a == b {
+                return Err(IndexError::Invalid(format!(
+                    "duplicate paragraph id `{a}` (paragraphs {} and {}); ids must be unique",
+                    w[0].min(w[1]) + 1,
+                    w[0].max(w[1]) + 1
+                )));
+            }
+        }
+        let mut id_rank = vec![0u32; id_order.len()];
+        for (rank, &doc) in id_order.iter().enumerate() {
+            id_rank[doc as usize] = rank as u32;
+        }
+        self.ids = Vec::new();
+
+        for t in &mut self.terms {
+            t.seal();
+        }
+        let mut sorted: Vec<(Box<str>, u32)> =
+            std::mem::take(&mut self.term_ids).into_iter().collect();
+        sorted.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+
+        let index_tmp = tmp(&self.dir, INDEX_FILE);
+        let index_bytes = self
+            .write_index(&index_tmp, &sorted, &id_order, &id_rank)
+            .map_err(|e| IndexError::io(&index_tmp, e))?;
+        for name in [DOCS_FILE, INDEX_FILE] {
+            let final_path = self.dir.join(name);
+            std::fs::rename(tmp(&self.dir, name), &final_path)
+                .map_err(|e| IndexError::io(&final_path, e))?;
+        }
+        let docs = self.doc_lens.len() as u64;
+        let total_len: u64 = self.doc_lens.iter().map(|&l| u64::from(l)).sum();
+        Ok(BuildSummary {
+            docs,
+            terms: sorted.len() as u64,
+            postings: self.postings,
+            total_len,
+            avgdl: if docs == 0 {
+                0.0
+            } else {
+                total_len as f64 / docs as f64
+            },
+            index_bytes: index_bytes + self.docs_pos,
+            elapsed: self.started.elapsed(),
+        })
+    }
+
+    fn write_index(
+        &self,
+        path: &Path,
+        sorted: &[(Box<str>, u32)],
+        id_order: &[u32],
+        id_rank: &[u32],
+    ) -> std::io::Result<u64> {
+        let file = File::create(path)?;
+        let mut w = SectionWriter {
+            out: BufWriter::with_capacity(1 << 20, file),
+            pos: 0,
+            table: [(0, 0); SECTIONS],
+        };
+        w.out.write_all(&[0u8; HEADER_LEN])?;
+        w.pos = HEADER_LEN as u64;
+
+        w.section(format::TERM_BYTES, |w| {
+            sorted.iter().try_for_each(|(t, _)| w.put(t.as_bytes()))
+        })?;
+        w.section(format::TERM_OFFSETS, |w| {
+            let mut off = 0u64;
+            w.put(&off.to_le_bytes())?;
+            for (t, _) in sorted {
+                off += t.len() as u64;
+                w.put(&off.to_le_bytes())?;
+            }
+            Ok(())
+        })?;
+        let total: u64 = self.doc_lens.iter().map(|&l| u64::from(l)).sum();
+        let avgdl = if total == 0 {
+            1.0
+        } else {
+            total as f64 / self.doc_lens.len() as f64
+        };
+        let Bm25Params { k1, b } = self.params;
+        let norm = |doc: u32| k1 * (1.0 - b + b * f64::from(self.doc_lens[doc as usize]) / avgdl);
+        w.section(format::TERM_INFO, |w| {
+            let mut off = 0u64;
+            for (_, id) in sorted {
+                let t = &self.terms[*id as usize];
+                w.put(&off.to_le_bytes())?;
+                for v in [t.df, t.max_tf, t.min_dl, t.max_part(norm).to_bits()] {
+                    w.put(&v.to_le_bytes())?;
+                }
+                off += (skip_table_len(t.df) + t.bytes.len()) as u64;
+            }
+            Ok(())
+        })?;
+        w.section(format::POSTINGS, |w| {
+            sorted.iter().try_for_each(|(_, id)| {
+                let t = &self.terms[*id as usize];
+                if skip_table_len(t.df) > 0 {
+                    w.put(&t.skips)?;
+                }
+                w.put(&t.bytes)
+            })
+        })?;
+        w.section(format::DOC_LENS, |w| {
+            self.doc_lens
+                .iter()
+                .try_for_each(|v| w.put(&v.to_le_bytes()))
+        })?;
+        w.section(format::DOC_OFFSETS, |w| {
+            self.doc_offsets
+                .iter()
+                .try_for_each(|v| w.put(&v.to_le_bytes()))
+        })?;
+        w.section(format::ID_ORDER, |w| {
+            id_order.iter().try_for_each(|v| w.put(&v.to_le_bytes()))
+        })?;
+        w.section(format::ID_RANK, |w| {
+            id_rank.iter().try_for_each(|v| w.put(&v.to_le_bytes()))
+        })?;
+
+        let header = Header {
+            docs: self.doc_lens.len() as u64,
+            terms: sorted.len() as u64,
+            total_len: total,
+            k1: self.params.k1,
+            b: self.params.b,
+            sections: w.table,
+        };
+        let size = w.pos;
+        let mut file = w.out.into_inner().map_err(|e| e.into_error())?;
+        file.seek(SeekFrom::Start(0))?;
+        file.write_all(&header.encode())?;
+        file.sync_all()?;
+        Ok(size)
+    }
+}
+
+struct SectionWriter {
+    out: BufWriter<File>,
+    pos: u64,
+    table: [(u64, u64); SECTIONS],
+}
+
+impl SectionWriter {
+    fn put(&mut self, bytes: &[u8]) -> std::io::Result<()> {
+        self.pos += bytes.len() as u64;
+        self.out.write_all(bytes)
+    }
+
+    /// Writes one 8-byte-aligned section and records where it lies.
+    fn section(
+        &mut self,
+        number: usize,
+        body: impl FnOnce(&mut Self) -> std::io::Result<()>,
+    ) -> std::io::Result<()> {
+        let pad = (8 - self.pos % 8) % 8;
+        self.put(&[0u8; 8][..pad as usize])?;
+        let start = self.pos;
+        body(self)?;
+        self.table[number] = (start, self.pos - start);
+        Ok(())
+    }
+}
+
+/// Builds an index from a JSON Lines corpus in one streaming pass, calling `progress`
+/// every few thousand paragraphs and once at the end.
+pub fn build_from_jsonl(
+    corpus: &Path,
+    out: &Path,
+    params: Bm25Params,
+    mut progress: impl FnMut(BuildProgress),
+) -> IndexResult<BuildSummary> {
+    let file = File::open(corpus).map_err(|e| IndexError::io(corpus, e))?;
+    let total_bytes = file.metadata().map(|m| m.len()).unwrap_or(0);
+    let mut reader = BufReader::with_capacity(1 << 20, file);
+    let mut builder = IndexBuilder::new(out, params)?;
+    let mut line = String::new();
+    let (mut number, mut bytes_read) = (0usize, 0u64);
+    loop {
+        line.clear();
+        let n = reader
+            .read_line(&mut line)
+            .map_err(|e| IndexError::io(corpus, e))?;
+        if n == 0 {
+            break;
+        }
+        number += 1;
+        bytes_read += n as u64;
+        if line.trim().is_empty() {
+            continue;
+        }
+        let doc = parse_line(&line, builder.docs()).map_err(|message| IndexError::Corpus {
+            path: corpus.to_path_buf(),
+            line: number,
+            message,
+        })?;
+        builder.add(&doc)?;
+        if builder.docs() % 4096 == 0 {
+            progress(BuildProgress {
+                docs: builder.docs(),
+                bytes_read,
+                total_bytes,
+            });
+        }
+    }
+    if builder.docs() == 0 {
+        return Err(IndexError::Corpus {
+            path: corpus.to_path_buf(),
+            line: number,
+            message: "the corpus has no paragraphs".into(),
+        });
+    }
+    progress(BuildProgress {
+        docs: builder.docs(),
+        bytes_read,
+        total_bytes,
+    });
+    builder.finish()
+}

@@ -1,0 +1,196 @@
+//! The on-disk format: two little-endian files in the index directory.
+//!
+//! `index.bin` = a 256-byte header (magic, format version, counts, k1, b, and a table of
+//! section offsets/lengths), then 8-byte-aligned sections:
+//!
+//! | section       | contents                                                        |
+//! |---------------|-----------------------------------------------------------------|
+//! | term_bytes    | the terms (UTF-8), sorted bytewise, concatenated                 |
+//! | term_offsets  | u64 x (terms + 1): where each term starts in term_bytes          |
+//! | term_info     | per term: postings offset u64, df u32, max tf u32, min dl u32, max part f32 |
+//! | postings      | per term: a skip table if df > 128 (see `cursor`), then per document varint((doc delta << 1) \| tf==1), and varint(tf) if tf > 1 |
+//! | doc_lens      | u32 x docs: exact analyzed length (title + text)                 |
+//! | doc_offsets   | u64 x (docs + 1): where each stored paragraph starts in docs.bin |
+//! | id_order      | u32 x docs: document numbers sorted by external id               |
+//! | id_rank       | u32 x docs: each document's position in id_order (tie-breaking)  |
+//!
+//! `docs.bin` = magic + version, then per document: id, title, sentence count, sentences
+//! (each a u32 length + UTF-8 bytes).
+//!
+//! "max part" is the largest tf / (tf + k1 * (1 - b + b * dl / avgdl)) over the term's
+//! postings under the build's k1 and b (rounded up): times idf, the most the term can add
+//! to any score, which MaxScore needs.
+//!
+//! Document lengths are exact u32 counts, not Lucene's lossy one-byte `SmallFloat` norm:
+//! scores follow the BM25 formula exactly, which can differ from Lucene's by the norm's
+//! rounding (at most a few percent of the length term) and so reorder near-ties.
+//! Both files are memory-mapped on open, so opening costs no parse of the postings.
+
+use super::error::{IndexError, IndexResult};
+use std::path::Path;
+
+pub const INDEX_FILE: &str = "index.bin";
+pub const DOCS_FILE: &str = "docs.bin";
+pub const INDEX_MAGIC: &[u8; 8] = b"SLTHBM25";
+pub const DOCS_MAGIC: &[u8; 8] = b"SLTHDOCS";
+pub const VERSION: u32 = 2;
+pub const HEADER_LEN: usize = 256;
+pub const TERM_INFO_LEN: usize = 24;
+
+/// Section numbers in the header's table.
+pub const TERM_BYTES: usize = 0;
+pub const TERM_OFFSETS: usize = 1;
+pub const TERM_INFO: usize = 2;
+pub const POSTINGS: usize = 3;
+pub const DOC_LENS: usize = 4;
+pub const DOC_OFFSETS: usize = 5;
+pub const ID_ORDER: usize = 6;
+pub const ID_RANK: usize = 7;
+pub const SECTIONS: usize = 8;
+
+/// The fixed header of `index.bin`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Header {
+    pub docs: u64,
+    pub terms: u64,
+    pub total_len: u64,
+    pub k1: f64,
+    pub b: f64,
+    /// (offset, length) of each section, in bytes from the start of the file.
+    pub sections: [(u64, u64); SECTIONS],
+}
+
+impl Header {
+    pub fn encode(&self) -> Vec<u8> {
+        let mut out = Vec::with_capacity(HEADER_LEN);
+        out.extend_from_slice(INDEX_MAGIC);
+        out.extend_from_slice(&VERSION.to_le_bytes());
+        out.extend_from_slice(&0u32.to_le_bytes());
+        for v in [self.docs, self.terms, self.total_len] {
+            out.extend_from_slice(&v.to_le_bytes());
+        }
+        out.extend_from_slice(&self.k1.to_le_bytes());
+        out.extend_from_slice(&self.b.to_le_bytes());
+        for (off, len) in self.sections {
+            out.extend_from_slice(&off.to_le_bytes());
+            out.extend_from_slice(&len.to_le_bytes());
+        }
+        out.resize(HEADER_LEN, 0);
+        out
+    }
+
+    pub fn decode(bytes: &[u8], path: &Path) -> IndexResult<Header> {
+        if bytes.len() < HEADER_LEN || &bytes[..8] != INDEX_MAGIC {
+            return Err(IndexError::corrupt(
+                path,
+                "missing header (wrong file type or truncated)",
+            ));
+        }
+        let version = u32_at(bytes, 8);
+        if version != VERSION {
+            return Err(IndexError::corrupt(
+                path,
+                format!("format version {version}, this build reads version {VERSION}; rebuild the index"),
+            ));
+        }
+        let mut sections = [(0u64, 0u64); SECTIONS];
+        for (i, s) in sections.iter_mut().enumerate() {
+            *s = (u64_at(bytes, 56 + 16 * i), u64_at(bytes, 64 + 16 * i));
+        }
+        Ok(Header {
+            docs: u64_at(bytes, 16),
+            terms: u64_at(bytes, 24),
+            total_len: u64_at(bytes, 32),
+            k1: f64::from_bits(u64_at(bytes, 40)),
+            b: f64::from_bits(u64_at(bytes, 48)),
+            sections,
+        })
+    }
+}
+
+pub fn u32_at(bytes: &[u8], at: usize) -> u32 {
+    u32::from_le_bytes(bytes[at..at + 4].try_into().expect("4 bytes"))
+}
+
+pub fn u64_at(bytes: &[u8], at: usize) -> u64 {
+    u64::from_le_bytes(bytes[at..at + 8].try_into().expect("8 bytes"))
+}
+
+pub fn push_varint(out: &mut Vec<u8>, mut v: u64) {
+    while v >= 0x80 {
+        out.push((v as u8) | 0x80);
+        v >>= 7;
+    }
+    out.push(v as u8);
+}
+
+/// Decodes one varint at `*pos`, advancing it; `None` when the bytes run out.
+#[inline]
+pub fn read_varint(bytes: &[u8], pos: &mut usize) -> Option<u64> {
+    let mut v = 0u64;
+    let mut shift = 0;
+    loop {
+        let byte = *bytes.get(*pos)?;
+        *pos += 1;
+        v |= u64::from(byte & 0x7f) << shift;
+        if byte < 0x80 {
+            return Some(v);
+        }
+        shift += 7;
+        if shift > 63 {
+            return None;
+        }
+    }
+}
+
+/// Appends one posting (document `doc` after `prev`, frequency `tf`) to a term's list.
+pub fn push_posting(out: &mut Vec<u8>, prev: u32, doc: u32, tf: u32) {
+    let delta = u64::from(doc - prev);
+    push_varint(out, (delta << 1) | u64::from(tf == 1));
+    if tf != 1 {
+        push_varint(out, u64::from(tf));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn postings_round_trip() {
+        use crate::retrieval::bm25::cursor::Cursor;
+        let list = [(0u32, 1u32), (3, 2), (4, 1), (1_000_000, 300)];
+        let mut bytes = Vec::new();
+        let mut prev = 0;
+        for (doc, tf) in list {
+            push_posting(&mut bytes, prev, doc, tf);
+            prev = doc;
+        }
+        let mut c = Cursor::new(&bytes, 4);
+        let mut got = Vec::new();
+        while c.next() {
+            got.push((c.doc(), c.tf()));
+        }
+        assert_eq!(got, list);
+        let mut truncated = Cursor::new(&bytes[..bytes.len() - 1], 4);
+        let mut n = 0;
+        while truncated.next() {
+            n += 1;
+        }
+        assert_eq!(n, 3);
+        assert!(truncated.corrupt);
+    }
+
+    #[test]
+    fn header_round_trip() {
+        let h = Header {
+            docs: 7,
+            terms: 9,
+            total_len: 70,
+            k1: 0.9,
+            b: 0.4,
+            sections: [(256, 8); SECTIONS],
+        };
+        assert_eq!(Header::decode(&h.encode(), Path::new("x")).unwrap(), h);
+    }
+}

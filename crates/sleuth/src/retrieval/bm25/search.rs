@@ -1,0 +1,332 @@
+//! Exact top-k search.
+//!
+//! The default path is MaxScore (Turtle & Flood): query terms are ordered by the most
+//! each can add to a score (idf times the largest tf / (tf + norm) of its postings);
+//! once the k-th best score θ exceeds the sum of the smallest bounds, those terms become
+//! "non-essential": a document found only in them cannot reach θ, so candidates come
+//! from the essential terms' lists alone, and the long non-essential lists are only
+//! probed (with block skips) at candidates that could still make the top k. No
+//! document that could enter the top k is ever skipped, so results are exact.
+//!
+//! [`Bm25Index::search_exhaustive_terms`] scores every posting of every term (term at a
+//! time into a dense array); it is the plain reading of the definition, kept to check
+//! MaxScore against in tests.
+//!
+//! Both paths sum a document's term contributions in query-term order, starting from
+//! zero and adding zero for absent terms, so equal true scores are bit-identical sums and
+//! the tie-break by ascending id is reliable; both return bit-identical hits.
+
+use super::cursor::Cursor;
+use super::error::{IndexError, IndexResult};
+use super::format::INDEX_FILE;
+use super::index::Bm25Index;
+use std::cmp::Ordering;
+use std::collections::BinaryHeap;
+use std::sync::Mutex;
+
+/// One search result: a document number and its BM25 score.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Hit {
+    pub doc: u32,
+    pub score: f32,
+}
+
+/// Reusable per-search buffers for the exhaustive path (a dense score array).
+#[derive(Default)]
+pub(super) struct Scratch {
+    scores: Vec<f32>,
+    touched: Vec<u32>,
+}
+
+#[derive(Default)]
+pub(super) struct ScratchPool(Mutex<Vec<Scratch>>);
+
+/// A candidate in the heap; "greater" means worse, so the heap's top is the one to evict.
+#[derive(Clone, Copy)]
+struct Worse {
+    score: f32,
+    rank: u32,
+    doc: u32,
+}
+
+impl PartialEq for Worse {
+    fn eq(&self, other: &Self) -> bool {
+        self.cmp(other) == Ordering::Equal
+    }
+}
+impl Eq for Worse {}
+impl PartialOrd for Worse {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+impl Ord for Worse {
+    fn cmp(&self, other: &Self) -> Ordering {
+        other
+            .score
+            .total_cmp(&self.score)
+            .then(self.rank.cmp(&other.rank))
+    }
+}
+
+/// The k best so far, by score then ascending id.
+struct TopK<'i> {
+    index: &'i Bm25Index,
+    k: usize,
+    heap: BinaryHeap<Worse>,
+}
+
+impl<'i> TopK<'i> {
+    fn new(index: &'i Bm25Index, k: usize) -> Self {
+        TopK {
+            index,
+            k,
+            heap: BinaryHeap::with_capacity(k + 1),
+        }
+    }
+
+    /// The score a new document must at least reach (and then win the tie) to enter.
+    fn threshold(&self) -> f32 {
+        if self.heap.len() < self.k {
+            f32::NEG_INFINITY
+        } else {
+            self.heap.peek().map_or(f32::NEG_INFINITY, |w| w.score)
+        }
+    }
+
+    fn offer(&mut self, doc: u32, score: f32) {
+        if self.heap.len() < self.k {
+            let rank = self.index.id_rank(doc);
+            self.heap.push(Worse { score, rank, doc });
+            return;
+        }
+        let worst = *self.heap.peek().expect("k > 0");
+        if score < worst.score {
+            return;
+        }
+        let cand = Worse {
+            score,
+            rank: self.index.id_rank(doc),
+            doc,
+        };
+        if cand < worst {
+            self.heap.pop();
+            self.heap.push(cand);
+        }
+    }
+
+    fn into_hits(self) -> Vec<Hit> {
+        self.heap
+            .into_sorted_vec()
+            .into_iter()
+            .map(|w| Hit {
+                doc: w.doc,
+                score: w.score,
+            })
+            .collect()
+    }
+}
+
+/// Whether a score bound is surely under the threshold. The margin covers the
+/// difference between f64 bounds and f32 sums; a document exactly at the threshold is
+/// never pruned, since it can still win the tie on its id.
+#[inline]
+fn below(bound: f64, theta: f32) -> bool {
+    bound * (1.0 + 1e-5) < f64::from(theta)
+}
+
+/// One query term during MaxScore.
+struct Term<'a> {
+    cursor: Cursor<'a>,
+    idf: f32,
+    /// Position in the query (the order contributions are summed in).
+    slot: usize,
+    bound: f64,
+}
+
+impl Bm25Index {
+    /// The `k` best documents for a query, by decreasing score, ties by ascending id.
+    /// Documents matching no query term are never returned.
+    pub fn search(&self, query: &str, k: usize) -> IndexResult<Vec<Hit>> {
+        let terms = self.analyzer.query_terms(query);
+        self.search_terms(&terms, k)
+    }
+
+    #[inline]
+    fn part(&self, idf: f32, tf: u32, doc: u32) -> f32 {
+        let tf = tf as f32;
+        idf * tf / (tf + self.norms[doc as usize])
+    }
+
+    fn corrupt_postings(&self, t: u32) -> IndexError {
+        IndexError::corrupt(
+            self.dir().join(INDEX_FILE),
+            format!("postings of term {t} are damaged"),
+        )
+    }
+
+    /// Cursors for the query's known terms (term number, cursor, idf, query slot).
+    fn cursors(&self, terms: &[String]) -> IndexResult<Vec<(u32, Term<'_>)>> {
+        let mut out = Vec::with_capacity(terms.len());
+        for (slot, term) in terms.iter().enumerate() {
+            let Some(t) = self.find_term(term) else {
+                continue;
+            };
+            let stats = self.term_stats(t);
+            let idf = self.idf(stats.df) as f32;
+            let cursor = Cursor::new(self.postings_bytes(t)?, stats.df);
+            let bound = f64::from(idf) * f64::from(self.bound_part(stats)) * (1.0 + 1e-6);
+            out.push((
+                t,
+                Term {
+                    cursor,
+                    idf,
+                    slot,
+                    bound,
+                },
+            ));
+        }
+        Ok(out)
+    }
+
+    /// Like [`Bm25Index::search`] for already analyzed, unique terms (MaxScore).
+    pub fn search_terms(&self, terms: &[String], k: usize) -> IndexResult<Vec<Hit>> {
+        if k == 0 || terms.is_empty() {
+            return Ok(Vec::new());
+        }
+        let (numbers, mut ts): (Vec<u32>, Vec<Term>) = self.cursors(terms)?.into_iter().unzip();
+        let n = self.num_docs();
+        for t in &mut ts {
+            t.cursor.next();
+        }
+        // Ascending bound: a prefix of this order is the non-essential set.
+        let mut order: Vec<usize> = (0..ts.len()).collect();
+        order.sort_by(|&a, &b| ts[a].bound.total_cmp(&ts[b].bound));
+        let mut ts: Vec<Term> = {
+            let mut slots: Vec<Option<Term>> = ts.into_iter().map(Some).collect();
+            order
+                .iter()
+                .map(|&i| slots[i].take().expect("each once"))
+                .collect()
+        };
+        // prefix[i] = sum of the bounds of terms 0..i.
+        let mut prefix = vec![0f64; ts.len() + 1];
+        for (i, t) in ts.iter().enumerate() {
+            prefix[i + 1] = prefix[i] + t.bound;
+        }
+        let mut contrib = vec![0f32; terms.len()];
+        let mut top = TopK::new(self, k);
+        let mut essential = 0; // terms[essential..] are essential
+        loop {
+            let theta = top.threshold();
+            while essential < ts.len() && below(prefix[essential + 1], theta) {
+                essential += 1;
+            }
+            if essential == ts.len() {
+                break;
+            }
+            let doc = ts[essential..]
+                .iter()
+                .map(|t| t.cursor.doc())
+                .min()
+                .unwrap_or(u32::MAX);
+            if doc == u32::MAX {
+                break;
+            }
+            if doc >= n {
+                return Err(self.corrupt_postings(numbers[0]));
+            }
+            let mut partial = 0f64;
+            for t in &mut ts[essential..] {
+                if t.cursor.doc() == doc {
+                    let c = self.part(t.idf, t.cursor.tf(), doc);
+                    contrib[t.slot] = c;
+                    partial += f64::from(c);
+                    t.cursor.next();
+                }
+            }
+            let mut pruned = false;
+            for i in (0..essential).rev() {
+                if below(partial + prefix[i + 1], theta) {
+                    pruned = true;
+                    break;
+                }
+                let t = &mut ts[i];
+                if t.cursor.advance(doc) && t.cursor.doc() == doc {
+                    let c = self.part(t.idf, t.cursor.tf(), doc);
+                    contrib[t.slot] = c;
+                    partial += f64::from(c);
+                }
+            }
+            if !pruned {
+                let mut score = 0f32;
+                for c in &contrib {
+                    score += *c;
+                }
+                top.offer(doc, score);
+            }
+            contrib.iter_mut().for_each(|c| *c = 0.0);
+        }
+        if let Some(i) = ts.iter().position(|t| t.cursor.corrupt) {
+            return Err(self.corrupt_postings(numbers[order[i]]));
+        }
+        Ok(top.into_hits())
+    }
+
+    /// The same results as [`Bm25Index::search_terms`], by scoring every posting of
+    /// every term: the definition read literally, kept as the check on MaxScore.
+    pub fn search_exhaustive_terms(&self, terms: &[String], k: usize) -> IndexResult<Vec<Hit>> {
+        if k == 0 || terms.is_empty() {
+            return Ok(Vec::new());
+        }
+        let mut scratch = self
+            .pool
+            .0
+            .lock()
+            .expect("scratch pool")
+            .pop()
+            .unwrap_or_default();
+        let n = self.num_docs() as usize;
+        if scratch.scores.len() != n {
+            scratch.scores = vec![0.0; n];
+        }
+        let result = self.accumulate(terms, &mut scratch);
+        let hits = result.map(|()| {
+            let mut top = TopK::new(self, k);
+            for &doc in &scratch.touched {
+                top.offer(doc, scratch.scores[doc as usize]);
+            }
+            top.into_hits()
+        });
+        for &d in &scratch.touched {
+            scratch.scores[d as usize] = 0.0;
+        }
+        scratch.touched.clear();
+        self.pool.0.lock().expect("scratch pool").push(scratch);
+        hits
+    }
+
+    fn accumulate(&self, terms: &[String], scratch: &mut Scratch) -> IndexResult<()> {
+        let n = self.num_docs();
+        let Scratch { scores, touched } = scratch;
+        // Terms in query order, as MaxScore sums them: adding nothing for an absent term
+        // is the same as its adding zero there.
+        for (t, mut term) in self.cursors(terms)? {
+            while term.cursor.next() {
+                let doc = term.cursor.doc();
+                if doc >= n {
+                    return Err(self.corrupt_postings(t));
+                }
+                let slot = &mut scores[doc as usize];
+                if *slot == 0.0 {
+                    touched.push(doc);
+                }
+                *slot += self.part(term.idf, term.cursor.tf(), doc);
+            }
+            if term.cursor.corrupt {
+                return Err(self.corrupt_postings(t));
+            }
+        }
+        Ok(())
+    }
+}
