@@ -140,6 +140,21 @@ pub struct ModelArgs {
 }
 
 impl ModelArgs {
+    /// Defaults for the offline demo: no response cache (the embedded model is free).
+    pub fn for_demo(model: &str) -> Self {
+        ModelArgs {
+            model: model.to_string(),
+            timeout: 600,
+            attempts: 1,
+            cache: None,
+            no_cache: true,
+            max_cost: None,
+            rpm: None,
+            tpm: None,
+            prices: None,
+        }
+    }
+
     fn options(&self) -> Result<ModelOptions> {
         let mut opts = ModelOptions {
             timeout: Duration::from_secs(self.timeout.max(1)),
@@ -246,12 +261,10 @@ impl MethodArgs {
 impl MethodArgs {
     fn corpus(&self) -> Result<Option<Arc<CorpusSetting>>> {
         match (self.env.as_str(), &self.index) {
-            ("pool", None) => Ok(None),
-            ("pool", Some(_)) => bail!("--index is only used with --env corpus"),
-            (_, None) => {
+            ("corpus", None) => {
                 bail!("--env corpus needs --index DIR (build one with `sleuth index build`)")
             }
-            (_, Some(dir)) => {
+            ("corpus", Some(dir)) => {
                 let index = Bm25Index::open(dir).map_err(|e| anyhow!("{}: {e}", dir.display()))?;
                 let options = CorpusOptions {
                     max_reads: self.corpus_reads,
@@ -262,6 +275,8 @@ impl MethodArgs {
                     options,
                 })))
             }
+            (_, Some(_)) => bail!("--index is only used with --env corpus"),
+            _ => Ok(None),
         }
     }
 }

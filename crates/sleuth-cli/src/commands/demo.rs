@@ -1,8 +1,132 @@
-//! `sleuth demo`
+//! `sleuth demo`: the main job on this machine with nothing but the project — the
+//! embedded model (pulled on first use) runs `sleuth` and `react` on a few multi-hop
+//! questions we wrote ourselves, showing every turn as it happens.
+
+use crate::resolve::{self, MethodArgs, ModelArgs};
+use crate::show;
+use anyhow::{anyhow, Result};
+use sleuth::data::{self, Dataset, Question};
+use sleuth::eval::{RecordContext, RunRecord};
+use sleuth::methods::{RunContext, Turn, TurnObserver};
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Instant;
+
+/// Our own bundled questions (paragraphs and all), in the `jsonl` schema.
+const QUESTIONS: &str = include_str!("../demo/questions.jsonl");
 
 #[derive(clap::Args)]
-pub struct Args {}
+pub struct Args {
+    /// Model spec (default: the embedded SmolLM2-135M-Instruct).
+    #[arg(long, default_value = "local:smollm2")]
+    pub model: String,
+    /// Comma-separated methods to compare.
+    #[arg(long, default_value = "sleuth,react")]
+    pub methods: String,
+    /// How many of the bundled questions to run.
+    #[arg(long, default_value_t = 4)]
+    pub questions: usize,
+    /// Method options (`--set key=value`); the demo defaults to turns=6, max_tokens=320.
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    pub set: Vec<String>,
+    /// Print only the final table.
+    #[arg(long)]
+    pub quiet: bool,
+}
 
-pub fn run(_args: Args) -> anyhow::Result<()> {
-    anyhow::bail!("`sleuth demo` is not implemented yet")
+struct Printer;
+
+impl TurnObserver for Printer {
+    fn turn(&self, turn: &Turn) {
+        print!("{}", show::turn(turn, false));
+    }
+}
+
+pub fn bundled_questions() -> Result<Vec<Question>> {
+    Ok(data::parse(
+        Dataset::Jsonl,
+        Path::new("<bundled demo questions>"),
+        QUESTIONS,
+    )?)
+}
+
+pub fn run(args: Args) -> Result<()> {
+    let mut questions = bundled_questions()?;
+    questions.truncate(args.questions.max(1));
+    let mut set = vec!["turns=6".to_string(), "max_tokens=320".to_string()];
+    set.extend(args.set.iter().cloned());
+    let options = MethodArgs {
+        set,
+        ..MethodArgs::default()
+    };
+    let config = options.config()?;
+    let methods = resolve::methods(&args.methods, &config)?;
+    let model = ModelArgs::for_demo(&args.model);
+    crate::local::ensure_pulled(&args.model)?;
+    let stack = model.open_stack()?;
+
+    let runtime = tokio::runtime::Runtime::new()?;
+    let mut rows = Vec::new();
+    for method in &methods {
+        let mut records = Vec::new();
+        let started = Instant::now();
+        for q in &questions {
+            let session = stack.session();
+            let mut ctx = RunContext::new(session.clone());
+            if !args.quiet {
+                ctx.observer = Some(Arc::new(Printer));
+                println!("━━ {} · {} ━━\nQuestion: {}\n", method.name(), q.id, q.text);
+            }
+            let episode = runtime
+                .block_on(method.run(q, &ctx))
+                .map_err(|e| anyhow!("{e}"))?;
+            if !args.quiet {
+                println!(
+                    "{}\nGold: {}\n",
+                    show::outcome(&episode),
+                    q.answers.join(" | ")
+                );
+            }
+            let stats = session.stats().snapshot();
+            let rc = RecordContext {
+                method: method.name(),
+                model: &args.model,
+                retries: stats.retries as u32,
+                cost_usd: stats.cost_usd,
+            };
+            records.push(RunRecord::from_episode(q, episode, &rc));
+        }
+        rows.push((
+            method.name().to_string(),
+            records,
+            started.elapsed().as_secs_f64(),
+        ));
+    }
+    println!("{}", table(&rows));
+    Ok(())
+}
+
+fn table(rows: &[(String, Vec<RunRecord>, f64)]) -> String {
+    let mut out = String::from(
+        "| method | n | EM | F1 | answered | mean turns | calls | tokens | seconds |\n|---|--:|--:|--:|--:|--:|--:|--:|--:|\n",
+    );
+    for (name, records, secs) in rows {
+        let n = records.len().max(1) as f64;
+        let mean = |f: &dyn Fn(&RunRecord) -> f64| records.iter().map(f).sum::<f64>() / n;
+        out.push_str(&format!(
+            "| {name} | {} | {:.1} | {:.1} | {} | {:.1} | {} | {} | {:.1} |\n",
+            records.len(),
+            100.0 * mean(&|r| r.em),
+            100.0 * mean(&|r| r.f1),
+            records.iter().filter(|r| r.finished).count(),
+            mean(&|r| r.turns as f64),
+            records.iter().map(|r| r.calls).sum::<u32>(),
+            records
+                .iter()
+                .map(|r| r.input_tokens + r.output_tokens)
+                .sum::<u64>(),
+            secs
+        ));
+    }
+    out
 }

@@ -214,3 +214,24 @@ fn ask_prints_the_memory_turn_by_turn() {
     assert!(out.contains("Answer: Stanley"), "{out}");
     assert!(out.contains("Gold:"), "{out}");
 }
+
+#[test]
+fn demo_runs_the_bundled_questions_and_prints_a_table() {
+    let server = MockServer::spawn(|req| {
+        Reply::text(match turn_of(req) {
+            1 => memory(2, "search[observatory architect]"),
+            _ => memory(2, "finish[Tarvik]"),
+        })
+    });
+    let url = format!("openai-compat:{}#m", server.url());
+    let out = ok(&["demo", "--model", &url]);
+    assert!(out.contains("━━ sleuth · demo-1 ━━"), "{out}");
+    assert!(out.contains("→ search[observatory architect]"), "{out}");
+    assert!(out.contains("| sleuth | 4 | 25.0 |"), "{out}");
+    assert!(out.contains("| react | 4 | 25.0 |"), "{out}");
+    let first = server.requests()[0].raw_body.clone();
+    assert!(
+        first.contains("Larkfield Observatory"),
+        "the bundled question is asked"
+    );
+}
