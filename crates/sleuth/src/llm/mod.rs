@@ -6,6 +6,7 @@
 //! wraps any `ChatModel` and is itself one.
 
 mod error;
+pub mod grammar;
 mod scripted;
 mod types;
 
