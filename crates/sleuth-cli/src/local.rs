@@ -1,23 +1,69 @@
-//! `local:` model specs, served by the embedded llama.cpp backend when this binary is
-//! built with the `local` feature.
+//! `local:` model specs, served by the embedded llama.cpp backend (`sleuth-local`) when
+//! this binary is built with the `local` feature (the default).
 
-use anyhow::{bail, Result};
+use anyhow::Result;
 use sleuth::llm::{ChatModel, ModelSpec};
 use std::sync::Arc;
 
-/// Makes sure a `local:` spec's model file is present (pulling the default model on
-/// first use); other specs need nothing.
-pub fn ensure_pulled(spec: &str) -> Result<()> {
-    match ModelSpec::parse(spec)? {
-        ModelSpec::Local { .. } => bail!("`{spec}` needs the embedded model backend, which this build of sleuth does not include"),
-        _ => Ok(()),
+/// Options of the embedded backend, from the command line.
+#[derive(clap::Args, Debug, Clone, Default)]
+pub struct LocalArgs {
+    /// Inference threads for local: models (default: every core).
+    #[arg(long)]
+    pub threads: Option<u32>,
+    /// Context window in tokens for local: models (default: the model's, at most 8192).
+    #[arg(long)]
+    pub ctx_size: Option<u32>,
+    /// Let local: models write freely instead of under the protocol's grammar.
+    #[arg(long)]
+    pub no_grammar: bool,
+}
+
+#[cfg(feature = "local")]
+mod backend {
+    use super::*;
+    use anyhow::{anyhow, bail};
+    use sleuth_local::LocalOptions;
+    use std::num::NonZeroU32;
+
+    pub fn open(spec: &ModelSpec, args: &LocalArgs) -> Result<Arc<dyn ChatModel>> {
+        let ModelSpec::Local { name } = spec else {
+            bail!("`{spec}` is not a local model spec");
+        };
+        let mut opts = LocalOptions::default().grammar(!args.no_grammar);
+        opts.threads = args.threads.and_then(NonZeroU32::new);
+        opts.ctx_size = args.ctx_size.and_then(NonZeroU32::new);
+        sleuth_local::open(name, opts).map_err(|e| anyhow!("{e}"))
+    }
+
+    pub fn ensure_pulled(spec: &str) -> Result<()> {
+        if let ModelSpec::Local { name } = ModelSpec::parse(spec)? {
+            if sleuth_local::store::known(&name).is_some() {
+                let path = sleuth_local::ensure_model(&name).map_err(|e| anyhow!("{e}"))?;
+                eprintln!("model: {}", path.display());
+            }
+        }
+        Ok(())
     }
 }
 
-/// Opens a `local:NAME|PATH.gguf` spec.
-pub fn open(spec: &ModelSpec) -> Result<Arc<dyn ChatModel>> {
-    let ModelSpec::Local { name } = spec else {
-        bail!("`{spec}` is not a local model spec");
-    };
-    bail!("`local:{name}` needs the embedded model backend, which this build of sleuth does not include")
+#[cfg(not(feature = "local"))]
+mod backend {
+    use super::*;
+    use anyhow::bail;
+
+    const MISSING: &str = "this build of sleuth has no embedded model backend; rebuild with the `local` feature (cargo install --path crates/sleuth-cli)";
+
+    pub fn open(spec: &ModelSpec, _args: &LocalArgs) -> Result<Arc<dyn ChatModel>> {
+        bail!("`{spec}`: {MISSING}")
+    }
+
+    pub fn ensure_pulled(spec: &str) -> Result<()> {
+        match ModelSpec::parse(spec)? {
+            ModelSpec::Local { .. } => bail!("`{spec}`: {MISSING}"),
+            _ => Ok(()),
+        }
+    }
 }
+
+pub use backend::{ensure_pulled, open};

@@ -137,6 +137,8 @@ pub struct ModelArgs {
     /// A TOML or JSON price table (USD per million tokens) overriding the built-in one.
     #[arg(long)]
     pub prices: Option<PathBuf>,
+    #[command(flatten)]
+    pub local: crate::local::LocalArgs,
 }
 
 impl ModelArgs {
@@ -152,6 +154,7 @@ impl ModelArgs {
             rpm: None,
             tpm: None,
             prices: None,
+            local: crate::local::LocalArgs::default(),
         }
     }
 
@@ -192,7 +195,7 @@ impl ModelArgs {
         if spec.is_core() {
             return Ok(open_stack(&spec, &opts)?);
         }
-        Ok(stack_with(crate::local::open(&spec)?, &opts)?)
+        Ok(stack_with(crate::local::open(&spec, &self.local)?, &opts)?)
     }
 }
 

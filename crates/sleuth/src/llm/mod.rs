@@ -7,6 +7,7 @@
 
 pub mod anthropic;
 mod error;
+pub mod grammar;
 mod http;
 pub mod middleware;
 pub mod openai;

@@ -71,6 +71,8 @@ pub struct AgentSettings {
     pub episodes: u32,
     /// The corpus setting's rule: the last turn accepts only an answer.
     pub last_turn_answer_only: bool,
+    /// Attach the protocol's output grammar to requests (used by the embedded model).
+    pub grammar: bool,
 }
 
 impl Default for AgentSettings {
@@ -90,6 +92,7 @@ impl Default for AgentSettings {
             max_tokens: 1024,
             episodes: 2,
             last_turn_answer_only: false,
+            grammar: true,
         }
     }
 }
@@ -121,6 +124,10 @@ pub const AGENT_KEYS: &[(&str, &str)] = &[
     ("temperature", "sampling temperature (default 0)"),
     ("max_tokens", "tokens per response (default 1024)"),
     ("episodes", "Reflexion episodes (default 2)"),
+    (
+        "grammar",
+        "false to send no output grammar (default true; only the embedded model uses it)",
+    ),
     (
         "last_turn_answer_only",
         "true: the last turn accepts only finish (default in --env corpus)",
@@ -196,6 +203,7 @@ impl AgentSettings {
             "max_tokens" => self.max_tokens = parse(key, value, "a positive integer")?,
             "episodes" => self.episodes = parse(key, value, "a positive integer")?,
             "last_turn_answer_only" => self.last_turn_answer_only = parse_bool(key, value)?,
+            "grammar" => self.grammar = parse_bool(key, value)?,
             _ => {}
         }
         Ok(())

@@ -12,6 +12,7 @@ pub use run::LoopOutcome;
 use super::{AgentError, EnvFactory, Episode, Method, PromptSet, RunContext};
 use crate::data::Question;
 use crate::env::{Environment, PoolEnv};
+use crate::llm::{grammar, OutputConstraint};
 use crate::memory::{MemorySchema, Section};
 use crate::methods::settings::AgentSettings;
 use async_trait::async_trait;
@@ -38,6 +39,16 @@ impl Style {
             Style::Memory(s) => s.clone(),
             Style::Notes => MemorySchema::of(&[Section::Notes]),
             _ => MemorySchema::none(),
+        }
+    }
+
+    /// The output grammar that keeps a response inside this style's protocol (honoured
+    /// by the embedded model, ignored by providers without grammar support).
+    fn grammar(&self, tools: &[&str]) -> String {
+        match self {
+            Style::Memory(_) | Style::Notes => grammar::working_memory(&self.schema(), tools),
+            Style::SelfAsk | Style::Ircot => grammar::lines_then_action(tools),
+            Style::React | Style::ReactCot | Style::Reflexion => grammar::react(tools),
         }
     }
 
@@ -152,8 +163,14 @@ impl AgentMethod {
                 context! { question => &question.text, reflection => reflection.unwrap_or("") },
             )
             .map_err(AgentError::config)?;
+        let tools = self.env.as_ref().map_or(grammar::REACT_TOOLS, |f| f.tools());
+        let constraint = self
+            .settings
+            .grammar
+            .then(|| OutputConstraint::Grammar(self.style.grammar(tools)));
         run::AgentLoop {
             ctx,
+            constraint,
             style: &self.style,
             settings: &self.settings,
             prompts: &self.prompts,

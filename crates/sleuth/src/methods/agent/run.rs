@@ -6,7 +6,7 @@
 //! Only the model's response is parsed; observations go back to the model as text.
 
 use crate::env::{Action, Environment, Observation};
-use crate::llm::{ChatRequest, LlmError, Message};
+use crate::llm::{ChatRequest, LlmError, Message, OutputConstraint};
 use crate::memory::{check_adherence, parse_memory, MemorySchema, WorkingMemory};
 use crate::methods::settings::{AgentSettings, Stopping};
 use crate::methods::{AgentError, CallKind, Episode, PromptSet, RunContext, StopReason, Turn};
@@ -14,6 +14,7 @@ use minijinja::context;
 
 pub(super) struct AgentLoop<'a> {
     pub ctx: &'a RunContext,
+    pub constraint: Option<OutputConstraint>,
     pub style: &'a super::Style,
     pub settings: &'a AgentSettings,
     pub prompts: &'a PromptSet,
@@ -137,6 +138,16 @@ impl AgentLoop<'_> {
             episode.turns.push(turn);
         }
         episode.retrieved = env.retrieved().to_vec();
+        if self.schema.is_structured() {
+            // Per turn: confirmed facts, hypotheses and open questions in the state.
+            let counts: Vec<[usize; 3]> = episode
+                .turns
+                .iter()
+                .filter_map(|t| t.state.as_ref())
+                .map(|s| [s.facts.len(), s.hypotheses.len(), s.questions.len()])
+                .collect();
+            episode.extra.insert("memory_counts".into(), serde_json::json!(counts));
+        }
         Ok(episode)
     }
 
@@ -151,9 +162,10 @@ impl AgentLoop<'_> {
     ) -> Result<LoopOutcome, AgentError> {
         let mut kind = CallKind::Action;
         loop {
-            let request = ChatRequest::new(messages.clone())
+            let mut request = ChatRequest::new(messages.clone())
                 .temperature(self.settings.temperature)
                 .max_tokens(self.settings.max_tokens);
+            request.constraint = self.constraint.clone();
             let response = match self.ctx.model.complete(&request).await {
                 Ok(r) => r,
                 Err(LlmError::ContextOverflow { .. }) => return Ok(LoopOutcome::Overflow),

@@ -1,0 +1,68 @@
+//! How a local model runs: threads, context size, grammar use, prefix reuse, seed.
+
+use std::num::NonZeroU32;
+
+/// Options for [`crate::open`]. The defaults suit the bundled model on a laptop:
+/// all cores, the model's own training context (capped at 8192), grammars honoured,
+/// prefix reuse on.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LocalOptions {
+    /// Honour `OutputConstraint::Grammar` / `JsonSchema` on requests (llama.cpp grammar
+    /// sampling). Off means constraints are ignored and the text is free.
+    pub grammar: bool,
+    /// Inference threads; `None` uses every available core.
+    pub threads: Option<NonZeroU32>,
+    /// Context window in tokens; `None` uses the model's training context, at most 8192.
+    pub ctx_size: Option<NonZeroU32>,
+    /// Keep the previous turn's KV cache and process only the tokens a new prompt adds
+    /// after the longest common prefix. Off reprocesses every prompt from scratch
+    /// (benchmark baseline).
+    pub prefix_reuse: bool,
+    /// Base seed for sampling at temperature > 0 (a request's `sample_index` is added so
+    /// repeated samples differ but every run reproduces).
+    pub seed: u32,
+}
+
+impl Default for LocalOptions {
+    fn default() -> Self {
+        LocalOptions {
+            grammar: true,
+            threads: None,
+            ctx_size: None,
+            prefix_reuse: true,
+            seed: 0,
+        }
+    }
+}
+
+impl LocalOptions {
+    pub fn grammar(mut self, on: bool) -> Self {
+        self.grammar = on;
+        self
+    }
+    pub fn threads(mut self, n: u32) -> Self {
+        self.threads = NonZeroU32::new(n);
+        self
+    }
+    pub fn ctx_size(mut self, n: u32) -> Self {
+        self.ctx_size = NonZeroU32::new(n);
+        self
+    }
+    pub fn prefix_reuse(mut self, on: bool) -> Self {
+        self.prefix_reuse = on;
+        self
+    }
+    pub fn seed(mut self, seed: u32) -> Self {
+        self.seed = seed;
+        self
+    }
+
+    /// The thread count actually used.
+    pub fn effective_threads(&self) -> u32 {
+        self.threads.map(NonZeroU32::get).unwrap_or_else(|| {
+            std::thread::available_parallelism()
+                .map(|n| n.get() as u32)
+                .unwrap_or(4)
+        })
+    }
+}
