@@ -176,7 +176,15 @@ impl Bm25Index {
             let idf = self.idf(stats.df) as f32;
             let cursor = Cursor::new(self.postings_bytes(t)?, stats.df);
             let bound = f64::from(idf) * f64::from(self.bound_part(stats)) * (1.0 + 1e-6);
-            out.push((t, Term { cursor, idf, slot, bound }));
+            out.push((
+                t,
+                Term {
+                    cursor,
+                    idf,
+                    slot,
+                    bound,
+                },
+            ));
         }
         Ok(out)
     }
@@ -189,14 +197,17 @@ impl Bm25Index {
         let (numbers, mut ts): (Vec<u32>, Vec<Term>) = self.cursors(terms)?.into_iter().unzip();
         let n = self.num_docs();
         for t in &mut ts {
-            t.cursor.next();
+            t.cursor.step();
         }
         // Ascending bound: a prefix of this order is the non-essential set.
         let mut order: Vec<usize> = (0..ts.len()).collect();
         order.sort_by(|&a, &b| ts[a].bound.total_cmp(&ts[b].bound));
         let mut ts: Vec<Term> = {
             let mut slots: Vec<Option<Term>> = ts.into_iter().map(Some).collect();
-            order.iter().map(|&i| slots[i].take().expect("each once")).collect()
+            order
+                .iter()
+                .map(|&i| slots[i].take().expect("each once"))
+                .collect()
         };
         // prefix[i] = sum of the bounds of terms 0..i.
         let mut prefix = vec![0f64; ts.len() + 1];
@@ -214,7 +225,11 @@ impl Bm25Index {
             if essential == ts.len() {
                 break;
             }
-            let doc = ts[essential..].iter().map(|t| t.cursor.doc()).min().unwrap_or(u32::MAX);
+            let doc = ts[essential..]
+                .iter()
+                .map(|t| t.cursor.doc())
+                .min()
+                .unwrap_or(u32::MAX);
             if doc == u32::MAX {
                 break;
             }
@@ -227,7 +242,7 @@ impl Bm25Index {
                     let c = self.part(t.idf, t.cursor.tf(), doc);
                     contrib[t.slot] = c;
                     partial += f64::from(c);
-                    t.cursor.next();
+                    t.cursor.step();
                 }
             }
             let mut pruned = false;
@@ -264,7 +279,13 @@ impl Bm25Index {
         if k == 0 || terms.is_empty() {
             return Ok(Vec::new());
         }
-        let mut scratch = self.pool.0.lock().expect("scratch pool").pop().unwrap_or_default();
+        let mut scratch = self
+            .pool
+            .0
+            .lock()
+            .expect("scratch pool")
+            .pop()
+            .unwrap_or_default();
         let n = self.num_docs() as usize;
         if scratch.scores.len() != n {
             scratch.scores = vec![0.0; n];
@@ -291,7 +312,7 @@ impl Bm25Index {
         // Terms in query order, as MaxScore sums them: adding nothing for an absent term
         // is the same as its adding zero there.
         for (t, mut term) in self.cursors(terms)? {
-            while term.cursor.next() {
+            while term.cursor.step() {
                 let doc = term.cursor.doc();
                 if doc >= n {
                     return Err(self.corrupt_postings(t));

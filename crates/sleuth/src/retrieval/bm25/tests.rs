@@ -278,7 +278,11 @@ fn random_corpus(docs: usize, seed: u64) -> Vec<CorpusDoc> {
         let id = format!("{}", (i * 7919) % 100_003);
         if i % 40 == 39 {
             let prev = &out[i - 1];
-            out.push(CorpusDoc::new(id, prev.title.clone(), prev.sentences.clone()));
+            out.push(CorpusDoc::new(
+                id,
+                prev.title.clone(),
+                prev.sentences.clone(),
+            ));
             continue;
         }
         let len = rng.gen_range(1..40);
@@ -303,7 +307,9 @@ fn maxscore_returns_exactly_the_exhaustive_results() {
     let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(5);
     for _ in 0..150 {
         let n = rng.gen_range(1..9);
-        let query: Vec<String> = (0..n).map(|_| format!("w{}x", rng.gen_range(0..85))).collect();
+        let query: Vec<String> = (0..n)
+            .map(|_| format!("w{}x", rng.gen_range(0..85)))
+            .collect();
         let terms = built.analyzer().query_terms(&query.join(" "));
         for idx in [&built, &other] {
             for k in [1, 3, 10, 60] {
