@@ -10,6 +10,7 @@ Usage: python3 bm25s_bench.py CORPUS.jsonl QUERIES.txt [--passes 3] [--threads 2
 
 import argparse
 import json
+import os
 import resource
 import time
 
@@ -30,6 +31,7 @@ def peak_mib():
 
 
 def emit(obj):
+    obj["loadavg"] = os.getloadavg()[0]
     print("RESULT " + json.dumps(obj), flush=True)
 
 

@@ -7,7 +7,8 @@
 //! peak-memory figure is that engine's alone), and prints every figure with its ratio
 //! to the baselines measured in the same run. The phases are subcommands too.
 //!
-//! Usage: `cargo run --release -p sleuth-bench -- run [--docs 1000000] [--seed 42]
+//! Usage: `cargo run --release --manifest-path crates/sleuth-bench/Cargo.toml -- run
+//! [--docs 1000000] [--seed 42]
 //! [--data ../shared/data] [--work /tmp/bm25-bench]`
 
 mod gen;

@@ -64,7 +64,18 @@ where
     })
 }
 
-/// Prints a phase's result as one machine-readable line for the orchestrator.
+/// The 1-minute load average: the machine is shared, so each figure carries it.
+pub fn load_average() -> f64 {
+    std::fs::read_to_string("/proc/loadavg")
+        .ok()
+        .and_then(|s| s.split_whitespace().next()?.parse().ok())
+        .unwrap_or(f64::NAN)
+}
+
+/// Prints a phase's result as one machine-readable line for the orchestrator, with the
+/// load average at its end.
 pub fn emit(v: &Value) {
+    let mut v = v.clone();
+    v["loadavg"] = json!(load_average());
     println!("RESULT {v}");
 }

@@ -142,10 +142,11 @@ pub fn run(c: &RunConfig) -> anyhow::Result<()> {
         c.docs, c.seed, ours_query["queries"]
     );
     println!(
-        "{:<10} {:>10} {:>10} {:>10} {:>10} {:>12}",
-        "engine", "p50 ms", "p99 ms", "mean ms", "qps", "threads"
+        "{:<10} {:>10} {:>10} {:>10} {:>10} {:>8} {:>8}",
+        "engine", "p50 ms", "p99 ms", "mean ms", "qps", "threads", "load"
     );
-    let exhaustive = ours_query["exhaustive"].clone();
+    let mut exhaustive = ours_query["exhaustive"].clone();
+    exhaustive["loadavg"] = ours_query["loadavg"].clone();
     let mut rows = vec![
         ("ours", &ours_query),
         ("ours-exh", &exhaustive),
@@ -156,13 +157,14 @@ pub fn run(c: &RunConfig) -> anyhow::Result<()> {
     }
     for (name, q) in &rows {
         println!(
-            "{:<10} {:>10.3} {:>10.3} {:>10.3} {:>10.1} {:>12}",
+            "{:<10} {:>10.3} {:>10.3} {:>10.3} {:>10.1} {:>8} {:>8.2}",
             name,
             f(q, "p50_ms"),
             f(q, "p99_ms"),
             f(q, "mean_ms"),
             f(q, "qps"),
-            q["threads"]
+            q["threads"],
+            f(q, "loadavg")
         );
     }
     let ratio = |name: &str, q: &Value| {
@@ -178,19 +180,24 @@ pub fn run(c: &RunConfig) -> anyhow::Result<()> {
         ratio("bm25s", q);
     }
     println!("(ratios > 1 mean ours is faster; < 1 mean the baseline is faster; ours = MaxScore,");
-    println!(" ours-exh = the same index scoring every posting, shown for comparison)");
+    println!(" ours-exh = the same index scoring every posting, shown for comparison;");
+    println!(" load = 1-minute load average when the phase ended, on a shared 2-core machine)");
 
-    println!("\nbuild      {:>10} {:>12}", "seconds", "peak MiB");
+    println!(
+        "\nbuild      {:>10} {:>12} {:>8}",
+        "seconds", "peak MiB", "load"
+    );
     let mut builds = vec![("ours", &ours_build), ("tantivy", &tantivy_build)];
     if let Some((b, _)) = &bm25s {
         builds.push(("bm25s", b));
     }
     for (name, b) in &builds {
         println!(
-            "{:<10} {:>10.1} {:>12.0}",
+            "{:<10} {:>10.1} {:>12.0} {:>8.2}",
             name,
             f(b, "seconds"),
-            f(b, "peak_rss_mib")
+            f(b, "peak_rss_mib"),
+            f(b, "loadavg")
         );
     }
     let scale = FULL_CORPUS / c.docs as f64;

@@ -66,7 +66,7 @@ impl TermBuf {
 
     /// Closes the last, partial block.
     fn seal(&mut self) {
-        if self.df > BLOCK && self.df % BLOCK != 0 {
+        if self.df > BLOCK && !self.df.is_multiple_of(BLOCK) {
             self.push_skip();
         }
     }
@@ -75,7 +75,7 @@ impl TermBuf {
     fn max_part(&self, norm: impl Fn(u32) -> f64) -> f32 {
         let mut c = Cursor::with_parts(&self.bytes, &[], self.df);
         let mut best = 0f64;
-        while c.next() {
+        while c.step() {
             let tf = f64::from(c.tf());
             best = best.max(tf / (tf + norm(c.doc())));
         }
@@ -198,7 +198,7 @@ impl IndexBuilder {
             buf.df += 1;
             buf.max_tf = buf.max_tf.max(tf);
             buf.min_dl = buf.min_dl.min(dl);
-            if buf.df % BLOCK == 0 {
+            if buf.df.is_multiple_of(BLOCK) {
                 buf.push_skip();
             }
             self.postings += 1;

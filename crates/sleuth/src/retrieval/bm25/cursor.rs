@@ -36,7 +36,7 @@ pub struct Cursor<'a> {
 
 impl<'a> Cursor<'a> {
     /// A cursor over a term's stored bytes (skip table, then data), before its first
-    /// posting; call [`Cursor::next`] to load it.
+    /// posting; call [`Cursor::step`] to load it.
     pub fn new(bytes: &'a [u8], df: u32) -> Self {
         let table = skip_table_len(df).min(bytes.len());
         let mut c = Self::with_parts(&bytes[table..], &bytes[..table], df);
@@ -76,7 +76,7 @@ impl<'a> Cursor<'a> {
 
     /// Moves to the next posting; false when the list is exhausted (or damaged).
     #[inline]
-    pub fn next(&mut self) -> bool {
+    pub fn step(&mut self) -> bool {
         if self.done || self.read == self.df {
             self.done = true;
             return false;
@@ -126,7 +126,7 @@ impl<'a> Cursor<'a> {
                 self.read = b * BLOCK;
             }
         }
-        while self.next() {
+        while self.step() {
             if self.doc >= target {
                 return true;
             }
@@ -147,7 +147,7 @@ mod tests {
         for (i, &(doc, tf)) in list.iter().enumerate() {
             push_posting(&mut data, prev, doc, tf);
             prev = doc;
-            if (i as u32 + 1) % BLOCK == 0 || i + 1 == list.len() {
+            if (i as u32 + 1).is_multiple_of(BLOCK) || i + 1 == list.len() {
                 skips.extend_from_slice(&doc.to_le_bytes());
                 skips.extend_from_slice(&(data.len() as u32).to_le_bytes());
             }
@@ -166,7 +166,7 @@ mod tests {
         let bytes = encode(&list);
         let mut c = Cursor::new(&bytes, list.len() as u32);
         let mut seen = Vec::new();
-        while c.next() {
+        while c.step() {
             seen.push((c.doc(), c.tf()));
         }
         assert_eq!(seen, list);

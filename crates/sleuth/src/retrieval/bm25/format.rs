@@ -168,13 +168,13 @@ mod tests {
         }
         let mut c = Cursor::new(&bytes, 4);
         let mut got = Vec::new();
-        while c.next() {
+        while c.step() {
             got.push((c.doc(), c.tf()));
         }
         assert_eq!(got, list);
         let mut truncated = Cursor::new(&bytes[..bytes.len() - 1], 4);
         let mut n = 0;
-        while truncated.next() {
+        while truncated.step() {
             n += 1;
         }
         assert_eq!(n, 3);

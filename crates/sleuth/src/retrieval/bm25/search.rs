@@ -197,7 +197,7 @@ impl Bm25Index {
         let (numbers, mut ts): (Vec<u32>, Vec<Term>) = self.cursors(terms)?.into_iter().unzip();
         let n = self.num_docs();
         for t in &mut ts {
-            t.cursor.next();
+            t.cursor.step();
         }
         // Ascending bound: a prefix of this order is the non-essential set.
         let mut order: Vec<usize> = (0..ts.len()).collect();
@@ -242,7 +242,7 @@ impl Bm25Index {
                     let c = self.part(t.idf, t.cursor.tf(), doc);
                     contrib[t.slot] = c;
                     partial += f64::from(c);
-                    t.cursor.next();
+                    t.cursor.step();
                 }
             }
             let mut pruned = false;
@@ -312,7 +312,7 @@ impl Bm25Index {
         // Terms in query order, as MaxScore sums them: adding nothing for an absent term
         // is the same as its adding zero there.
         for (t, mut term) in self.cursors(terms)? {
-            while term.cursor.next() {
+            while term.cursor.step() {
                 let doc = term.cursor.doc();
                 if doc >= n {
                     return Err(self.corrupt_postings(t));
