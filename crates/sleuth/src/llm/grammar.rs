@@ -54,7 +54,10 @@ pub fn react(tools: &[&str]) -> String {
 /// Free reasoning lines in any format (Self-Ask's sub-questions, IRCoT's alternating
 /// steps), then `Action: tool[argument]`.
 pub fn lines_then_action(tools: &[&str]) -> String {
-    assert!(!tools.is_empty(), "an action grammar needs at least one tool");
+    assert!(
+        !tools.is_empty(),
+        "an action grammar needs at least one tool"
+    );
     format!(
         "root ::= (line \"\\n\"){{1,{MAX_SECTION_LINES}}} action\n{}",
         action_rules(tools)

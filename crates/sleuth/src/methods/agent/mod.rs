@@ -163,7 +163,10 @@ impl AgentMethod {
                 context! { question => &question.text, reflection => reflection.unwrap_or("") },
             )
             .map_err(AgentError::config)?;
-        let tools = self.env.as_ref().map_or(grammar::REACT_TOOLS, |f| f.tools());
+        let tools = self
+            .env
+            .as_ref()
+            .map_or(grammar::REACT_TOOLS, |f| f.tools());
         let constraint = self
             .settings
             .grammar

@@ -146,7 +146,9 @@ impl AgentLoop<'_> {
                 .filter_map(|t| t.state.as_ref())
                 .map(|s| [s.facts.len(), s.hypotheses.len(), s.questions.len()])
                 .collect();
-            episode.extra.insert("memory_counts".into(), serde_json::json!(counts));
+            episode
+                .extra
+                .insert("memory_counts".into(), serde_json::json!(counts));
         }
         Ok(episode)
     }

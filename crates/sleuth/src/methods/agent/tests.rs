@@ -206,7 +206,10 @@ async fn dropped_fact_stays_in_state_and_is_given_back() {
         })
     }));
     let ep = run(&method("sleuth", &[]), model.clone()).await;
-    assert_eq!(ep.extra["memory_counts"], serde_json::json!([[2, 1, 1], [2, 0, 0], [2, 0, 0]]));
+    assert_eq!(
+        ep.extra["memory_counts"],
+        serde_json::json!([[2, 1, 1], [2, 0, 0], [2, 0, 0]])
+    );
     let state = ep.turns[1].state.as_ref().unwrap();
     assert!(state.facts.iter().any(|f| f.statement == "fact number 1"));
     assert_eq!(ep.turns[2].state.as_ref().unwrap().facts.len(), 2);
