@@ -3,7 +3,7 @@
 use std::num::NonZeroU32;
 
 /// Options for [`crate::open`]. The defaults suit the bundled model on a laptop:
-/// all cores, the model's own training context (capped at 8192), grammars honoured,
+/// all cores but one, the model's own training context (capped at 8192), grammars honoured,
 /// prefix reuse on.
 #[derive(Debug, Clone, PartialEq)]
 pub struct LocalOptions {
@@ -57,11 +57,14 @@ impl LocalOptions {
         self
     }
 
-    /// The thread count actually used.
+    /// The thread count actually used: by default one core fewer than the machine has.
+    /// llama.cpp's worker threads spin at barriers, so a model that takes every core
+    /// slows down by orders of magnitude as soon as anything else runs (measured here:
+    /// ~2 minutes for a turn with 2 threads on a busy 2-core machine, ~2 s with 1).
     pub fn effective_threads(&self) -> u32 {
         self.threads.map(NonZeroU32::get).unwrap_or_else(|| {
             std::thread::available_parallelism()
-                .map(|n| n.get() as u32)
+                .map(|n| (n.get() as u32).saturating_sub(1).max(1))
                 .unwrap_or(4)
         })
     }

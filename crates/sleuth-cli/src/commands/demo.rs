@@ -26,7 +26,7 @@ pub struct Args {
     /// How many of the bundled questions to run.
     #[arg(long, default_value_t = 4)]
     pub questions: usize,
-    /// Method options (`--set key=value`); the demo defaults to turns=6, max_tokens=320.
+    /// Method options (`--set key=value`); the demo defaults to turns=6, max_tokens=512.
     #[arg(long = "set", value_name = "KEY=VALUE")]
     pub set: Vec<String>,
     /// Print only the final table.
@@ -53,7 +53,7 @@ pub fn bundled_questions() -> Result<Vec<Question>> {
 pub fn run(args: Args) -> Result<()> {
     let mut questions = bundled_questions()?;
     questions.truncate(args.questions.max(1));
-    let mut set = vec!["turns=6".to_string(), "max_tokens=320".to_string()];
+    let mut set = vec!["turns=6".to_string(), "max_tokens=512".to_string()];
     set.extend(args.set.iter().cloned());
     let options = MethodArgs {
         set,
