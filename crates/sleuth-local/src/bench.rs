@@ -132,7 +132,11 @@ fn best_of(
         let start = Instant::now();
         let response = rt.block_on(model.complete(request))?;
         let secs = start.elapsed().as_secs_f64();
-        if best.as_ref().map_or(true, |(b, _)| secs < *b) {
+        let better = match &best {
+            None => true,
+            Some((b, _)) => secs < *b,
+        };
+        if better {
             best = Some((secs, response));
         }
     }
