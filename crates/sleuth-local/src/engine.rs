@@ -199,7 +199,13 @@ impl<'m> Engine<'m> {
         while let Ok(job) = inbox.recv() {
             match job {
                 Job::Generate(generation, reply) => {
-                    let _ = reply.send(self.generate(&generation));
+                    let result = self.generate(&generation);
+                    if result.is_err() {
+                        // A failed decode may leave the cache half-written: forget it all.
+                        self.ctx.clear_kv_cache();
+                        self.cached.clear();
+                    }
+                    let _ = reply.send(result);
                 }
                 Job::CheckGrammar {
                     grammar,

@@ -38,14 +38,17 @@ use std::sync::Arc;
 /// Opens the model named by `spec_rest`, the text after `local:` in a model spec: a
 /// known model name (which must already be pulled) or a path to a `.gguf` file.
 pub fn open(spec_rest: &str, opts: LocalOptions) -> Result<Arc<dyn ChatModel>, LlmError> {
-    let path = resolve(spec_rest)?;
-    let model = LocalModel::load(format!("local:{spec_rest}"), &path, opts)?;
+    let rest = spec_rest.trim();
+    let rest = rest.strip_prefix("local:").unwrap_or(rest);
+    let path = resolve(rest)?;
+    let model = LocalModel::load(format!("local:{rest}"), &path, opts)?;
     Ok(Arc::new(model))
 }
 
-/// The GGUF file a `local:` spec names.
+/// The GGUF file a `local:` spec names (with or without the `local:` prefix).
 pub fn resolve(spec_rest: &str) -> Result<PathBuf> {
     let spec = spec_rest.trim();
+    let spec = spec.strip_prefix("local:").unwrap_or(spec);
     if let Some(known) = store::known(spec) {
         let path = store::model_path(known);
         return if path.is_file() {

@@ -121,7 +121,7 @@ fn sampling_under_the_memory_grammar_yields_the_notation() {
          Observation: Ada Kestrel was born in Velmora, a harbour town on the Corran.\n\
          Update your memory (Confirmed Facts, Active Hypotheses, Open Questions), then act.",
     )
-    .max_tokens(400);
+    .max_tokens(250);
     let r = complete(&model, &request).unwrap();
     let line = Regex::new(concat!(
         r"^(Confirmed Facts:|Active Hypotheses:|Open Questions:",

@@ -5,6 +5,7 @@
 //! the user's model store is never touched. The happy path serves the real model file
 //! (so its recorded digest matches) and is skipped loudly when it is not installed,
 //! unless `SLEUTH_REQUIRE_MODEL` is set.
+#![cfg(feature = "local")]
 
 use sha2::{Digest, Sha256};
 use std::io::{BufRead, BufReader, Write};
