@@ -214,6 +214,23 @@ pub(crate) fn retry_after(headers: &HeaderMap, now: SystemTime) -> Option<Durati
     Some(when.duration_since(now).unwrap_or(Duration::ZERO))
 }
 
+/// What every provider does to a parsed reply: redact the key (a server that echoes it
+/// must not get it into records, traces or the cache) and cut the text at the first stop
+/// sequence (servers differ in how they honour `stop`).
+pub(crate) fn finish_response(
+    mut response: super::ChatResponse,
+    key: Option<&ApiKey>,
+    stop: &[String],
+) -> super::ChatResponse {
+    if let Some(key) = key {
+        response.text = key.redact(&response.text);
+    }
+    if super::quirks::cut_at_stop(&mut response.text, stop) {
+        response.finish_reason = super::FinishReason::Stop;
+    }
+    response
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

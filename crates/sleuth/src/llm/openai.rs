@@ -4,7 +4,7 @@
 //! more; only a choice with a message is required.
 
 use super::http::{self, CallContext};
-use super::quirks::{cut_at_stop, MaxTokensField, Quirks};
+use super::quirks::{MaxTokensField, Quirks};
 use super::secret::ApiKey;
 use super::{
     ChatModel, ChatRequest, ChatResponse, FinishReason, LlmError, OutputConstraint, Usage,
@@ -231,17 +231,13 @@ impl ChatModel for OpenAiClient {
             builder = builder.bearer_auth(key.expose());
         }
         let body = http::send(builder, &ctx).await?;
-        let mut response = parse_response(&body, &self.config.name)
+        let response = parse_response(&body, &self.config.name)
             .map_err(|e| http::redact_error(e, self.config.api_key.as_ref()))?;
-        // A server that echoes the key in its text must not get it into records,
-        // traces or the cache.
-        if let Some(key) = &self.config.api_key {
-            response.text = key.redact(&response.text);
-        }
-        if cut_at_stop(&mut response.text, &request.stop) {
-            response.finish_reason = FinishReason::Stop;
-        }
-        Ok(response)
+        Ok(http::finish_response(
+            response,
+            self.config.api_key.as_ref(),
+            &request.stop,
+        ))
     }
 }
 
