@@ -8,7 +8,7 @@ use std::sync::Arc;
 /// Options of the embedded backend, from the command line.
 #[derive(clap::Args, Debug, Clone, Default)]
 pub struct LocalArgs {
-    /// Inference threads for local: models (default: every core).
+    /// Inference threads for local: models (default: all cores but one).
     #[arg(long)]
     pub threads: Option<u32>,
     /// Context window in tokens for local: models (default: the model's, at most 8192).
@@ -17,6 +17,10 @@ pub struct LocalArgs {
     /// Let local: models write freely instead of under the protocol's grammar.
     #[arg(long)]
     pub no_grammar: bool,
+    /// Repetition penalty for local: models over the last 64 generated tokens (1.0 = off;
+    /// 1.1-1.3 keeps tiny models out of loops, still deterministic).
+    #[arg(long)]
+    pub repeat_penalty: Option<f32>,
 }
 
 #[cfg(feature = "local")]
@@ -33,6 +37,12 @@ mod backend {
         let mut opts = LocalOptions::default().grammar(!args.no_grammar);
         opts.threads = args.threads.and_then(NonZeroU32::new);
         opts.ctx_size = args.ctx_size.and_then(NonZeroU32::new);
+        if let Some(penalty) = args.repeat_penalty {
+            if !(penalty.is_finite() && penalty > 0.0) {
+                bail!("--repeat-penalty must be a positive number, got {penalty}");
+            }
+            opts.repeat_penalty = penalty;
+        }
         sleuth_local::open(name, opts).map_err(|e| anyhow!("{e}"))
     }
 

@@ -143,7 +143,7 @@ pub struct ModelArgs {
 
 impl ModelArgs {
     /// Defaults for the offline demo: no response cache (the embedded model is free).
-    pub fn for_demo(model: &str) -> Self {
+    pub fn for_demo(model: &str, local: crate::local::LocalArgs) -> Self {
         ModelArgs {
             model: model.to_string(),
             timeout: 600,
@@ -154,7 +154,7 @@ impl ModelArgs {
             rpm: None,
             tpm: None,
             prices: None,
-            local: crate::local::LocalArgs::default(),
+            local,
         }
     }
 

@@ -43,6 +43,8 @@ pub(crate) struct Generation {
     pub seed: u32,
     /// A GBNF grammar the output must match (root rule `root`).
     pub grammar: Option<String>,
+    /// 1.0 for none; see [`LocalOptions::repeat_penalty`].
+    pub repeat_penalty: f32,
 }
 
 /// What can be asked of the thread.

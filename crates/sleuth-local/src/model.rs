@@ -105,6 +105,7 @@ impl ChatModel for LocalModel {
             temperature: request.temperature,
             seed: self.opts.seed.wrapping_add(request.sample_index),
             grammar: self.grammar_for(request)?,
+            repeat_penalty: self.opts.repeat_penalty,
         };
         let (reply, answer) = tokio::sync::oneshot::channel();
         self.send(Job::Generate(generation, reply))?;

@@ -4,13 +4,13 @@ use std::num::NonZeroU32;
 
 /// Options for [`crate::open`]. The defaults suit the bundled model on a laptop:
 /// all cores but one, the model's own training context (capped at 8192), grammars honoured,
-/// prefix reuse on.
+/// prefix reuse on, no repetition penalty (plain greedy decoding at temperature 0).
 #[derive(Debug, Clone, PartialEq)]
 pub struct LocalOptions {
     /// Honour `OutputConstraint::Grammar` / `JsonSchema` on requests (llama.cpp grammar
     /// sampling). Off means constraints are ignored and the text is free.
     pub grammar: bool,
-    /// Inference threads; `None` uses every available core.
+    /// Inference threads; `None` uses all cores but one (see [`Self::effective_threads`]).
     pub threads: Option<NonZeroU32>,
     /// Context window in tokens; `None` uses the model's training context, at most 8192.
     pub ctx_size: Option<NonZeroU32>,
@@ -21,7 +21,14 @@ pub struct LocalOptions {
     /// Base seed for sampling at temperature > 0 (a request's `sample_index` is added so
     /// repeated samples differ but every run reproduces).
     pub seed: u32,
+    /// Divides the logits of tokens among the last [`REPEAT_WINDOW`] generated ones
+    /// (llama.cpp's repetition penalty); 1.0 is off. Deterministic, so greedy decoding
+    /// stays reproducible; tiny models need it to escape loops such as "1992 in: 1992 in:".
+    pub repeat_penalty: f32,
 }
+
+/// Generated tokens the repetition penalty looks back over.
+pub const REPEAT_WINDOW: i32 = 64;
 
 impl Default for LocalOptions {
     fn default() -> Self {
@@ -31,6 +38,7 @@ impl Default for LocalOptions {
             ctx_size: None,
             prefix_reuse: true,
             seed: 0,
+            repeat_penalty: 1.0,
         }
     }
 }
@@ -54,6 +62,10 @@ impl LocalOptions {
     }
     pub fn seed(mut self, seed: u32) -> Self {
         self.seed = seed;
+        self
+    }
+    pub fn repeat_penalty(mut self, penalty: f32) -> Self {
+        self.repeat_penalty = penalty;
         self
     }
 

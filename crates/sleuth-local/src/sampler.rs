@@ -1,5 +1,5 @@
-//! Choosing each next token: greedy at temperature 0, seeded sampling above it, and an
-//! optional grammar.
+//! Choosing each next token: greedy at temperature 0, seeded sampling above it, an
+//! optional repetition penalty before either, and an optional grammar.
 //!
 //! Applying a grammar to the whole vocabulary (49k tokens for SmolLM2) at every step
 //! dominates generation time, while the unconstrained choice is usually legal already.
@@ -32,14 +32,23 @@ impl TokenSampler {
             .as_deref()
             .map(|gr| grammar(model, gr))
             .transpose()?;
-        let pick = if g.temperature <= 0.0 {
-            LlamaSampler::greedy()
+        let mut stages = Vec::new();
+        if g.repeat_penalty != 1.0 {
+            stages.push(LlamaSampler::penalties(
+                model.n_vocab(),
+                crate::options::REPEAT_WINDOW,
+                g.repeat_penalty,
+                0.0,
+                0.0,
+            ));
+        }
+        if g.temperature <= 0.0 {
+            stages.push(LlamaSampler::greedy());
         } else {
-            LlamaSampler::chain_simple([
-                LlamaSampler::temp(g.temperature),
-                LlamaSampler::dist(g.seed),
-            ])
-        };
+            stages.push(LlamaSampler::temp(g.temperature));
+            stages.push(LlamaSampler::dist(g.seed));
+        }
+        let pick = LlamaSampler::chain_simple(stages);
         Ok(TokenSampler {
             grammar,
             pick,

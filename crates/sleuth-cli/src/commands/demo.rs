@@ -12,6 +12,10 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Instant;
 
+/// Method options that keep the demo to a few minutes on two cores: each question's pool
+/// holds four paragraphs, so five turns are enough, and a turn's memory fits 256 tokens.
+const DEMO_SETTINGS: [&str; 2] = ["turns=5", "max_tokens=256"];
+
 /// Our own bundled questions (paragraphs and all), in the `jsonl` schema.
 const QUESTIONS: &str = include_str!("../demo/questions.jsonl");
 
@@ -26,12 +30,14 @@ pub struct Args {
     /// How many of the bundled questions to run.
     #[arg(long, default_value_t = 4)]
     pub questions: usize,
-    /// Method options (`--set key=value`); the demo defaults to turns=6, max_tokens=512.
+    /// Method options (`--set key=value`); the demo defaults to turns=5, max_tokens=256.
     #[arg(long = "set", value_name = "KEY=VALUE")]
     pub set: Vec<String>,
     /// Print only the final table.
     #[arg(long)]
     pub quiet: bool,
+    #[command(flatten)]
+    pub local: crate::local::LocalArgs,
 }
 
 struct Printer;
@@ -53,7 +59,10 @@ pub fn bundled_questions() -> Result<Vec<Question>> {
 pub fn run(args: Args) -> Result<()> {
     let mut questions = bundled_questions()?;
     questions.truncate(args.questions.max(1));
-    let mut set = vec!["turns=6".to_string(), "max_tokens=512".to_string()];
+    let mut set = DEMO_SETTINGS
+        .iter()
+        .map(|s| s.to_string())
+        .collect::<Vec<_>>();
     set.extend(args.set.iter().cloned());
     let options = MethodArgs {
         set,
@@ -61,7 +70,7 @@ pub fn run(args: Args) -> Result<()> {
     };
     let config = options.config()?;
     let methods = resolve::methods(&args.methods, &config)?;
-    let model = ModelArgs::for_demo(&args.model);
+    let model = ModelArgs::for_demo(&args.model, args.local.clone());
     crate::local::ensure_pulled(&args.model)?;
     let stack = model.open_stack()?;
 

@@ -22,8 +22,16 @@ pub const REACT_TOOLS: &[&str] = &["search", "lookup", "finish"];
 const MAX_SECTION_LINES: usize = 12;
 /// Characters in a free-text line (a thought, a note).
 const MAX_LINE: usize = 300;
-/// Characters in an action argument, a memory statement or field, a source title.
+/// Characters in an action argument.
 const MAX_ARG: usize = 200;
+/// Characters in a fact's statement: a sentence or two of the source.
+const MAX_STATEMENT: usize = 200;
+/// Characters in an open question.
+const MAX_FIELD: usize = 100;
+/// Characters in the search terms of an open question.
+const MAX_TERMS: usize = 60;
+/// Characters in a hypothesis: a candidate answer, which is a short span.
+const MAX_CANDIDATE: usize = 80;
 
 /// Rules shared by the action-protocol grammars: one line of free text, an action line
 /// over `tools`, and a small item number. Lengths are bounded because a tiny model
@@ -33,8 +41,8 @@ fn action_rules(tools: &[&str]) -> String {
     format!(
         "action ::= \"Action: \" tool \"[\" arg \"]\"\n\
          tool ::= {}\n\
-         arg ::= [^\\]\\n]{{1,{MAX_ARG}}}\n\
-         line ::= [^\\n]{{1,{MAX_LINE}}}\n\
+         arg ::= [^\\]\\n<>]{{1,{MAX_ARG}}}\n\
+         line ::= [^\\n<>]{{1,{MAX_LINE}}}\n\
          num ::= [1-9] [0-9]?\n",
         alternatives.join(" | ")
     )
@@ -68,54 +76,191 @@ pub fn lines_then_action(tools: &[&str]) -> String {
 /// a dozen item lines, then `Action: tool[argument]`.
 ///
 /// With an unstructured schema (no sections, e.g. ReAct) this is a bare action line.
+/// [`MemoryGrammar`] builds the tighter per-turn form the agent loop uses.
 pub fn working_memory(schema: &MemorySchema, tools: &[&str]) -> String {
-    assert!(
-        !tools.is_empty(),
-        "a memory grammar needs at least one tool"
-    );
-    let mut root = Vec::new();
-    let mut rules = String::new();
-    for section in &schema.sections {
-        let (name, item) = match section {
-            Section::Facts => (
-                "facts",
-                "fact ::= \"- [F\" num \"] \" statement \" (source: \" title \")\\n\"\n\
-                 statement ::= [^\\n()\\[\\]|]{1,200}\n\
-                 title ::= title-part (\" (\" title-part \")\")?\n\
-                 title-part ::= [^\\n()\\[\\]]{1,100}\n",
-            ),
-            Section::Hypotheses => (
-                "hypotheses",
-                "hypothesis ::= \"- [H\" num \"] \" field \" | confidence: \" level \
-                 \" | supports: \" refs \" | contradicts: \" refs \"\\n\"\n\
+    MemoryGrammar::new(schema, tools).build()
+}
+
+/// The working-memory grammar of one turn, shaped by what the episode has seen so far.
+///
+/// Two limits matter for a tiny model. A fact may cite only a paragraph the agent has
+/// actually been shown ([`sources`](Self::sources)): before the first observation the
+/// Confirmed Facts section must stay empty, which stops the model from "confirming" what
+/// it merely believes. And the whole turn must fit the token budget, so the number of
+/// fact lines grows with the facts already confirmed ([`max_facts`](Self::max_facts))
+/// instead of allowing a dozen rambling lines from the start.
+#[derive(Debug, Clone)]
+pub struct MemoryGrammar<'a> {
+    schema: &'a MemorySchema,
+    tools: &'a [&'a str],
+    sources: Option<&'a [String]>,
+    max_facts: usize,
+    max_entries: usize,
+}
+
+impl<'a> MemoryGrammar<'a> {
+    /// Any source title, up to a dozen lines per section.
+    pub fn new(schema: &'a MemorySchema, tools: &'a [&'a str]) -> Self {
+        assert!(
+            !tools.is_empty(),
+            "a memory grammar needs at least one tool"
+        );
+        MemoryGrammar {
+            schema,
+            tools,
+            sources: None,
+            max_facts: MAX_SECTION_LINES,
+            max_entries: MAX_SECTION_LINES,
+        }
+    }
+
+    /// Facts may cite only these titles (none at all when the slice is empty).
+    pub fn sources(mut self, titles: &'a [String]) -> Self {
+        self.sources = Some(titles);
+        self
+    }
+
+    /// At most `n` fact lines (capped at a dozen).
+    pub fn max_facts(mut self, n: usize) -> Self {
+        self.max_facts = n.min(MAX_SECTION_LINES);
+        self
+    }
+
+    /// At most `n` hypothesis, question or note lines (capped at a dozen).
+    pub fn max_entries(mut self, n: usize) -> Self {
+        self.max_entries = n.clamp(1, MAX_SECTION_LINES);
+        self
+    }
+
+    /// The GBNF text.
+    pub fn build(&self) -> String {
+        let mut root = Vec::new();
+        let mut rules = String::new();
+        for section in &self.schema.sections {
+            let (name, item, bound) = match section {
+                Section::Facts => ("facts", self.fact_rules(), self.fact_bound()),
+                Section::Hypotheses => (
+                    "hypotheses",
+                    self.hypothesis_rules(),
+                    if self.fact_bound() == 0 {
+                        0
+                    } else {
+                        self.max_entries
+                    },
+                ),
+                Section::Questions => (
+                    "questions",
+                    "question ::= \"- [Q\" num \"] \" field \" | action: \" terms \
+                     \" | priority: \" level \"\\n\"\n"
+                        .to_string(),
+                    self.max_entries,
+                ),
+                Section::Notes => (
+                    "notes",
+                    "note ::= \"- \" line \"\\n\"\n".to_string(),
+                    self.max_entries,
+                ),
+            };
+            let item_rule = item
+                .split_whitespace()
+                .next()
+                .unwrap_or_default()
+                .to_string();
+            root.push(name.to_string());
+            let items = if bound == 0 {
+                String::new()
+            } else {
+                format!(" {item_rule}{{0,{bound}}}")
+            };
+            rules.push_str(&format!("{name} ::= \"{}\\n\"{items}\n", section.header()));
+            if bound > 0 {
+                rules.push_str(&item);
+            }
+        }
+        if self.schema.has(Section::Hypotheses) || self.schema.has(Section::Questions) {
+            rules.push_str(&format!(
+                "field ::= [^|\\n\\[\\]<>]{{1,{MAX_FIELD}}}\n\
+                 candidate ::= [^|\\n\\[\\]<>]{{1,{MAX_CANDIDATE}}}\n\
+                 terms ::= [^|\\n\\[\\]<>]{{1,{MAX_TERMS}}}\n\
+                 level ::= \"high\" | \"medium\" | \"low\"\n"
+            ));
+        }
+        root.push("action".into());
+        format!(
+            "root ::= {}\n{rules}{}",
+            root.join(" "),
+            action_rules(self.tools)
+        )
+    }
+
+    /// How many fact lines the grammar allows: none while no paragraph has been seen.
+    fn fact_bound(&self) -> usize {
+        match self.sources {
+            Some([]) => 0,
+            _ => self.max_facts,
+        }
+    }
+
+    /// A hypothesis is a candidate answer that cites at least one fact the turn can hold
+    /// (in the tight form; with no fact limit, any fact number and `-` are allowed).
+    fn hypothesis_rules(&self) -> String {
+        let head = "hypothesis ::= \"- [H\" num \"] \" candidate \" | confidence: \" level \
+                    \" | supports: \" ";
+        if self.sources.is_none() {
+            return format!(
+                "{head}refs \" | contradicts: \" refs \"\\n\"\n\
                  refs ::= \"-\" | fact-ref (\", \" fact-ref)*\n\
-                 fact-ref ::= \"F\" num\n",
-            ),
-            Section::Questions => (
-                "questions",
-                "question ::= \"- [Q\" num \"] \" field \" | action: \" field \
-                 \" | priority: \" level \"\\n\"\n",
-            ),
-            Section::Notes => ("notes", "note ::= \"- \" line \"\\n\"\n"),
+                 fact-ref ::= \"F\" num\n"
+            );
+        }
+        let ids: Vec<String> = (1..=self.fact_bound().max(1))
+            .rev()
+            .map(|n| format!("\"F{n}\""))
+            .collect();
+        format!(
+            "{head}fact-refs \" | contradicts: \" (\"-\" | fact-refs) \"\\n\"\n\
+             fact-refs ::= fact-ref (\", \" fact-ref){{0,5}}\n\
+             fact-ref ::= {}\n",
+            ids.join(" | ")
+        )
+    }
+
+    fn fact_rules(&self) -> String {
+        let title = match self.sources {
+            Some(titles) if !titles.is_empty() => {
+                let mut unique: Vec<&String> = titles.iter().collect();
+                unique.sort();
+                unique.dedup();
+                let alternatives: Vec<String> = unique.iter().map(|t| gbnf_literal(t)).collect();
+                format!("title ::= {}\n", alternatives.join(" | "))
+            }
+            _ => "title ::= title-part (\" (\" title-part \")\")?\n\
+                  title-part ::= [^\\n()\\[\\]]{1,100}\n"
+                .to_string(),
         };
-        let item_rule = item.split_whitespace().next().unwrap_or_default();
-        root.push(name.to_string());
-        rules.push_str(&format!(
-            "{name} ::= \"{}\\n\" {item_rule}{{0,{MAX_SECTION_LINES}}}\n{item}",
-            section.header()
-        ));
+        format!(
+            "fact ::= \"- [F\" num \"] \" statement \" (source: \" title \")\\n\"\n\
+             statement ::= [^\\n()\\[\\]|<>]{{1,{MAX_STATEMENT}}}\n{title}"
+        )
     }
-    if schema.has(Section::Hypotheses) || schema.has(Section::Questions) {
-        rules.push_str(&format!(
-            "field ::= [^|\\n\\[\\]]{{1,{MAX_ARG}}}\nlevel ::= \"high\" | \"medium\" | \"low\"\n"
-        ));
+}
+
+/// `text` as a GBNF string literal.
+fn gbnf_literal(text: &str) -> String {
+    let mut out = String::with_capacity(text.len() + 2);
+    out.push('"');
+    for c in text.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            c => out.push(c),
+        }
     }
-    root.push("action".into());
-    format!(
-        "root ::= {}\n{rules}{}",
-        root.join(" "),
-        action_rules(tools)
-    )
+    out.push('"');
+    out
 }
 
 /// Any JSON object (EIR's JSON actions): objects, arrays, strings with escapes, numbers,
@@ -238,5 +383,60 @@ mod tests {
         assert!(g.contains("\"Open Questions:\\n\""), "{g}");
         let bare = working_memory(&MemorySchema::none(), REACT_TOOLS);
         assert!(bare.starts_with("root ::= action\n"), "{bare}");
+    }
+
+    #[test]
+    fn before_any_paragraph_no_fact_and_no_hypothesis_can_be_written() {
+        let schema = MemorySchema::full();
+        let g = MemoryGrammar::new(&schema, REACT_TOOLS)
+            .sources(&[])
+            .max_facts(3)
+            .build();
+        assert_closed(&g);
+        assert!(g.contains("facts ::= \"Confirmed Facts:\\n\"\n"), "{g}");
+        assert!(
+            g.contains("hypotheses ::= \"Active Hypotheses:\\n\"\n"),
+            "{g}"
+        );
+        assert!(!g.contains("fact ::="), "{g}");
+        assert!(!g.contains("hypothesis ::="), "{g}");
+        assert!(g.contains("question{0,12}"), "{g}");
+    }
+
+    #[test]
+    fn facts_cite_only_seen_titles_and_hypotheses_only_facts_the_turn_holds() {
+        let schema = MemorySchema::full();
+        let seen = vec![
+            "Charles Mingus".to_string(),
+            "Say \"When\" (song)".to_string(),
+            "Charles Mingus".to_string(),
+        ];
+        let g = MemoryGrammar::new(&schema, REACT_TOOLS)
+            .sources(&seen)
+            .max_facts(2)
+            .max_entries(3)
+            .build();
+        assert_closed(&g);
+        assert!(
+            g.contains("title ::= \"Charles Mingus\" | \"Say \\\"When\\\" (song)\"\n"),
+            "{g}"
+        );
+        assert!(g.contains("fact{0,2}"), "{g}");
+        assert!(
+            g.contains("hypothesis{0,3}") && g.contains("question{0,3}"),
+            "{g}"
+        );
+        assert!(g.contains("fact-ref ::= \"F2\" | \"F1\"\n"), "{g}");
+        assert!(
+            g.contains("supports: \" fact-refs"),
+            "a hypothesis cites a fact: {g}"
+        );
+    }
+
+    #[test]
+    fn placeholders_in_angle_brackets_cannot_be_written() {
+        let g = react(REACT_TOOLS);
+        assert!(g.contains("arg ::= [^\\]\\n<>]"), "{g}");
+        assert!(g.contains("line ::= [^\\n<>]"), "{g}");
     }
 }

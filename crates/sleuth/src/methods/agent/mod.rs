@@ -13,7 +13,7 @@ use super::{AgentError, EnvFactory, Episode, Method, PromptSet, RunContext};
 use crate::data::Question;
 use crate::env::{Environment, PoolEnv};
 use crate::llm::{grammar, OutputConstraint};
-use crate::memory::{MemorySchema, Section};
+use crate::memory::{MemorySchema, Section, WorkingMemory};
 use crate::methods::settings::AgentSettings;
 use async_trait::async_trait;
 use minijinja::context;
@@ -44,11 +44,16 @@ impl Style {
 
     /// The output grammar that keeps a response inside this style's protocol (honoured
     /// by the embedded model, ignored by providers without grammar support).
-    fn grammar(&self, tools: &[&str]) -> String {
+    fn grammar(&self, tools: &'static [&'static str]) -> TurnConstraint {
+        let fixed = |g: String| TurnConstraint::Fixed(OutputConstraint::Grammar(g));
         match self {
-            Style::Memory(_) | Style::Notes => grammar::working_memory(&self.schema(), tools),
-            Style::SelfAsk | Style::Ircot => grammar::lines_then_action(tools),
-            Style::React | Style::ReactCot | Style::Reflexion => grammar::react(tools),
+            Style::Memory(schema) => TurnConstraint::Memory {
+                schema: schema.clone(),
+                tools,
+            },
+            Style::Notes => fixed(grammar::working_memory(&self.schema(), tools)),
+            Style::SelfAsk | Style::Ircot => fixed(grammar::lines_then_action(tools)),
+            Style::React | Style::ReactCot | Style::Reflexion => fixed(grammar::react(tools)),
         }
     }
 
@@ -61,6 +66,41 @@ impl Style {
             Style::Reflexion => "reflexion.txt",
             Style::Notes => "notes.txt",
             Style::Memory(_) => "memory.txt",
+        }
+    }
+}
+
+/// How the loop constrains the model's output, turn by turn.
+pub(super) enum TurnConstraint {
+    None,
+    /// The same grammar every turn.
+    Fixed(OutputConstraint),
+    /// The working-memory grammar rebuilt each turn from the episode so far.
+    Memory {
+        schema: MemorySchema,
+        tools: &'static [&'static str],
+    },
+}
+
+/// Fact lines a turn may add to those already confirmed.
+const NEW_FACTS_PER_TURN: usize = 3;
+/// Hypothesis and open-question lines a turn may hold.
+const MEMORY_ENTRIES: usize = 3;
+
+impl TurnConstraint {
+    /// The constraint for a turn, given the merged memory and the titles seen so far:
+    /// facts may cite only those titles, and their number grows a few per turn.
+    fn for_turn(&self, state: &WorkingMemory, seen: &[String]) -> Option<OutputConstraint> {
+        match self {
+            TurnConstraint::None => None,
+            TurnConstraint::Fixed(c) => Some(c.clone()),
+            TurnConstraint::Memory { schema, tools } => Some(OutputConstraint::Grammar(
+                grammar::MemoryGrammar::new(schema, tools)
+                    .sources(seen)
+                    .max_facts(state.facts.len() + NEW_FACTS_PER_TURN)
+                    .max_entries(MEMORY_ENTRIES)
+                    .build(),
+            )),
         }
     }
 }
@@ -167,10 +207,11 @@ impl AgentMethod {
             .env
             .as_ref()
             .map_or(grammar::REACT_TOOLS, |f| f.tools());
-        let constraint = self
-            .settings
-            .grammar
-            .then(|| OutputConstraint::Grammar(self.style.grammar(tools)));
+        let constraint = if self.settings.grammar {
+            self.style.grammar(tools)
+        } else {
+            TurnConstraint::None
+        };
         run::AgentLoop {
             ctx,
             constraint,

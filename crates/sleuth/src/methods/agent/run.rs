@@ -6,7 +6,7 @@
 //! Only the model's response is parsed; observations go back to the model as text.
 
 use crate::env::{Action, Environment, Observation};
-use crate::llm::{ChatRequest, LlmError, Message, OutputConstraint};
+use crate::llm::{ChatRequest, LlmError, Message};
 use crate::memory::{check_adherence, parse_memory, MemorySchema, WorkingMemory};
 use crate::methods::settings::{AgentSettings, Stopping};
 use crate::methods::{AgentError, CallKind, Episode, PromptSet, RunContext, StopReason, Turn};
@@ -14,7 +14,7 @@ use minijinja::context;
 
 pub(super) struct AgentLoop<'a> {
     pub ctx: &'a RunContext,
-    pub constraint: Option<OutputConstraint>,
+    pub constraint: super::TurnConstraint,
     pub style: &'a super::Style,
     pub settings: &'a AgentSettings,
     pub prompts: &'a PromptSet,
@@ -63,7 +63,7 @@ impl AgentLoop<'_> {
             }
 
             let response = match self
-                .respond(&mut messages, &mut episode, &mut turn, env)
+                .respond(&mut messages, &mut episode, &mut turn, &state, env)
                 .await?
             {
                 LoopOutcome::Reply(text) => text,
@@ -160,14 +160,16 @@ impl AgentLoop<'_> {
         messages: &mut Vec<Message>,
         episode: &mut Episode,
         turn: &mut Turn,
+        state: &WorkingMemory,
         env: &dyn Environment,
     ) -> Result<LoopOutcome, AgentError> {
         let mut kind = CallKind::Action;
+        let constraint = self.constraint.for_turn(state, env.retrieved());
         loop {
             let mut request = ChatRequest::new(messages.clone())
                 .temperature(self.settings.temperature)
                 .max_tokens(self.settings.max_tokens);
-            request.constraint = self.constraint.clone();
+            request.constraint = constraint.clone();
             let response = match self.ctx.model.complete(&request).await {
                 Ok(r) => r,
                 Err(LlmError::ContextOverflow { .. }) => return Ok(LoopOutcome::Overflow),

@@ -386,3 +386,37 @@ async fn the_last_turn_can_be_restricted_to_an_answer() {
         .contains("last turn"));
     assert!(ep.turns[2].observations.is_empty());
 }
+
+fn grammar_of(req: &ChatRequest) -> &str {
+    match &req.constraint {
+        Some(crate::llm::OutputConstraint::Grammar(g)) => g,
+        other => panic!("expected a grammar, got {other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn memory_grammar_follows_the_paragraphs_the_agent_has_seen() {
+    let model = Arc::new(ScriptedModel::new(vec![
+        "Confirmed Facts:\nActive Hypotheses:\nOpen Questions:\n\
+         - [Q1] Who performed it? | action: Mingus Plays Piano | priority: high\n\
+         Action: lookup[Mingus Plays Piano]"
+            .into(),
+        memory_reply(1, "finish[Nogales, Arizona]"),
+    ]));
+    let ep = run(&method("sleuth", &[]), model.clone()).await;
+    assert_eq!(ep.answer.as_deref(), Some("Nogales, Arizona"));
+    let reqs = model.requests();
+    let first = grammar_of(&reqs[0]);
+    assert!(!first.contains("fact ::="), "no source seen yet: {first}");
+    let second = grammar_of(&reqs[1]);
+    assert!(
+        second.contains("title ::= \"Mingus Plays Piano\"\n"),
+        "only the looked-up title may be cited: {second}"
+    );
+    assert!(second.contains("fact{0,3}"), "{second}");
+
+    let free = method("sleuth", &[("grammar", "false")]);
+    let model = Arc::new(ScriptedModel::new(vec![memory_reply(1, "finish[x]")]));
+    run(&free, model.clone()).await;
+    assert!(model.requests()[0].constraint.is_none());
+}
