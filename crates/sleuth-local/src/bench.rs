@@ -89,14 +89,17 @@ pub fn run(config: &BenchConfig) -> Result<BenchReport, LlmError> {
     let mut baseline_result: Result<Baseline, String> =
         Err("not measured (pass --baseline-python PYTHON with llama-cpp-python)".into());
     for _ in 0..ROUNDS {
-        let (prompt_secs, prompt_resp) = best_of(&rt, &full, &prompt_req)?;
-        prompt_tokens = prompt_resp.usage.input_tokens;
-        prompt_tps = prompt_tps.max(prompt_tokens as f64 / prompt_secs);
-        let (first_secs, _) = best_of(&rt, &full, &gen_req.clone().max_tokens(1))?;
-        let (gen_secs, gen_resp) = best_of(&rt, &full, &gen_req)?;
-        gen_tokens = gen_resp.usage.output_tokens;
-        let rate = gen_tokens.saturating_sub(1) as f64 / (gen_secs - first_secs).max(1e-9);
-        gen_tps = gen_tps.max(rate);
+        // The engine's own timings: prompt reading and token generation, separately.
+        for _ in 0..REPS {
+            let response = rt.block_on(full.complete(&prompt_req))?;
+            let t = full.last_timings().expect("timings after a completion");
+            prompt_tokens = response.usage.input_tokens;
+            prompt_tps = prompt_tps.max(t.prompt_tokens as f64 / t.prompt_secs);
+            let response = rt.block_on(full.complete(&gen_req))?;
+            let t = full.last_timings().expect("timings after a completion");
+            gen_tokens = response.usage.output_tokens;
+            gen_tps = gen_tps.max(t.sampled_tokens as f64 / t.generation_secs);
+        }
         if let Some(python) = &config.baseline_python {
             let this = baseline(python, &path, &info, &prompt_text, gen_prompt);
             baseline_result = match (baseline_result, this) {
@@ -138,27 +141,6 @@ pub fn run(config: &BenchConfig) -> Result<BenchReport, LlmError> {
         identical_outputs: full_out == reuse_out,
         peak_mb: peak_memory_mb(),
     })
-}
-
-fn best_of(
-    rt: &tokio::runtime::Runtime,
-    model: &LocalModel,
-    request: &ChatRequest,
-) -> Result<(f64, sleuth::llm::ChatResponse), LlmError> {
-    let mut best: Option<(f64, sleuth::llm::ChatResponse)> = None;
-    for _ in 0..REPS {
-        let start = Instant::now();
-        let response = rt.block_on(model.complete(request))?;
-        let secs = start.elapsed().as_secs_f64();
-        let better = match &best {
-            None => true,
-            Some((b, _)) => secs < *b,
-        };
-        if better {
-            best = Some((secs, response));
-        }
-    }
-    Ok(best.expect("REPS > 0"))
 }
 
 struct EpisodeUsage {

@@ -25,6 +25,7 @@ use sleuth::llm::{ChatResponse, FinishReason, LlmError, Message, Usage};
 use std::num::NonZeroU32;
 use std::path::{Path, PathBuf};
 use std::sync::{mpsc, OnceLock};
+use std::time::Instant;
 
 /// Tokens handed to llama.cpp per decode call while reading a prompt.
 const BATCH: usize = 512;
@@ -51,7 +52,7 @@ pub(crate) struct Generation {
 pub(crate) enum Job {
     Generate(
         Generation,
-        tokio::sync::oneshot::Sender<Result<ChatResponse, LlmError>>,
+        tokio::sync::oneshot::Sender<Result<(ChatResponse, Timings), LlmError>>,
     ),
     /// Whether a grammar loads (llama.cpp's parser is the judge), and, when `sample` is
     /// given, whether that text can be produced under it token by token.
@@ -60,6 +61,18 @@ pub(crate) enum Job {
         sample: Option<String>,
         reply: tokio::sync::oneshot::Sender<Result<bool, LlmError>>,
     },
+}
+
+/// Where one generation's time went: reading the prompt (only the tokens not reused)
+/// and producing the output. For benchmarks.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Timings {
+    /// Prompt tokens actually decoded (the prompt minus the reused prefix).
+    pub prompt_tokens: usize,
+    pub prompt_secs: f64,
+    /// Tokens sampled, including one that ended the output.
+    pub sampled_tokens: usize,
+    pub generation_secs: f64,
 }
 
 /// Facts about the loaded model, fixed at start.
@@ -220,7 +233,7 @@ impl<'m> Engine<'m> {
         }
     }
 
-    fn generate(&mut self, g: &Generation) -> Result<ChatResponse, LlmError> {
+    fn generate(&mut self, g: &Generation) -> Result<(ChatResponse, Timings), LlmError> {
         let prompt = self.template.render(self.model, &g.messages)?;
         let tokens = self.model.vocab().tokenize(prompt.as_bytes(), true, true);
         let n_ctx = self.ctx.n_ctx() as usize;
@@ -231,7 +244,11 @@ impl<'m> Engine<'m> {
                 tokens.len()
             )));
         }
+        let started = Instant::now();
         let reused = self.load_prompt(&tokens)?;
+        let prompt_secs = started.elapsed().as_secs_f64();
+        let started = Instant::now();
+        let mut sampled = 0usize;
         let mut sampler = TokenSampler::new(self.model, g)?;
         let max_new = g.max_tokens.map_or(usize::MAX, |m| m as usize);
         let vocab = self.model.vocab();
@@ -242,6 +259,7 @@ impl<'m> Engine<'m> {
         let mut logits_at = self.last_logits_index;
         while generated < max_new && self.cached.len() < n_ctx {
             let token = sampler.sample(&self.ctx, logits_at);
+            sampled += 1;
             if vocab.is_eog(token) {
                 finish = FinishReason::Stop;
                 break;
@@ -263,9 +281,15 @@ impl<'m> Engine<'m> {
             cached_input_tokens: reused as u64,
             cache_write_tokens: 0,
         };
+        let timings = Timings {
+            prompt_tokens: tokens.len() - reused,
+            prompt_secs,
+            sampled_tokens: sampled,
+            generation_secs: started.elapsed().as_secs_f64(),
+        };
         let mut response = ChatResponse::new(String::from_utf8_lossy(&text), usage);
         response.finish_reason = finish;
-        Ok(response)
+        Ok((response, timings))
     }
 
     /// Brings the KV cache to hold exactly `tokens`, reusing the longest common prefix

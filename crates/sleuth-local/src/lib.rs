@@ -25,7 +25,7 @@ mod sampler;
 mod stop;
 pub mod store;
 
-pub use engine::ModelInfo;
+pub use engine::{ModelInfo, Timings};
 pub use error::{LocalError, Result};
 pub use model::LocalModel;
 pub use options::LocalOptions;

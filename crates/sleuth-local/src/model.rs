@@ -1,12 +1,12 @@
 //! [`LocalModel`]: the embedded model behind the core `ChatModel` trait.
 
-use crate::engine::{self, Generation, Job, ModelInfo};
+use crate::engine::{self, Generation, Job, ModelInfo, Timings};
 use crate::options::LocalOptions;
 use crate::Result;
 use async_trait::async_trait;
 use sleuth::llm::{ChatModel, ChatRequest, ChatResponse, LlmError, OutputConstraint};
 use std::path::Path;
-use std::sync::mpsc;
+use std::sync::{mpsc, Mutex};
 
 /// A GGUF model run in-process by llama.cpp on its own thread.
 ///
@@ -18,6 +18,7 @@ pub struct LocalModel {
     jobs: mpsc::Sender<Job>,
     info: ModelInfo,
     opts: LocalOptions,
+    last_timings: Mutex<Option<Timings>>,
 }
 
 impl LocalModel {
@@ -33,6 +34,7 @@ impl LocalModel {
             jobs,
             info,
             opts,
+            last_timings: Mutex::new(None),
         })
     }
 
@@ -43,6 +45,11 @@ impl LocalModel {
 
     pub fn options(&self) -> &LocalOptions {
         &self.opts
+    }
+
+    /// Where the most recent completion's time went (prompt reading vs generation).
+    pub fn last_timings(&self) -> Option<Timings> {
+        *self.last_timings.lock().expect("timings lock")
     }
 
     /// Whether llama.cpp accepts `grammar` and, given `sample`, whether that text is a
@@ -109,6 +116,8 @@ impl ChatModel for LocalModel {
         };
         let (reply, answer) = tokio::sync::oneshot::channel();
         self.send(Job::Generate(generation, reply))?;
-        answer.await.map_err(|_| stopped())?
+        let (response, timings) = answer.await.map_err(|_| stopped())??;
+        *self.last_timings.lock().expect("timings lock") = Some(timings);
+        Ok(response)
     }
 }
