@@ -188,3 +188,80 @@ fn constraints_are_ignored_when_grammar_is_off_and_checked_when_on() {
     let value: serde_json::Value = serde_json::from_str(&r.text).unwrap();
     assert!(value["answer"].is_string(), "{value}");
 }
+
+#[test]
+fn the_per_turn_memory_grammar_admits_only_seen_sources_in_llama_cpp() {
+    let Some(model) = load(opts()) else { return };
+    let schema = MemorySchema::full();
+    let seen = vec!["Velmora Bridge".to_string(), "Ada Kestrel (engineer)".to_string()];
+    let turn = grammar::MemoryGrammar::new(&schema, REACT_TOOLS)
+        .sources(&seen)
+        .max_facts(3)
+        .max_entries(3)
+        .build();
+    let first = grammar::MemoryGrammar::new(&schema, REACT_TOOLS)
+        .sources(&[])
+        .build();
+    let cases: &[(&str, &str, bool)] = &[
+        (&turn, MEMORY_TURN, true),
+        (
+            &turn,
+            &MEMORY_TURN.replace("(source: Velmora Bridge)", "(source: Some Other Page)"),
+            false,
+        ),
+        (
+            &turn,
+            &MEMORY_TURN.replace("supports: F1, F2", "supports: F7"),
+            false,
+        ),
+        (
+            &turn,
+            &MEMORY_TURN.replace("Velmora bridge designer]", "<query>]"),
+            false,
+        ),
+        (
+            &first,
+            "Confirmed Facts:\nActive Hypotheses:\nOpen Questions:\n\
+             - [Q1] Who designed it? | action: Velmora Bridge | priority: high\n\
+             Action: search[Velmora Bridge]",
+            true,
+        ),
+        (&first, MEMORY_TURN, false),
+    ];
+    for (g, sample, expected) in cases {
+        assert_eq!(
+            check_grammar(&model, g, Some(sample)),
+            *expected,
+            "sample {sample:?} under grammar:\n{g}"
+        );
+    }
+}
+
+#[test]
+fn every_eir_schema_becomes_a_grammar_llama_cpp_loads() {
+    use sleuth::methods::eir::schema;
+    let Some(model) = load(opts()) else { return };
+    let schemas = [
+        ("eir_action", schema::eir_action(false)),
+        ("eir_action+repair", schema::eir_action(true)),
+        ("repair", schema::repair()),
+        ("direct_action", schema::direct_action()),
+        ("final_answer", schema::final_answer()),
+        ("more_reads", schema::more_reads()),
+        ("decomposition", schema::decomposition()),
+        ("verdict", schema::verdict()),
+    ];
+    for (name, s) in schemas {
+        let g = llama_cpp_2::json_schema_to_grammar(&s.to_string())
+            .unwrap_or_else(|e| panic!("{name}: {e}"));
+        assert!(check_grammar(&model, &g, None), "{name}: llama.cpp rejects:\n{g}");
+    }
+    let answer = llama_cpp_2::json_schema_to_grammar(&schema::final_answer().to_string()).unwrap();
+    let ok = r#"{"answer": "Tarvik", "evidence": [{"title": "Mirela Ondrasko", "sentence": 1}]}"#;
+    assert!(check_grammar(&model, &answer, Some(ok)), "{ok} under:\n{answer}");
+    let long = format!(r#"{{"answer": "{}", "evidence": []}}"#, "x".repeat(500));
+    assert!(
+        !check_grammar(&model, &answer, Some(&long)),
+        "an answer longer than its bound is refused"
+    );
+}

@@ -17,9 +17,10 @@ pub struct Args {
     pub model: ModelArgs,
     #[command(flatten)]
     pub method: MethodArgs,
-    /// Questions answered at the same time.
-    #[arg(long, default_value_t = 4)]
-    pub concurrency: usize,
+    /// Questions answered at the same time (default 4; 1 for local: models, whose one
+    /// inference thread would otherwise thrash its prefix cache between questions).
+    #[arg(long)]
+    pub concurrency: Option<usize>,
     /// Run again the questions whose earlier record ended in an error.
     #[arg(long)]
     pub retry_errors: bool,
@@ -49,7 +50,9 @@ pub fn run(args: Args) -> Result<()> {
     };
     let store = RunStore::open(&args.out, &run_config)?;
     let mut runner = Runner::new(stack, args.model.model.clone(), methods);
-    runner.concurrency = args.concurrency;
+    runner.concurrency = args
+        .concurrency
+        .unwrap_or_else(|| default_concurrency(&args.model.model));
     runner.retry_errors = args.retry_errors;
     let progress = EvalProgress::new();
     let summary =
@@ -79,4 +82,14 @@ pub fn run(args: Args) -> Result<()> {
         anyhow::bail!("every question failed (first error: {first}); check the model endpoint and key, then rerun with --retry-errors");
     }
     Ok(())
+}
+
+/// Questions in flight by default: a provider serves requests in parallel, the embedded
+/// model serves one at a time and reuses the KV cache only within a question's sequence.
+fn default_concurrency(model: &str) -> usize {
+    if model.starts_with("local:") {
+        1
+    } else {
+        4
+    }
 }

@@ -31,24 +31,10 @@ pub fn memory(facts: usize, action: &str) -> String {
 /// Runs `sleuth eval` on the first MuSiQue question with `method` against `server`.
 pub fn eval_one(server: &MockServer, method: &str, out: &Path, extra: &[&str]) -> Vec<Value> {
     let url = format!("openai-compat:{}#test-model", server.url());
-    let data = musique();
-    let mut args = vec![
-        "eval",
-        "--dataset",
-        "musique",
-        "--data",
-        data.to_str().unwrap(),
-        "--limit",
-        "1",
-        "--methods",
-        method,
-        "--model",
-        &url,
-        "--out",
-        out.to_str().unwrap(),
-    ];
-    args.extend_from_slice(extra);
-    ok(&args);
+    Eval::new("musique", musique(), method, &url, out)
+        .opt("--limit", 1)
+        .extra(extra)
+        .ok();
     read_records(out)
 }
 
@@ -150,21 +136,9 @@ fn action_text_inside_a_paragraph_is_not_executed() {
     });
     let url = format!("openai-compat:{}#m", server.url());
     let out = dir.path().join("run");
-    ok(&[
-        "eval",
-        "--dataset",
-        "jsonl",
-        "--data",
-        data.to_str().unwrap(),
-        "--methods",
-        "react",
-        "--model",
-        &url,
-        "--set",
-        "turns=4",
-        "--out",
-        out.to_str().unwrap(),
-    ]);
+    Eval::new("jsonl", &data, "react", &url, &out)
+        .set("turns=4")
+        .ok();
     let r = &read_records(&out)[0];
     assert_eq!(r["answer"], Value::Null);
     assert_eq!(r["timed_out"], true);

@@ -53,25 +53,11 @@ fn both_method_families_search_a_bm25_index_built_from_real_paragraphs() {
     });
     let url = format!("openai-compat:{}#m", server.url());
     let out = dir.path().join("run");
-    ok(&[
-        "eval",
-        "--dataset",
-        "musique",
-        "--data",
-        data.to_str().unwrap(),
-        "--limit",
-        "2",
-        "--methods",
-        "react,sleuth,eir,direct",
-        "--model",
-        &url,
-        "--env",
-        "corpus",
-        "--index",
-        index.to_str().unwrap(),
-        "--out",
-        out.to_str().unwrap(),
-    ]);
+    Eval::new("musique", &data, "react,sleuth,eir,direct", &url, &out)
+        .opt("--limit", 2)
+        .opt("--env", "corpus")
+        .opt("--index", index.display())
+        .ok();
     let records = read_records(&out);
     assert_eq!(records.len(), 8);
     assert!(records.iter().all(|r| r["error"].is_null()), "{records:?}");
@@ -94,21 +80,9 @@ fn both_method_families_search_a_bm25_index_built_from_real_paragraphs() {
     assert_eq!(config["env"], "corpus");
     assert_eq!(config["settings"]["turns"], "12");
 
-    let o = sleuth(&[
-        "eval",
-        "--dataset",
-        "musique",
-        "--data",
-        data.to_str().unwrap(),
-        "--methods",
-        "react",
-        "--model",
-        &url,
-        "--env",
-        "corpus",
-        "--out",
-        out.to_str().unwrap(),
-    ]);
+    let o = Eval::new("musique", &data, "react", &url, &out)
+        .opt("--env", "corpus")
+        .output();
     assert!(
         stderr(&o).contains("--env corpus needs --index"),
         "{}",

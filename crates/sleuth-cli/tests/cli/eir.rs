@@ -3,7 +3,7 @@
 //! (EIR action, final answer, Direct action, SSR decomposition and verification,
 //! Reflexion's reflection) by recognising its prompt.
 
-use crate::util::{musique, ok};
+use crate::util::{musique, Eval};
 use serde_json::{json, Value};
 use sleuth_testkit::{MockServer, ReceivedRequest, Reply};
 
@@ -71,21 +71,10 @@ fn eval_runs_every_eir_setting_method_and_records_calls_by_kind() {
     let server = MockServer::spawn(reply);
     let out = tempfile::tempdir().unwrap();
     let model = format!("openai-compat:{}#m", server.url());
-    ok(&[
-        "eval",
-        "--dataset",
-        "musique",
-        "--data",
-        musique().to_str().unwrap(),
-        "--methods",
-        "eir,direct,full-pool,ssr,eir-reflexion",
-        "--model",
-        &model,
-        "--limit",
-        "2",
-        "--out",
-        out.path().to_str().unwrap(),
-    ]);
+    let methods = "eir,direct,full-pool,ssr,eir-reflexion";
+    Eval::new("musique", musique(), methods, &model, out.path())
+        .opt("--limit", 2)
+        .ok();
     let records = records(out.path());
     assert_eq!(records.len(), 10, "5 methods x 2 questions");
     for r in &records {

@@ -7,6 +7,7 @@ use serde_json::Value;
 use sleuth_testkit::{MockServer, ReceivedRequest, Reply};
 use std::collections::{HashMap, HashSet};
 use std::io::Write;
+use std::path::Path;
 
 /// A server that finishes every question with its HotpotQA gold answer on turn 2.
 fn oracle_server() -> MockServer {
@@ -44,24 +45,10 @@ fn oracle_server() -> MockServer {
     })
 }
 
-fn eval_args<'a>(url: &'a str, out: &'a str, data: &'a str, limit: &'a str) -> Vec<&'a str> {
-    vec![
-        "eval",
-        "--dataset",
-        "hotpotqa",
-        "--data",
-        data,
-        "--methods",
-        "react,sleuth",
-        "--model",
-        url,
-        "--limit",
-        limit,
-        "--concurrency",
-        "4",
-        "--out",
-        out,
-    ]
+fn oracle_eval(url: &str, out: &Path, limit: usize) -> Eval {
+    Eval::new("hotpotqa", hotpot(), "react,sleuth", url, out)
+        .opt("--limit", limit)
+        .opt("--concurrency", 4)
 }
 
 #[test]
@@ -70,10 +57,8 @@ fn eval_writes_scored_records_and_resumes_without_duplicates() {
     let url = format!("openai-compat:{}#oracle", server.url());
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("run");
-    let data = hotpot();
-    let (out_s, data_s) = (out.to_str().unwrap(), data.to_str().unwrap());
 
-    ok(&eval_args(&url, out_s, data_s, "3"));
+    oracle_eval(&url, &out, 3).ok();
     let records = read_records(&out);
     assert_eq!(records.len(), 6);
     assert!(records
@@ -89,7 +74,7 @@ fn eval_writes_scored_records_and_resumes_without_duplicates() {
         .unwrap();
     f.write_all(br#"{"id": "half-writ"#).unwrap();
     drop(f);
-    ok(&eval_args(&url, out_s, data_s, "5"));
+    oracle_eval(&url, &out, 5).ok();
     let records = read_records(&out);
     assert_eq!(records.len(), 10);
     let keys: HashSet<(String, String)> = records
@@ -109,7 +94,7 @@ fn eval_writes_scored_records_and_resumes_without_duplicates() {
     );
 
     // Nothing left to do: no calls.
-    ok(&eval_args(&url, out_s, data_s, "5"));
+    oracle_eval(&url, &out, 5).ok();
     assert_eq!(server.request_count() - calls_before, 8);
 
     let config: Value =
@@ -124,16 +109,8 @@ fn a_changed_configuration_is_refused_in_the_same_directory() {
     let url = format!("openai-compat:{}#oracle", server.url());
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("run");
-    let data = hotpot();
-    ok(&eval_args(
-        &url,
-        out.to_str().unwrap(),
-        data.to_str().unwrap(),
-        "1",
-    ));
-    let mut args = eval_args(&url, out.to_str().unwrap(), data.to_str().unwrap(), "1");
-    args.extend(["--set", "turns=10"]);
-    let o = sleuth(&args);
+    oracle_eval(&url, &out, 1).ok();
+    let o = oracle_eval(&url, &out, 1).set("turns=10").output();
     assert!(!o.status.success());
     assert!(
         stderr(&o).contains("holds a different run"),
@@ -159,22 +136,9 @@ fn server_errors_become_error_records_and_the_run_goes_on() {
     let url = format!("openai-compat:{}#m", server.url());
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("run");
-    let data = hotpot();
-    let o = sleuth(&[
-        "eval",
-        "--dataset",
-        "hotpotqa",
-        "--data",
-        data.to_str().unwrap(),
-        "--methods",
-        "react",
-        "--model",
-        &url,
-        "--limit",
-        "8",
-        "--out",
-        out.to_str().unwrap(),
-    ]);
+    let o = Eval::new("hotpotqa", hotpot(), "react", &url, &out)
+        .opt("--limit", 8)
+        .output();
     let records = read_records(&out);
     assert_eq!(records.len(), 8);
     let errors = records.iter().filter(|r| r["error"].is_string()).count();
@@ -187,24 +151,16 @@ fn server_errors_become_error_records_and_the_run_goes_on() {
 #[test]
 fn an_unreachable_endpoint_fails_with_a_clear_message() {
     let dir = tempfile::tempdir().unwrap();
-    let data = hotpot();
-    let o = sleuth(&[
-        "eval",
-        "--dataset",
+    let o = Eval::new(
         "hotpotqa",
-        "--data",
-        data.to_str().unwrap(),
-        "--methods",
+        hotpot(),
         "react",
-        "--model",
         "openai-compat:http://127.0.0.1:9/v1#m",
-        "--limit",
-        "2",
-        "--out",
-        dir.path().join("r").to_str().unwrap(),
-        "--timeout",
-        "5",
-    ]);
+        dir.path().join("r"),
+    )
+    .opt("--limit", 2)
+    .opt("--timeout", 5)
+    .output();
     assert!(!o.status.success());
     let err = stderr(&o);
     assert!(
@@ -217,90 +173,29 @@ fn an_unreachable_endpoint_fails_with_a_clear_message() {
 fn bad_input_gets_one_line_errors() {
     let data = hotpot();
     let d = data.to_str().unwrap();
-    for (args, needle) in [
+    let eval = |dataset: &str, data: &str, methods: &str, model: &str| {
+        Eval::new(dataset, data, methods, model, "/tmp/x")
+    };
+    for (command, needle) in [
+        (eval("hotpot2", d, "react", "scripted:x"), "unknown dataset"),
         (
-            vec![
-                "eval",
-                "--dataset",
-                "hotpot2",
-                "--data",
-                d,
-                "--methods",
-                "react",
-                "--model",
-                "scripted:x",
-                "--out",
-                "/tmp/x",
-            ],
-            "unknown dataset",
-        ),
-        (
-            vec![
-                "eval",
-                "--dataset",
-                "hotpotqa",
-                "--data",
-                "/nonexistent.jsonl",
-                "--methods",
-                "react",
-                "--model",
-                "scripted:x",
-                "--out",
-                "/tmp/x",
-            ],
+            eval("hotpotqa", "/nonexistent.jsonl", "react", "scripted:x"),
             "does not exist",
         ),
         (
-            vec![
-                "eval",
-                "--dataset",
-                "hotpotqa",
-                "--data",
-                d,
-                "--methods",
-                "reakt",
-                "--model",
-                "scripted:x",
-                "--out",
-                "/tmp/x",
-            ],
+            eval("hotpotqa", d, "reakt", "scripted:x"),
             "unknown method `reakt`",
         ),
         (
-            vec![
-                "eval",
-                "--dataset",
-                "hotpotqa",
-                "--data",
-                d,
-                "--methods",
-                "react",
-                "--model",
-                "gpt4",
-                "--out",
-                "/tmp/x",
-            ],
+            eval("hotpotqa", d, "react", "gpt4"),
             "invalid model spec `gpt4`",
         ),
         (
-            vec![
-                "eval",
-                "--dataset",
-                "hotpotqa",
-                "--data",
-                d,
-                "--methods",
-                "react",
-                "--model",
-                "scripted:x",
-                "--set",
-                "turnz=3",
-                "--out",
-                "/tmp/x",
-            ],
+            eval("hotpotqa", d, "react", "scripted:x").set("turnz=3"),
             "unknown setting `turnz`",
         ),
     ] {
+        let args = command.args();
         let o = sleuth(&args);
         assert!(!o.status.success(), "{args:?}");
         let err = stderr(&o);

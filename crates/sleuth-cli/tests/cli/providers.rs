@@ -39,26 +39,11 @@ fn fifty_questions_with_thirty_percent_faults_lose_nothing_and_count_retries() {
     let url = format!("openai-compat:{}#m", server.url());
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("run");
-    let data = hotpot();
-    ok(&[
-        "eval",
-        "--dataset",
-        "hotpotqa",
-        "--data",
-        data.to_str().unwrap(),
-        "--methods",
-        "react",
-        "--model",
-        &url,
-        "--limit",
-        "50",
-        "--concurrency",
-        "8",
-        "--timeout",
-        "1",
-        "--out",
-        out.to_str().unwrap(),
-    ]);
+    Eval::new("hotpotqa", hotpot(), "react", &url, &out)
+        .opt("--limit", 50)
+        .opt("--concurrency", 8)
+        .opt("--timeout", 1)
+        .ok();
     let records = read_records(&out);
     assert_eq!(records.len(), 50);
     let ids: HashSet<&str> = records.iter().map(|r| r["id"].as_str().unwrap()).collect();
@@ -77,24 +62,10 @@ fn fifty_questions_with_thirty_percent_faults_lose_nothing_and_count_retries() {
     assert!(retries >= 15, "{retries} retries");
 }
 
-fn oracle_args<'a>(url: &'a str, out: &'a str, data: &'a str, cache: &'a str) -> Vec<&'a str> {
-    vec![
-        "eval",
-        "--dataset",
-        "hotpotqa",
-        "--data",
-        data,
-        "--methods",
-        "react,sleuth",
-        "--model",
-        url,
-        "--limit",
-        "3",
-        "--cache",
-        cache,
-        "--out",
-        out,
-    ]
+fn cached_eval(url: &str, out: &Path, cache: &Path) -> Eval {
+    Eval::new("hotpotqa", hotpot(), "react,sleuth", url, out)
+        .opt("--limit", 3)
+        .opt("--cache", cache.display())
 }
 
 fn sorted_lines(dir: &Path) -> Vec<String> {
@@ -125,14 +96,8 @@ fn a_rerun_from_the_cache_makes_no_calls_and_reproduces_the_records() {
     let url = format!("openai-compat:{}#gpt-4o-mini", server.url());
     let dir = tempfile::tempdir().unwrap();
     let cache = dir.path().join("cache");
-    let data = hotpot();
     let (first, second) = (dir.path().join("a"), dir.path().join("b"));
-    ok(&oracle_args(
-        &url,
-        first.to_str().unwrap(),
-        data.to_str().unwrap(),
-        cache.to_str().unwrap(),
-    ));
+    cached_eval(&url, &first, &cache).ok();
     let calls = server.request_count();
     assert_eq!(calls, 12);
     let a: Vec<Value> = read_records(&first);
@@ -141,12 +106,7 @@ fn a_rerun_from_the_cache_makes_no_calls_and_reproduces_the_records() {
         "gpt-4o-mini is priced"
     );
 
-    ok(&oracle_args(
-        &url,
-        second.to_str().unwrap(),
-        data.to_str().unwrap(),
-        cache.to_str().unwrap(),
-    ));
+    cached_eval(&url, &second, &cache).ok();
     assert_eq!(server.request_count(), calls, "zero network calls");
     let b: Vec<Value> = read_records(&second);
     let strip = |mut v: Value| {
@@ -171,32 +131,14 @@ fn the_cost_budget_stops_the_run_cleanly_and_a_resume_finishes_it() {
     let url = format!("openai-compat:{}#gpt-4o", server.url());
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("run");
-    let data = hotpot();
-    let args = |budget: &'static str| {
-        vec![
-            "eval".to_string(),
-            "--dataset".into(),
-            "hotpotqa".into(),
-            "--data".into(),
-            data.to_str().unwrap().into(),
-            "--methods".into(),
-            "react".into(),
-            "--model".into(),
-            url.clone(),
-            "--limit".into(),
-            "6".into(),
-            "--concurrency".into(),
-            "1".into(),
-            "--set".into(),
-            "turns=3".into(),
-            "--max-cost".into(),
-            budget.into(),
-            "--out".into(),
-            out.to_str().unwrap().into(),
-        ]
+    let budgeted = |budget: &str| {
+        Eval::new("hotpotqa", hotpot(), "react", &url, &out)
+            .opt("--limit", 6)
+            .opt("--concurrency", 1)
+            .set("turns=3")
+            .opt("--max-cost", budget)
     };
-    let a = args("0.02");
-    let o = sleuth(&a.iter().map(String::as_str).collect::<Vec<_>>());
+    let o = budgeted("0.02").output();
     assert!(!o.status.success());
     assert!(stderr(&o).contains("cost budget"), "{}", stderr(&o));
     let partial = read_records(&out);
@@ -215,8 +157,7 @@ fn the_cost_budget_stops_the_run_cleanly_and_a_resume_finishes_it() {
         .sum();
     assert!(spent <= 0.02, "spent {spent}");
 
-    let b = args("10");
-    ok(&b.iter().map(String::as_str).collect::<Vec<_>>());
+    budgeted("10").ok();
     let all = read_records(&out);
     assert_eq!(all.len(), 6);
     assert_eq!(
@@ -248,25 +189,11 @@ fn a_planted_key_never_appears_in_any_output() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("run");
     let cache = dir.path().join("cache");
-    let data = hotpot();
+    let eval = Eval::new("hotpotqa", hotpot(), "react", &url, &out)
+        .opt("--limit", 4)
+        .opt("--cache", cache.display());
     let o = Command::new(env!("CARGO_BIN_EXE_sleuth"))
-        .args([
-            "eval",
-            "--dataset",
-            "hotpotqa",
-            "--data",
-            data.to_str().unwrap(),
-            "--methods",
-            "react",
-            "--model",
-            &url,
-            "--limit",
-            "4",
-            "--cache",
-            cache.to_str().unwrap(),
-            "--out",
-            out.to_str().unwrap(),
-        ])
+        .args(eval.args())
         .env("OPENAI_API_KEY", CANARY)
         .output()
         .unwrap();

@@ -1,7 +1,7 @@
 //! Helpers shared by the integration tests.
 #![allow(dead_code)]
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 /// `../shared/data` relative to the repository root.
@@ -57,4 +57,67 @@ pub fn ok(args: &[&str]) -> String {
         stderr(&o)
     );
     stdout(&o)
+}
+
+/// A `sleuth eval` command line: the five required arguments up front, options by name.
+pub struct Eval {
+    args: Vec<String>,
+}
+
+impl Eval {
+    pub fn new(
+        dataset: &str,
+        data: impl AsRef<Path>,
+        methods: &str,
+        model: &str,
+        out: impl AsRef<Path>,
+    ) -> Self {
+        let path = |p: &Path| p.to_string_lossy().into_owned();
+        Eval {
+            args: vec![
+                "eval".into(),
+                "--dataset".into(),
+                dataset.into(),
+                "--data".into(),
+                path(data.as_ref()),
+                "--methods".into(),
+                methods.into(),
+                "--model".into(),
+                model.into(),
+                "--out".into(),
+                path(out.as_ref()),
+            ],
+        }
+    }
+
+    /// `--name value`.
+    pub fn opt(mut self, name: &str, value: impl ToString) -> Self {
+        self.args.push(name.into());
+        self.args.push(value.to_string());
+        self
+    }
+
+    /// `--set key=value`.
+    pub fn set(self, key_value: &str) -> Self {
+        self.opt("--set", key_value)
+    }
+
+    /// Arguments copied verbatim.
+    pub fn extra(mut self, args: &[&str]) -> Self {
+        self.args.extend(args.iter().map(|a| a.to_string()));
+        self
+    }
+
+    pub fn args(&self) -> Vec<&str> {
+        self.args.iter().map(String::as_str).collect()
+    }
+
+    pub fn output(&self) -> Output {
+        sleuth(&self.args())
+    }
+
+    /// Runs and asserts success, returning stdout.
+    pub fn ok(&self) -> String {
+        ok(&self.args())
+    }
 }

@@ -24,7 +24,7 @@ mod full_pool;
 pub mod json;
 pub mod lists;
 mod reflexion;
-mod schema;
+pub mod schema;
 pub mod settings;
 pub mod ssr;
 mod support;

@@ -2,21 +2,43 @@
 //! grammar-constrained models and providers with structured outputs produce the shape
 //! the parsers expect; responses are validated by the parsers either way, so the schemas
 //! only need to be permissive supersets of what is accepted.
+//!
+//! Strings and arrays carry `maxLength` / `maxItems` bounds, generous for a real model
+//! but finite: a grammar-constrained tiny model otherwise fills its whole token budget
+//! with one string, and the truncated JSON fails to parse.
 
 use serde_json::{json, Value};
 
+/// A free-text reasoning field.
+const REASONING: u32 = 600;
+/// A requirement, a claim, an SSR part.
+const STATEMENT: u32 = 240;
+/// A paragraph title.
+const TITLE: u32 = 120;
+/// An answer span.
+const ANSWER: u32 = 120;
+/// A list id such as `R1` or `C12`.
+const ID: u32 = 8;
+/// Items in one array (list changes, citations, titles).
+const ITEMS: u32 = 4;
+
+fn text(max: u32) -> Value {
+    json!({"type": "string", "maxLength": max})
+}
+
+fn array_of(items: Value) -> Value {
+    json!({"type": "array", "items": items, "maxItems": ITEMS})
+}
+
 fn citations() -> Value {
-    json!({
-        "type": "array",
-        "items": {
-            "type": "object",
-            "properties": {
-                "title": {"type": "string"},
-                "sentence": {"type": "integer", "minimum": 0}
-            },
-            "required": ["title", "sentence"]
-        }
-    })
+    array_of(json!({
+        "type": "object",
+        "properties": {
+            "title": text(TITLE),
+            "sentence": {"type": "integer", "minimum": 0, "maximum": 999}
+        },
+        "required": ["title", "sentence"]
+    }))
 }
 
 fn action() -> Value {
@@ -24,8 +46,8 @@ fn action() -> Value {
         "type": "object",
         "properties": {
             "type": {"type": "string", "enum": ["read", "submit"]},
-            "title": {"type": "string"},
-            "answer": {"type": "string"},
+            "title": text(TITLE),
+            "answer": text(ANSWER),
             "evidence": citations()
         },
         "required": ["type"]
@@ -37,8 +59,8 @@ fn list_changes(dependency_repair: bool) -> (Value, Value) {
         "type": "object",
         "properties": {
             "op": {"type": "string", "enum": ["add", "revise"]},
-            "id": {"type": "string"},
-            "text": {"type": "string"},
+            "id": text(ID),
+            "text": text(STATEMENT),
             "status": {"type": "string", "enum": ["open", "met", "dropped"]}
         },
         "required": ["op", "id"]
@@ -47,21 +69,17 @@ fn list_changes(dependency_repair: bool) -> (Value, Value) {
         "type": "object",
         "properties": {
             "op": {"type": "string", "enum": ["add", "revise"]},
-            "id": {"type": "string"},
-            "claim": {"type": "string"},
+            "id": text(ID),
+            "claim": text(STATEMENT),
             "status": {"type": "string", "enum": ["tentative", "supported", "retracted"]},
             "citations": citations()
         },
         "required": ["op", "id"]
     });
     if dependency_repair {
-        conclusion["properties"]["depends_on"] =
-            json!({"type": "array", "items": {"type": "string"}});
+        conclusion["properties"]["depends_on"] = array_of(text(ID));
     }
-    (
-        json!({"type": "array", "items": requirement}),
-        json!({"type": "array", "items": conclusion}),
-    )
+    (array_of(requirement), array_of(conclusion))
 }
 
 /// EIR's action call: reasoning, list changes, action.
@@ -70,7 +88,7 @@ pub fn eir_action(dependency_repair: bool) -> Value {
     json!({
         "type": "object",
         "properties": {
-            "reasoning": {"type": "string"},
+            "reasoning": text(REASONING),
             "requirements": requirements,
             "conclusions": conclusions,
             "action": action()
@@ -93,7 +111,7 @@ pub fn repair() -> Value {
 pub fn direct_action() -> Value {
     json!({
         "type": "object",
-        "properties": {"reasoning": {"type": "string"}, "action": action()},
+        "properties": {"reasoning": text(REASONING), "action": action()},
         "required": ["reasoning", "action"]
     })
 }
@@ -102,7 +120,7 @@ pub fn direct_action() -> Value {
 pub fn final_answer() -> Value {
     json!({
         "type": "object",
-        "properties": {"answer": {"type": "string"}, "evidence": citations()},
+        "properties": {"answer": text(ANSWER), "evidence": citations()},
         "required": ["answer", "evidence"]
     })
 }
@@ -111,7 +129,7 @@ pub fn final_answer() -> Value {
 pub fn more_reads() -> Value {
     json!({
         "type": "object",
-        "properties": {"read": {"type": "array", "items": {"type": "string"}}},
+        "properties": {"read": array_of(text(TITLE))},
         "required": ["read"]
     })
 }
@@ -121,9 +139,9 @@ pub fn decomposition() -> Value {
     json!({
         "type": "object",
         "properties": {
-            "facts": {"type": "string"},
-            "justification": {"type": "string"},
-            "action": {"type": "string"}
+            "facts": text(REASONING),
+            "justification": text(REASONING),
+            "action": text(STATEMENT)
         },
         "required": ["facts", "justification", "action"]
     })
@@ -135,8 +153,62 @@ pub fn verdict() -> Value {
         "type": "object",
         "properties": {
             "verdict": {"type": "string", "enum": ["accept", "reject"]},
-            "correction": {"type": "string"}
+            "correction": text(STATEMENT)
         },
         "required": ["verdict", "correction"]
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Grammar converters and structured-output providers generate properties in the
+    /// order the schema text lists them: reasoning must come before the action.
+    #[test]
+    fn properties_keep_their_written_order() {
+        for (schema, first, then) in [
+            (eir_action(false), "\"reasoning\"", "\"action\""),
+            (eir_action(true), "\"requirements\"", "\"conclusions\""),
+            (direct_action(), "\"reasoning\"", "\"action\""),
+            (decomposition(), "\"facts\"", "\"justification\""),
+            (final_answer(), "\"answer\"", "\"evidence\""),
+        ] {
+            let text = schema.to_string();
+            let (a, b) = (text.find(first).unwrap(), text.find(then).unwrap());
+            assert!(a < b, "{first} must precede {then} in {text}");
+        }
+    }
+
+    #[test]
+    fn every_string_and_array_is_bounded() {
+        fn check(v: &Value, path: &str) {
+            match v.get("type").and_then(Value::as_str) {
+                Some("string") if v.get("enum").is_none() => {
+                    assert!(v.get("maxLength").is_some(), "unbounded string at {path}")
+                }
+                Some("array") => assert!(v.get("maxItems").is_some(), "unbounded array at {path}"),
+                _ => {}
+            }
+            if let Some(props) = v.get("properties").and_then(Value::as_object) {
+                for (k, p) in props {
+                    check(p, &format!("{path}.{k}"));
+                }
+            }
+            if let Some(items) = v.get("items") {
+                check(items, &format!("{path}[]"));
+            }
+        }
+        for (name, s) in [
+            ("eir_action", eir_action(true)),
+            ("repair", repair()),
+            ("direct_action", direct_action()),
+            ("final_answer", final_answer()),
+            ("more_reads", more_reads()),
+            ("decomposition", decomposition()),
+            ("verdict", verdict()),
+        ] {
+            check(&s, name);
+        }
+    }
 }
