@@ -193,7 +193,10 @@ fn constraints_are_ignored_when_grammar_is_off_and_checked_when_on() {
 fn the_per_turn_memory_grammar_admits_only_seen_sources_in_llama_cpp() {
     let Some(model) = load(opts()) else { return };
     let schema = MemorySchema::full();
-    let seen = vec!["Velmora Bridge".to_string(), "Ada Kestrel (engineer)".to_string()];
+    let seen = vec![
+        "Velmora Bridge".to_string(),
+        "Ada Kestrel (engineer)".to_string(),
+    ];
     let turn = grammar::MemoryGrammar::new(&schema, REACT_TOOLS)
         .sources(&seen)
         .max_facts(3)
@@ -254,11 +257,17 @@ fn every_eir_schema_becomes_a_grammar_llama_cpp_loads() {
     for (name, s) in schemas {
         let g = llama_cpp_2::json_schema_to_grammar(&s.to_string())
             .unwrap_or_else(|e| panic!("{name}: {e}"));
-        assert!(check_grammar(&model, &g, None), "{name}: llama.cpp rejects:\n{g}");
+        assert!(
+            check_grammar(&model, &g, None),
+            "{name}: llama.cpp rejects:\n{g}"
+        );
     }
     let answer = llama_cpp_2::json_schema_to_grammar(&schema::final_answer().to_string()).unwrap();
     let ok = r#"{"answer": "Tarvik", "evidence": [{"title": "Mirela Ondrasko", "sentence": 1}]}"#;
-    assert!(check_grammar(&model, &answer, Some(ok)), "{ok} under:\n{answer}");
+    assert!(
+        check_grammar(&model, &answer, Some(ok)),
+        "{ok} under:\n{answer}"
+    );
     let long = format!(r#"{{"answer": "{}", "evidence": []}}"#, "x".repeat(500));
     assert!(
         !check_grammar(&model, &answer, Some(&long)),
