@@ -289,6 +289,31 @@ fn json_output_is_one_object_with_every_analysis() {
 }
 
 #[test]
+fn the_memory_cohort_is_sized_from_the_arms_that_keep_a_memory() {
+    // A Reflexion-like arm whose chained episodes last 40 turns keeps no memory: the
+    // cohort stays at 70% of the longest SLEUTH episode (14 of 20), not 28 of 40.
+    let tmp = tempfile::tempdir().unwrap();
+    let long: Vec<Ep> = react()
+        .into_iter()
+        .map(|mut e| {
+            e.turns = 40;
+            e
+        })
+        .collect();
+    write_run(
+        &tmp.path().join("run"),
+        "0.7",
+        &[("reflexion", long), ("sleuth", sleuth_nudge())],
+    );
+    let out = ok(&["report", tmp.path().join("run").to_str().unwrap(), "--json"]);
+    let v: Value = serde_json::from_str(&out).unwrap();
+    let mem = &v["analysis"]["memory"];
+    assert_eq!(mem.as_array().unwrap().len(), 1, "{mem}");
+    assert_eq!(mem[0]["min_turns"], 14);
+    assert_eq!(mem[0]["cohort"], 3);
+}
+
+#[test]
 fn sweep_across_run_dirs_labels_arms_and_writes_files() {
     let tmp = tempfile::tempdir().unwrap();
     write_run(

@@ -31,7 +31,8 @@ pub struct Options {
     /// The reference method for paired comparisons (none: no comparisons).
     pub baseline: Option<String>,
     /// Minimum episode length of the memory-dynamics cohort; default: 70% of the
-    /// longest episode, rounded up (turn 14 of 20, as in the SLEUTH paper).
+    /// longest episode that keeps a memory, rounded up (turn 14 of 20, as in the SLEUTH
+    /// paper).
     pub cohort_turns: Option<u32>,
     pub resamples: usize,
     pub seed: u64,
@@ -76,9 +77,22 @@ impl Analysis {
             .map(|r| r.turns.max(r.trace.len() as u32))
             .max()
             .unwrap_or(0);
+        // The cohort is sized from the episodes that keep a memory: a Reflexion arm's
+        // two chained episodes must not push it past every SLEUTH episode's length.
+        let longest_with_memory = arms
+            .iter()
+            .flat_map(|a| &a.records)
+            .filter(|r| {
+                r.trace
+                    .iter()
+                    .any(|t| t.state.is_some() || t.memory.is_some())
+            })
+            .map(|r| r.trace.len() as u32)
+            .max()
+            .unwrap_or(max_turn);
         let cohort = options
             .cohort_turns
-            .unwrap_or_else(|| (max_turn * 7).div_ceil(10).max(1));
+            .unwrap_or_else(|| (longest_with_memory * 7).div_ceil(10).max(1));
         let (comparisons, compare_warnings) = match &options.baseline {
             Some(b) => compare_to_baseline(arms, b, options.resamples, options.seed),
             None => (Vec::new(), Vec::new()),
