@@ -77,6 +77,26 @@ fn eval_runs_every_eir_setting_method_and_records_calls_by_kind() {
         .ok();
     let records = records(out.path());
     assert_eq!(records.len(), 10, "5 methods x 2 questions");
+    // The report's EIR table: one row per method, means of what the records carry.
+    let report = crate::util::ok(&["report", out.path().to_str().unwrap()]);
+    let table = report
+        .split("### Evidence and rejected actions (EIR setting)")
+        .nth(1)
+        .unwrap_or_else(|| panic!("no evidence table in:\n{report}"));
+    let full_pool = table
+        .lines()
+        .find(|l| l.starts_with("| full-pool"))
+        .unwrap_or_else(|| panic!("no full-pool row in:\n{table}"));
+    let mean_read: f64 = records
+        .iter()
+        .filter(|r| r["method"] == "full-pool")
+        .map(|r| r["extra"]["paragraphs_read"].as_f64().unwrap())
+        .sum::<f64>()
+        / 2.0;
+    assert!(
+        full_pool.contains(&format!(" {mean_read:.2} |")) && !full_pool.contains("-0.00"),
+        "{full_pool}"
+    );
     for r in &records {
         let kinds = &r["calls_by_kind"];
         match r["method"].as_str().unwrap() {

@@ -76,6 +76,7 @@ pub fn all(a: &Analysis) -> Vec<Table> {
         summary(a, d),
         comparison(a, d),
         agent(a, d),
+        evidence(a, d),
         errors(a, d),
         slices(&a.by_hops, d, "by_hops", "EM by hop count", "hops"),
         slices(&a.by_kind, d, "by_kind", "EM by question type", "type"),
@@ -222,6 +223,54 @@ fn agent(a: &Analysis, d: Dims) -> Table {
             kinds
                 .iter()
                 .map(|k| Cell::opt(s.calls_by_kind.get(k).copied(), 2)),
+        );
+        t.push(row);
+    }
+    t
+}
+
+fn evidence(a: &Analysis, d: Dims) -> Table {
+    let mut causes: Vec<&String> = a
+        .summaries
+        .iter()
+        .filter_map(|s| s.evidence.as_ref())
+        .flat_map(|e| e.rejected_by_cause.keys())
+        .collect();
+    causes.sort();
+    causes.dedup();
+    let cause_cols: Vec<String> = causes.iter().map(|c| format!("rejected: {c}")).collect();
+    let mut rest = vec![
+        "n",
+        "support F1",
+        "gold recall %",
+        "read/q",
+        "rejected/q",
+        "parse failures %",
+    ];
+    rest.extend(cause_cols.iter().map(String::as_str));
+    let mut t = Table::new(
+        "evidence",
+        "Evidence and rejected actions (EIR setting)",
+        &d.columns(&rest),
+    )
+    .with_note(
+        "Support F1 of the cited evidence against the annotations and gold-paragraph recall in %; paragraphs read and rejected actions are means per question; parse failures = % of episodes that ended on an unparseable response.",
+    );
+    for s in &a.summaries {
+        let Some(e) = &s.evidence else { continue };
+        let mut row = d.cells(&s.arm);
+        row.extend([
+            Cell::Int(e.n as u64),
+            Cell::Num(e.support_f1, 1),
+            Cell::Num(e.gold_recall, 1),
+            Cell::Num(e.paragraphs_read, 2),
+            Cell::Num(e.rejected, 2),
+            Cell::Num(e.parse_failures, 1),
+        ]);
+        row.extend(
+            causes
+                .iter()
+                .map(|c| Cell::Num(e.rejected_by_cause.get(*c).copied().unwrap_or(0.0), 2)),
         );
         t.push(row);
     }

@@ -36,6 +36,66 @@ pub struct Summary {
     pub reminders: f64,
     /// Fraction of episodes in which the commitment nudge fired.
     pub nudge_rate: f64,
+    /// The EIR setting's evidence metrics, when the records carry them.
+    pub evidence: Option<EvidenceSummary>,
+}
+
+/// Evidence metrics of the EIR setting, from the `extra` fields its methods record:
+/// Support F1 of the cited evidence, gold-paragraph recall, paragraphs read, and the
+/// proposed actions the framework rejected, by cause.
+#[derive(Debug, Clone, Serialize)]
+pub struct EvidenceSummary {
+    /// Records that report evidence metrics.
+    pub n: usize,
+    /// Mean Support F1 of the cited evidence against the annotations, in %.
+    pub support_f1: f64,
+    /// Mean share of gold paragraphs read, in %.
+    pub gold_recall: f64,
+    pub paragraphs_read: f64,
+    /// Mean rejected actions per question, all causes.
+    pub rejected: f64,
+    /// Mean rejected actions per question, by cause.
+    pub rejected_by_cause: BTreeMap<String, f64>,
+    /// Episodes that ended on an unparseable response, in %.
+    pub parse_failures: f64,
+}
+
+impl EvidenceSummary {
+    fn of(records: &[&RunRecord]) -> Option<EvidenceSummary> {
+        let with: Vec<&&RunRecord> = records
+            .iter()
+            .filter(|r| r.extra.contains_key("support_f1"))
+            .collect();
+        if with.is_empty() {
+            return None;
+        }
+        let n = with.len() as f64;
+        let mean = |key: &str| {
+            with.iter()
+                .filter_map(|r| r.extra.get(key).and_then(serde_json::Value::as_f64))
+                .fold(0.0, |a, b| a + b)
+                / n
+        };
+        let mut rejected_by_cause: BTreeMap<String, f64> = BTreeMap::new();
+        for r in &with {
+            if let Some(causes) = r.extra.get("rejected_actions").and_then(|v| v.as_object()) {
+                for (cause, count) in causes {
+                    *rejected_by_cause.entry(cause.clone()).or_default() +=
+                        count.as_f64().unwrap_or(0.0) / n;
+                }
+            }
+        }
+        let parse_failures = with.iter().filter(|r| r.stop == "parse_failure").count() as f64;
+        Some(EvidenceSummary {
+            n: with.len(),
+            support_f1: 100.0 * mean("support_f1"),
+            gold_recall: 100.0 * mean("gold_recall"),
+            paragraphs_read: mean("paragraphs_read"),
+            rejected: mean("rejected_total"),
+            rejected_by_cause,
+            parse_failures: 100.0 * parse_failures / n,
+        })
+    }
 }
 
 impl Summary {
@@ -84,6 +144,7 @@ impl Summary {
             adherence: mean_of(records.iter().filter_map(|r| r.adherence)).map(|v| 100.0 * v),
             reminders: mean(&|r| f64::from(r.reminders)),
             nudge_rate: 100.0 * mean(&|r| f64::from(u8::from(r.nudge_turn.is_some()))),
+            evidence: EvidenceSummary::of(records),
         }
     }
 
