@@ -180,16 +180,7 @@ fn comparison(a: &Analysis, d: Dims) -> Table {
 }
 
 fn agent(a: &Analysis, d: Dims) -> Table {
-    let kinds: Vec<String> = {
-        let mut k: Vec<String> = a
-            .summaries
-            .iter()
-            .flat_map(|s| s.calls_by_kind.keys().cloned())
-            .collect();
-        k.sort();
-        k.dedup();
-        k
-    };
+    let kinds = union_of_keys(a.summaries.iter().map(|s| &s.calls_by_kind));
     let kind_cols: Vec<String> = kinds.iter().map(|k| format!("{k} calls")).collect();
     let mut rest = vec![
         "support recall",
@@ -229,15 +220,21 @@ fn agent(a: &Analysis, d: Dims) -> Table {
     t
 }
 
+/// The keys of several per-arm maps, sorted, each once: one column per key.
+fn union_of_keys<'a>(
+    maps: impl Iterator<Item = &'a std::collections::BTreeMap<String, f64>>,
+) -> Vec<String> {
+    let keys: std::collections::BTreeSet<&String> = maps.flat_map(|m| m.keys()).collect();
+    keys.into_iter().cloned().collect()
+}
+
 fn evidence(a: &Analysis, d: Dims) -> Table {
-    let mut causes: Vec<&String> = a
-        .summaries
-        .iter()
-        .filter_map(|s| s.evidence.as_ref())
-        .flat_map(|e| e.rejected_by_cause.keys())
-        .collect();
-    causes.sort();
-    causes.dedup();
+    let causes = union_of_keys(
+        a.summaries
+            .iter()
+            .filter_map(|s| s.evidence.as_ref())
+            .map(|e| &e.rejected_by_cause),
+    );
     let cause_cols: Vec<String> = causes.iter().map(|c| format!("rejected: {c}")).collect();
     let mut rest = vec![
         "n",
@@ -270,7 +267,7 @@ fn evidence(a: &Analysis, d: Dims) -> Table {
         row.extend(
             causes
                 .iter()
-                .map(|c| Cell::Num(e.rejected_by_cause.get(*c).copied().unwrap_or(0.0), 2)),
+                .map(|c| Cell::Num(e.rejected_by_cause.get(c).copied().unwrap_or(0.0), 2)),
         );
         t.push(row);
     }
