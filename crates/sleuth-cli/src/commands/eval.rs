@@ -87,9 +87,8 @@ pub fn run(args: Args) -> Result<()> {
 /// Questions in flight by default: a provider serves requests in parallel, the embedded
 /// model serves one at a time and reuses the KV cache only within a question's sequence.
 fn default_concurrency(model: &str) -> usize {
-    if model.starts_with("local:") {
-        1
-    } else {
-        4
+    match sleuth::llm::ModelSpec::parse(model) {
+        Ok(sleuth::llm::ModelSpec::Local { .. }) => 1,
+        _ => 4,
     }
 }

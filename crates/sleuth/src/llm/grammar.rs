@@ -37,7 +37,7 @@ const MAX_CANDIDATE: usize = 80;
 /// over `tools`, and a small item number. Lengths are bounded because a tiny model
 /// under a grammar that allows an endless line will sometimes write one.
 fn action_rules(tools: &[&str]) -> String {
-    let alternatives: Vec<String> = tools.iter().map(|t| format!("\"{t}\"")).collect();
+    let alternatives: Vec<String> = tools.iter().map(|t| gbnf_literal(t)).collect();
     format!(
         "action ::= \"Action: \" tool \"[\" arg \"]\"\n\
          tool ::= {}\n\
