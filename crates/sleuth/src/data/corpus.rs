@@ -57,9 +57,9 @@ impl Corpus {
 
     /// Writes the corpus as JSON Lines, creating parent folders.
     pub fn write_jsonl(&self, path: &Path) -> Result<(), DataError> {
-        let io = |source| DataError::Write {
+        let io = |cause| DataError::Write {
             path: path.to_path_buf(),
-            source,
+            cause,
         };
         if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
             std::fs::create_dir_all(parent).map_err(io)?;

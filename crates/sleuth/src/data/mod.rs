@@ -6,13 +6,17 @@
 //! the official metrics differ per benchmark (see `eval::metrics`).
 
 mod corpus;
+pub mod fetch;
 pub(crate) mod load;
 mod question;
 mod sentences;
 mod stats;
 
 pub use corpus::{Corpus, CorpusDoc};
-pub use load::{filter_hops, load, parse};
+pub use load::{
+    detect, filter_hops, load, load_detected, parse, read_aliases, read_evidence, Aliases,
+    GoldEvidence,
+};
 pub use question::{Dataset, Paragraph, Question, SupportingFact};
 pub use sentences::split_sentences;
 pub use stats::{DatasetStats, Spread};
@@ -22,18 +26,12 @@ use std::path::PathBuf;
 /// Errors while reading benchmark files. Every parse error names the file and line.
 #[derive(Debug, thiserror::Error)]
 pub enum DataError {
-    #[error("cannot read {path}: {source}")]
-    Io {
-        path: PathBuf,
-        #[source]
-        source: std::io::Error,
-    },
-    #[error("cannot write {path}: {source}")]
-    Write {
-        path: PathBuf,
-        #[source]
-        source: std::io::Error,
-    },
+    // The cause is part of the message and deliberately not a `#[source]`: printing
+    // the error chain would otherwise repeat it ("...: No such file: No such file").
+    #[error("cannot read {path}: {cause}")]
+    Io { path: PathBuf, cause: std::io::Error },
+    #[error("cannot write {path}: {cause}")]
+    Write { path: PathBuf, cause: std::io::Error },
     #[error("{path}:{line}: {message}")]
     Parse {
         path: PathBuf,
@@ -42,6 +40,8 @@ pub enum DataError {
     },
     #[error("unknown dataset `{0}` (expected one of: hotpotqa, musique, 2wiki, jsonl)")]
     UnknownDataset(String),
+    #[error("{dataset} is not installed in {dir}: run `sleuth data fetch {dataset}` (or give --data FILE)")]
+    NotInstalled { dataset: String, dir: PathBuf },
     #[error("{0}")]
     Invalid(String),
 }

@@ -2,7 +2,7 @@
 //! `context: [[title, [sentences]]]` and support as `supporting_facts: [[title, sent]]`.
 
 use super::records::{Problem, Record};
-use super::{positions_of, Dataset, Question};
+use super::{positions_of, Aliases, Dataset, Question};
 use crate::data::{Paragraph, SupportingFact};
 use serde::Deserialize;
 
@@ -11,9 +11,11 @@ struct Row {
     #[serde(rename = "_id")]
     id: String,
     question: String,
-    /// Absent in the unlabeled test releases.
+    /// Required: the unlabeled test releases cannot be evaluated.
+    answer: String,
+    /// 2Wiki: the Wikidata id of the answer entity, the key into `id_aliases.json`.
     #[serde(default)]
-    answer: Option<String>,
+    answer_id: Option<String>,
     #[serde(default)]
     supporting_facts: Vec<(String, usize)>,
     context: Vec<(String, Vec<String>)>,
@@ -21,8 +23,20 @@ struct Row {
     kind: Option<String>,
 }
 
-pub(super) fn parse(record: &Record<'_>, dataset: Dataset) -> Result<Question, Problem> {
+pub(super) fn parse(
+    record: &Record<'_>,
+    dataset: Dataset,
+    aliases: Option<&Aliases>,
+) -> Result<Question, Problem> {
     let row: Row = record.decode()?;
+    let mut answers = vec![row.answer];
+    if let (Some(aliases), Some(id)) = (aliases, row.answer_id.as_deref()) {
+        for alias in aliases.of(id) {
+            if !answers.contains(alias) {
+                answers.push(alias.clone());
+            }
+        }
+    }
     let paragraphs: Vec<Paragraph> = row
         .context
         .into_iter()
@@ -42,7 +56,7 @@ pub(super) fn parse(record: &Record<'_>, dataset: Dataset) -> Result<Question, P
         id: row.id,
         dataset,
         text: row.question,
-        answers: row.answer.into_iter().collect(),
+        answers,
         supporting_facts: row
             .supporting_facts
             .into_iter()

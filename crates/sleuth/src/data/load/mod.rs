@@ -9,7 +9,9 @@
 //!
 //! - `hotpotqa`: `{_id, question, answer, supporting_facts: [[title, sent]], context:
 //!   [[title, [sentences]]], type, level}`. Hops = 2.
-//! - `2wiki`: the same shape plus `evidences` etc. Hops follow the question type: 4 for
+//! - `2wiki`: the same shape plus `evidences`, `answer_id` etc. Answers gain the aliases
+//!   and demonyms that `id_aliases.json` (beside the file) lists for `answer_id`, as the
+//!   official evaluation script does. Hops follow the question type: 4 for
 //!   `bridge_comparison` (two bridge hops then a comparison: its template yields four
 //!   evidence triples and four supporting paragraphs), 2 for `comparison`,
 //!   `compositional` and `inference`.
@@ -18,46 +20,117 @@
 //!   (`2hop`, `3hop1`, `4hop3`, ...); `paragraph_text` is split into sentences by
 //!   [`split_sentences`](super::split_sentences). `idx` must equal the paragraph's
 //!   position, which holds in every official file, so support scoring can use positions.
+//!   Questions with `answerable: false` (the `full` release) are left out: the official
+//!   answer and support metrics are computed over answerable questions only.
 //! - `jsonl` (ours, for user data), one object per line:
 //!   `{"id": "q1", "question": "...", "answers": ["gold", "alias", ...]` (or
 //!   `"answer": "gold"`), `"paragraphs": [{"title": "...", "text": "..."}` or
 //!   `{"title": "...", "sentences": ["...", "..."]}], "supporting": ["title", ...]`
 //!   (optional), `"supporting_facts": [["title", 0]]` (optional), `"hops": 2` and
 //!   `"type": "bridge"` (optional)`}`. Paragraph `text` is split into sentences.
+//!
+//! Every schema requires the gold answer: a question without one cannot be scored, and
+//! accepting it would score every prediction 0. A file of one schema read as another
+//! (a 2Wiki file as `hotpotqa`, say) is refused at its first record, and [`detect`]
+//! names the schema when the user does not.
 
+mod detect;
 mod hotpot;
 mod musique;
 pub(crate) mod records;
+mod twowiki;
 mod user;
+
+pub use detect::detect;
+pub use twowiki::{read_aliases, read_evidence, Aliases, GoldEvidence};
 
 use super::{DataError, Dataset, Question};
 use records::Problem;
 use std::collections::HashMap;
 use std::path::Path;
 
-/// Reads every question of `path` in `dataset`'s schema, in file order.
+/// Reads every question of `path` in `dataset`'s schema, in file order. A 2Wiki file
+/// takes its answer aliases from `id_aliases.json` beside it, when there is one (the
+/// official release ships the two together).
 pub fn load(dataset: Dataset, path: impl AsRef<Path>) -> Result<Vec<Question>, DataError> {
     let path = path.as_ref();
-    let text = std::fs::read_to_string(path).map_err(|source| DataError::Io {
+    let text = read_text(path)?;
+    let aliases = match dataset {
+        Dataset::TwoWiki => twowiki::aliases_beside(path)?,
+        _ => None,
+    };
+    parse_with(dataset, path, &text, aliases.as_ref())
+}
+
+/// Reads `path`, working out its schema from its first record; the schema is returned
+/// with the questions.
+pub fn load_detected(path: impl AsRef<Path>) -> Result<(Dataset, Vec<Question>), DataError> {
+    let path = path.as_ref();
+    let text = read_text(path)?;
+    let dataset = detect(path, &text)?;
+    let aliases = match dataset {
+        Dataset::TwoWiki => twowiki::aliases_beside(path)?,
+        _ => None,
+    };
+    Ok((dataset, parse_with(dataset, path, &text, aliases.as_ref())?))
+}
+
+/// A benchmark file as text. Invalid UTF-8 is reported at its line, like any other
+/// defect.
+pub(crate) fn read_text(path: &Path) -> Result<String, DataError> {
+    let bytes = std::fs::read(path).map_err(|cause| DataError::Io {
         path: path.to_path_buf(),
-        source,
+        cause,
     })?;
-    parse(dataset, path, &text)
+    String::from_utf8(bytes).map_err(|e| {
+        let offset = e.utf8_error().valid_up_to();
+        let before = &e.as_bytes()[..offset];
+        let line = before.iter().filter(|&&b| b == b'\n').count() + 1;
+        let line_start = before.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
+        DataError::Parse {
+            path: path.to_path_buf(),
+            line,
+            message: format!(
+                "not valid UTF-8 (byte {} of the line); benchmark files are UTF-8 JSON",
+                offset - line_start + 1
+            ),
+        }
+    })
 }
 
 /// Parses `text` as if read from `path` (which only labels errors).
 pub fn parse(dataset: Dataset, path: &Path, text: &str) -> Result<Vec<Question>, DataError> {
+    parse_with(dataset, path, text, None)
+}
+
+fn parse_with(
+    dataset: Dataset,
+    path: &Path,
+    text: &str,
+    aliases: Option<&Aliases>,
+) -> Result<Vec<Question>, DataError> {
     let records = records::split(path, text)?;
+    let Some(first) = records.first() else {
+        return Err(DataError::Parse {
+            path: path.to_path_buf(),
+            line: 1,
+            message: "the file holds no questions (it is empty)".into(),
+        });
+    };
+    detect::check(path, first, dataset)?;
     let mut questions = Vec::with_capacity(records.len());
     let mut first_line: HashMap<String, usize> = HashMap::new();
     for record in &records {
         let question = match dataset {
-            Dataset::HotpotQa => hotpot::parse(record, Dataset::HotpotQa),
-            Dataset::TwoWiki => hotpot::parse(record, Dataset::TwoWiki),
+            Dataset::HotpotQa => hotpot::parse(record, Dataset::HotpotQa, None).map(Some),
+            Dataset::TwoWiki => hotpot::parse(record, Dataset::TwoWiki, aliases).map(Some),
             Dataset::Musique => musique::parse(record),
-            Dataset::Jsonl => user::parse(record),
+            Dataset::Jsonl => user::parse(record).map(Some),
         }
         .map_err(|problem| record.error(path, problem))?;
+        // None: a question the benchmark's own evaluation leaves out (MuSiQue's
+        // unanswerable ones).
+        let Some(question) = question else { continue };
         if let Some(first) = first_line.insert(question.id.clone(), record.line) {
             let message = format!(
                 "duplicate id `{}` (first seen at line {first})",

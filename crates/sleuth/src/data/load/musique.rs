@@ -10,10 +10,12 @@ use serde::Deserialize;
 struct Row {
     id: String,
     question: String,
-    #[serde(default)]
-    answer: Option<String>,
+    answer: String,
     #[serde(default)]
     answer_aliases: Vec<String>,
+    /// Absent from hand-made copies; the official files always say.
+    #[serde(default = "yes")]
+    answerable: bool,
     paragraphs: Vec<RawParagraph>,
 }
 
@@ -26,8 +28,17 @@ struct RawParagraph {
     is_supporting: bool,
 }
 
-pub(super) fn parse(record: &Record<'_>) -> Result<Question, Problem> {
+fn yes() -> bool {
+    true
+}
+
+/// The question, or None for an unanswerable one (the `full` release's contrast
+/// questions), which the answerable-question metrics leave out.
+pub(super) fn parse(record: &Record<'_>) -> Result<Option<Question>, Problem> {
     let row: Row = record.decode()?;
+    if !row.answerable {
+        return Ok(None);
+    }
     let mut paragraphs = Vec::with_capacity(row.paragraphs.len());
     let mut supporting_paragraphs = Vec::new();
     for (position, p) in row.paragraphs.into_iter().enumerate() {
@@ -47,17 +58,17 @@ pub(super) fn parse(record: &Record<'_>) -> Result<Question, Problem> {
         Some((hops, kind)) => (Some(hops), Some(kind.to_string())),
         None => (None, None),
     };
-    Ok(Question {
+    Ok(Some(Question {
         id: row.id,
         dataset: Dataset::Musique,
         text: row.question,
-        answers: row.answer.into_iter().chain(row.answer_aliases).collect(),
+        answers: std::iter::once(row.answer).chain(row.answer_aliases).collect(),
         paragraphs,
         supporting_facts: Vec::new(),
         supporting_paragraphs,
         hops,
         kind,
-    })
+    }))
 }
 
 /// `3hop1__123_456` -> `(3, "3hop1")`. None when the id has no such prefix.

@@ -63,7 +63,12 @@ pub(super) fn parse(record: &Record<'_>) -> Result<Question, Problem> {
     let supporting_paragraphs = positions_of(&paragraphs, &titles);
     let answers = match (row.answer, row.answers.is_empty()) {
         (Some(answer), true) => vec![answer],
-        (None, _) => row.answers,
+        (None, false) => row.answers,
+        (None, true) => {
+            return Err("no gold answer: give `answer` or a non-empty `answers`"
+                .to_string()
+                .into())
+        }
         (Some(_), false) => return Err("give `answers` or `answer`, not both".to_string().into()),
     };
     Ok(Question {

@@ -9,6 +9,8 @@
 //!   max over the gold answer and its aliases (HotpotQA has exactly one).
 //! - [`support`]: supporting-fact EM/F1: sentence `(title, index)` sets for HotpotQA and
 //!   2Wiki (2Wiki lowercases titles first), paragraph index sets for MuSiQue.
+//! - [`evidence`]: 2Wiki's evidence-triple metrics and its answer x support x evidence
+//!   joint metric.
 //! - [`explain`]: why a prediction scored what it did (normalized strings, tokens, rule).
 //! - [`predictions`]: the official prediction file formats.
 //! - [`score`]: one question's scores; [`aggregate`]: averages over a gold file, kept
@@ -16,6 +18,7 @@
 
 pub mod aggregate;
 pub mod answer;
+pub mod evidence;
 pub mod explain;
 pub mod normalize;
 pub mod predictions;
@@ -24,6 +27,7 @@ pub mod support;
 
 pub use aggregate::Summary;
 pub use answer::{exact_match, f1, score_answer, AnswerScore, F1Rule};
+pub use evidence::{read_evidence_predictions, score_evidence, summarize_evidence, EvidenceSummary};
 pub use explain::{explain, Explanation};
 pub use normalize::{answer_tokens, normalize_answer};
 pub use predictions::{read_predictions, Prediction, PredictionSet, SupportPrediction};

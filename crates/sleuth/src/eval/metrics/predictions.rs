@@ -55,9 +55,9 @@ struct MusiqueRow {
 
 /// Reads `path` in `dataset`'s official prediction format.
 pub fn read_predictions(dataset: Dataset, path: &Path) -> Result<PredictionSet, DataError> {
-    let text = std::fs::read_to_string(path).map_err(|source| DataError::Io {
+    let text = std::fs::read_to_string(path).map_err(|cause| DataError::Io {
         path: path.to_path_buf(),
-        source,
+        cause,
     })?;
     match dataset {
         Dataset::Musique => musique(path, &text),

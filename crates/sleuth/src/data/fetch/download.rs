@@ -1,0 +1,175 @@
+//! One HTTP download into a `.part` file that survives interruptions.
+//!
+//! The bytes go to `<name>.part`, never to the final name, so a half-finished file can
+//! never be mistaken for a finished one. When the connection drops, the next attempt
+//! (in this run, or the next `sleuth data fetch`) asks for the rest with an HTTP
+//! `Range` request and appends; a server that ignores ranges answers 200 with the whole
+//! file, which we then write from the start. Digest checks happen after the download,
+//! over the whole file (see the parent module).
+
+use super::{FetchError, FetchProgress};
+use std::path::Path;
+use std::time::Duration;
+use tokio::io::AsyncWriteExt;
+
+/// Attempts per download before giving up (each resumes where the last stopped).
+const ATTEMPTS: u32 = 5;
+
+/// Downloads `url` into `part`, resuming from whatever `part` already holds.
+pub(super) async fn download(
+    client: &reqwest::Client,
+    url: &str,
+    part: &Path,
+    label: &str,
+    progress: &dyn FetchProgress,
+) -> Result<(), FetchError> {
+    let mut last_error = String::new();
+    for attempt in 1..=ATTEMPTS {
+        if attempt > 1 {
+            progress.note(&format!("{label}: {last_error}; resuming (try {attempt} of {ATTEMPTS})"));
+            tokio::time::sleep(Duration::from_millis(200 * u64::from(attempt))).await;
+        }
+        match try_once(client, url, part, label, progress).await {
+            Ok(()) => return Ok(()),
+            Err(Attempt::Retry(message)) => last_error = message,
+            Err(Attempt::Fatal(e)) => return Err(e),
+        }
+    }
+    let have = std::fs::metadata(part).map(|m| m.len()).unwrap_or(0);
+    Err(FetchError::Interrupted {
+        url: url.to_string(),
+        attempts: ATTEMPTS,
+        message: last_error,
+        bytes: have,
+    })
+}
+
+enum Attempt {
+    /// A network failure worth resuming after.
+    Retry(String),
+    Fatal(FetchError),
+}
+
+async fn try_once(
+    client: &reqwest::Client,
+    url: &str,
+    part: &Path,
+    label: &str,
+    progress: &dyn FetchProgress,
+) -> Result<(), Attempt> {
+    let io = |e: std::io::Error| Attempt::Fatal(FetchError::io(part, e));
+    let offset = tokio::fs::metadata(part).await.map(|m| m.len()).unwrap_or(0);
+    let mut request = client.get(url);
+    if offset > 0 {
+        request = request.header(reqwest::header::RANGE, format!("bytes={offset}-"));
+    }
+    let mut response = request
+        .send()
+        .await
+        .map_err(|e| Attempt::Retry(chain(&e)))?;
+    let status = response.status();
+    let resume = match status.as_u16() {
+        206 if content_range_start(&response) == Some(offset) => true,
+        // The server ignored the range (or answered a different one): start over.
+        200 | 206 => false,
+        // Our part is already as long as the file (or longer): fetch it whole again.
+        416 => {
+            tokio::fs::remove_file(part).await.map_err(io)?;
+            return Err(Attempt::Retry("the server refused the resume range".into()));
+        }
+        code if code >= 500 || code == 429 => {
+            return Err(Attempt::Retry(format!("HTTP {status}")));
+        }
+        _ => {
+            return Err(Attempt::Fatal(FetchError::Status {
+                url: url.to_string(),
+                status: status.as_u16(),
+            }))
+        }
+    };
+    if is_html(&response) && !url.ends_with(".html") {
+        return Err(Attempt::Fatal(FetchError::Html {
+            url: url.to_string(),
+        }));
+    }
+    if offset > 0 && !resume {
+        progress.note(&format!(
+            "{label}: the server does not resume downloads; starting over"
+        ));
+    }
+    let start = if resume { offset } else { 0 };
+    let total = response.content_length().map(|n| n + start);
+    let mut file = if resume {
+        tokio::fs::OpenOptions::new()
+            .append(true)
+            .open(part)
+            .await
+            .map_err(io)?
+    } else {
+        tokio::fs::File::create(part).await.map_err(io)?
+    };
+    progress.begin(label, total, start);
+    let mut received = start;
+    loop {
+        match response.chunk().await {
+            Ok(Some(bytes)) => {
+                file.write_all(&bytes).await.map_err(io)?;
+                received += bytes.len() as u64;
+                progress.advance(bytes.len() as u64);
+            }
+            Ok(None) => break,
+            Err(e) => {
+                file.flush().await.map_err(io)?;
+                progress.end();
+                return Err(Attempt::Retry(format!(
+                    "connection lost after {received} bytes ({})",
+                    chain(&e)
+                )));
+            }
+        }
+    }
+    file.flush().await.map_err(io)?;
+    file.sync_all().await.map_err(io)?;
+    progress.end();
+    match total {
+        Some(total) if received < total => Err(Attempt::Retry(format!(
+            "connection closed after {received} of {total} bytes"
+        ))),
+        _ => Ok(()),
+    }
+}
+
+/// The first byte of a `Content-Range: bytes START-END/TOTAL` header.
+fn content_range_start(response: &reqwest::Response) -> Option<u64> {
+    let value = response
+        .headers()
+        .get(reqwest::header::CONTENT_RANGE)?
+        .to_str()
+        .ok()?;
+    let range = value.trim().strip_prefix("bytes ")?;
+    range.split('-').next()?.trim().parse().ok()
+}
+
+/// File hosts answer a link that needs a browser with an HTML page and status 200.
+fn is_html(response: &reqwest::Response) -> bool {
+    response
+        .headers()
+        .get(reqwest::header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.trim_start().starts_with("text/html"))
+}
+
+/// An error and its causes on one line (reqwest's own message leaves the cause out).
+fn chain(e: &dyn std::error::Error) -> String {
+    let mut text = e.to_string();
+    let mut source = e.source();
+    while let Some(s) = source {
+        let next = s.to_string();
+        if !text.contains(&next) {
+            text.push_str(": ");
+            text.push_str(&next);
+        }
+        source = s.source();
+    }
+    text
+}
