@@ -22,12 +22,14 @@ use std::time::Duration;
 /// Which questions to use.
 #[derive(Args, Debug, Clone)]
 pub struct QuestionArgs {
-    /// Benchmark schema of --data: hotpotqa, musique, 2wiki or jsonl.
+    /// Benchmark schema of --data: hotpotqa, musique, 2wiki or jsonl (default: detected
+    /// from the file).
     #[arg(long)]
-    pub dataset: String,
-    /// Benchmark file (JSON array or JSON Lines).
+    pub dataset: Option<String>,
+    /// Benchmark file, JSON array or JSON Lines (default: the dev set of --dataset
+    /// installed by `sleuth data fetch`).
     #[arg(long)]
-    pub data: PathBuf,
+    pub data: Option<PathBuf>,
     /// Keep only questions with this many hops.
     #[arg(long)]
     pub hops: Option<u8>,
@@ -46,19 +48,14 @@ pub struct QuestionArgs {
 }
 
 impl QuestionArgs {
-    pub fn dataset(&self) -> Result<Dataset> {
-        self.dataset.parse::<Dataset>().map_err(|e| anyhow!("{e}"))
+    /// The schema and the file, resolved as every data-reading command does.
+    pub fn resolved(&self) -> Result<(Dataset, PathBuf)> {
+        crate::commands::data::resolve(self.dataset.as_deref(), self.data.as_deref())
     }
 
     pub fn load(&self) -> Result<Vec<Question>> {
-        let dataset = self.dataset()?;
-        if !self.data.exists() {
-            bail!(
-                "data file {} does not exist (pass a benchmark file with --data)",
-                self.data.display()
-            );
-        }
-        let mut questions = data::load(dataset, &self.data)?;
+        let (dataset, path) = self.resolved()?;
+        let mut questions = data::load(dataset, &path)?;
         if let Some(h) = self.hops {
             questions = data::filter_hops(questions, h);
         }
@@ -85,7 +82,7 @@ impl QuestionArgs {
         if questions.is_empty() {
             bail!(
                 "no questions selected from {} (check --hops/--limit/--shard)",
-                self.data.display()
+                path.display()
             );
         }
         Ok(questions)

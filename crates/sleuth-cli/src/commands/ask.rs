@@ -75,8 +75,10 @@ pub fn run(args: Args) -> Result<()> {
 }
 
 fn question(args: &Args) -> Result<Question> {
-    if let (Some(dataset), Some(path), Some(id)) = (&args.dataset, &args.data, &args.id) {
-        let dataset: Dataset = dataset.parse().map_err(|e| anyhow!("{e}"))?;
+    if let Some(id) = &args.id {
+        let (dataset, path) =
+            super::data::resolve(args.dataset.as_deref(), args.data.as_deref())?;
+        let path = &path;
         let questions = data::load(dataset, path)?;
         return questions
             .into_iter()
@@ -84,7 +86,7 @@ fn question(args: &Args) -> Result<Question> {
             .ok_or_else(|| anyhow!("no question with id `{id}` in {}", path.display()));
     }
     let (Some(text), Some(path)) = (&args.question, &args.paragraphs) else {
-        bail!("give either --dataset D --data F --id ID, or --question Q --paragraphs F");
+        bail!("give either --id ID (with --data F and/or --dataset D), or --question Q --paragraphs F");
     };
     Ok(Question {
         id: "ask".into(),

@@ -1,27 +1,35 @@
-//! `sleuth data stats` and `sleuth data corpus`: inspect benchmark files and turn their
-//! paragraph pools into a retrieval corpus.
+//! `sleuth data fetch`, `sleuth data stats` and `sleuth data corpus`: install the
+//! benchmarks, inspect their files, and turn paragraph pools (or HotpotQA's Wikipedia)
+//! into a retrieval corpus. Also the one place a command's `--dataset` / `--data` pair is
+//! resolved: either may be left out (the schema is detected from the file; the file is
+//! the fetched default), never both.
 
+use anyhow::{bail, Result};
 use clap::{Args, Subcommand};
 use sleuth::data::{self, Corpus, Dataset, DatasetStats, Question};
 use std::path::{Path, PathBuf};
 
 #[derive(Subcommand)]
 pub enum DataCommand {
+    /// Download benchmarks by name into the data directory ($SLEUTH_HOME/data):
+    /// hotpotqa, musique, 2wiki, hotpotqa-wiki.
+    Fetch(super::fetch::FetchArgs),
     /// Count questions, paragraphs, hops and types in a benchmark file.
     Stats(StatsArgs),
     /// Write every paragraph of one or more benchmark files, deduplicated by title, as a
-    /// JSON Lines corpus for `sleuth index build`.
+    /// JSON Lines corpus for `sleuth index build`; with `--dataset hotpotqa-wiki`, the
+    /// HotpotQA Wikipedia abstracts instead.
     Corpus(CorpusArgs),
 }
 
 #[derive(Args)]
 pub struct StatsArgs {
-    /// hotpotqa, musique, 2wiki or jsonl.
+    /// hotpotqa, musique, 2wiki or jsonl (default: detected from the file).
     #[arg(long)]
-    pub dataset: String,
-    /// The benchmark file (JSON array or JSON Lines).
+    pub dataset: Option<String>,
+    /// The benchmark file (default: the fetched dev set of --dataset).
     #[arg(long)]
-    pub data: PathBuf,
+    pub data: Option<PathBuf>,
     /// Only questions with this many hops.
     #[arg(long)]
     pub hops: Option<u8>,
@@ -32,31 +40,72 @@ pub struct StatsArgs {
 
 #[derive(Args)]
 pub struct CorpusArgs {
-    /// hotpotqa, musique, 2wiki or jsonl (all files share it).
+    /// hotpotqa, musique, 2wiki or jsonl (all files share it), or hotpotqa-wiki.
     #[arg(long)]
     pub dataset: String,
-    /// Benchmark files; repeat for several.
-    #[arg(long, required = true)]
+    /// Benchmark files; repeat for several. For hotpotqa-wiki: the abstracts folder or
+    /// .tar.bz2 (default: the fetched one).
+    #[arg(long)]
     pub data: Vec<PathBuf>,
     /// Output JSON Lines file.
     #[arg(long)]
     pub out: PathBuf,
 }
 
-pub fn run(command: DataCommand) -> anyhow::Result<()> {
+pub fn run(command: DataCommand) -> Result<()> {
     match command {
+        DataCommand::Fetch(args) => super::fetch::run(args),
         DataCommand::Stats(args) => stats(args),
         DataCommand::Corpus(args) => corpus(args),
     }
 }
 
 /// Parses a dataset name into a one-line error (clap's own error spans several lines).
-pub fn dataset(name: &str) -> anyhow::Result<Dataset> {
+pub fn dataset(name: &str) -> Result<Dataset> {
     Ok(name.parse::<Dataset>()?)
 }
 
+/// The schema and file a command reads, from its optional `--dataset` and `--data`:
+/// a missing file is a one-line error, a missing dataset is detected from the file, a
+/// missing file is the fetched default of the dataset (or the `data fetch` command to
+/// run). The file's schema is checked against `--dataset` when it is read.
+pub fn resolve(dataset_name: Option<&str>, data: Option<&Path>) -> Result<(Dataset, PathBuf)> {
+    match (dataset_name, data) {
+        (Some(name), Some(path)) => {
+            let dataset = dataset(name)?;
+            exists(path)?;
+            Ok((dataset, path.to_path_buf()))
+        }
+        (Some(name), None) => {
+            let dataset = dataset(name)?;
+            let dir = data::fetch::data_dir();
+            Ok((dataset, data::fetch::default_file(dataset, &dir)?))
+        }
+        (None, Some(path)) => {
+            exists(path)?;
+            let text = data::read_text(path)?;
+            Ok((data::detect(path, &text)?, path.to_path_buf()))
+        }
+        (None, None) => bail!(
+            "give --data FILE (its schema is detected), or --dataset NAME to read the \
+             fetched dev set (`sleuth data fetch --list`)"
+        ),
+    }
+}
+
+fn exists(path: &Path) -> Result<()> {
+    if !path.is_file() {
+        bail!(
+            "data file {} does not exist (pass a benchmark file with --data, or leave \
+             --data out to use a dataset installed by `sleuth data fetch`)",
+            path.display()
+        );
+    }
+    Ok(())
+}
+
 /// Loads `path`, keeping only `hops`-hop questions when asked.
-pub fn load(dataset: Dataset, path: &Path, hops: Option<u8>) -> anyhow::Result<Vec<Question>> {
+pub fn load(dataset: Dataset, path: &Path, hops: Option<u8>) -> Result<Vec<Question>> {
     let questions = data::load(dataset, path)?;
     Ok(match hops {
         Some(h) => data::filter_hops(questions, h),
@@ -64,16 +113,16 @@ pub fn load(dataset: Dataset, path: &Path, hops: Option<u8>) -> anyhow::Result<V
     })
 }
 
-fn stats(args: StatsArgs) -> anyhow::Result<()> {
-    let dataset = dataset(&args.dataset)?;
-    let questions = load(dataset, &args.data, args.hops)?;
+fn stats(args: StatsArgs) -> Result<()> {
+    let (dataset, path) = resolve(args.dataset.as_deref(), args.data.as_deref())?;
+    let questions = load(dataset, &path, args.hops)?;
     let stats = DatasetStats::of(dataset, &questions);
     if args.json {
         let mut value = serde_json::to_value(&stats)?;
-        value["file"] = args.data.display().to_string().into();
+        value["file"] = path.display().to_string().into();
         println!("{}", serde_json::to_string_pretty(&value)?);
     } else {
-        print!("{}", render(&args.data, &stats));
+        print!("{}", render(&path, &stats));
     }
     Ok(())
 }
@@ -104,7 +153,13 @@ fn render(path: &Path, s: &DatasetStats) -> String {
     out
 }
 
-fn corpus(args: CorpusArgs) -> anyhow::Result<()> {
+fn corpus(args: CorpusArgs) -> Result<()> {
+    if args.dataset == "hotpotqa-wiki" {
+        return super::fetch::wiki_corpus(&args.data, &args.out);
+    }
+    if args.data.is_empty() {
+        bail!("give the benchmark files to take paragraphs from with --data");
+    }
     let dataset = dataset(&args.dataset)?;
     let mut corpus = Corpus::new();
     let mut questions = 0;

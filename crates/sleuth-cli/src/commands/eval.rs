@@ -36,8 +36,8 @@ pub fn run(args: Args) -> Result<()> {
     let stack = args.model.open_stack()?;
     let run_config = RunConfig {
         sleuth_version: env!("CARGO_PKG_VERSION").to_string(),
-        dataset: args.questions.dataset()?.name().to_string(),
-        data: vec![args.questions.data.clone()],
+        dataset: args.questions.resolved()?.0.name().to_string(),
+        data: vec![args.questions.resolved()?.1],
         model: args.model.model.clone(),
         methods: methods.iter().map(|m| m.name().to_string()).collect(),
         settings: config.settings.clone(),

@@ -6,6 +6,7 @@ pub mod data;
 pub mod demo;
 pub mod eval;
 pub mod experiment;
+pub mod fetch;
 pub mod index;
 pub mod model;
 pub mod report;

@@ -1,22 +1,26 @@
 //! `sleuth score`: official metrics for a predictions file in the benchmark's own
 //! format, averaged over every gold question (a missing prediction scores 0).
 
-use super::data::{dataset, load};
-use sleuth::eval::metrics::{explain, read_predictions, score_all, Summary};
+use super::data::{load, resolve};
+use sleuth::data::Dataset;
+use sleuth::eval::metrics::{
+    explain, read_evidence_predictions, read_predictions, score_all, summarize_evidence,
+    EvidenceSummary, Summary,
+};
 use std::collections::HashSet;
 use std::path::PathBuf;
 
 #[derive(clap::Args)]
 pub struct Args {
-    /// hotpotqa, musique, 2wiki or jsonl.
+    /// hotpotqa, musique, 2wiki or jsonl (default: detected from the file).
     #[arg(long)]
-    pub dataset: String,
-    /// The gold benchmark file.
+    pub dataset: Option<String>,
+    /// The gold benchmark file (default: the fetched dev set of --dataset).
     #[arg(long)]
-    pub data: PathBuf,
+    pub data: Option<PathBuf>,
     /// Predictions: `{"answer": {id: text}, "sp": {id: [[title, sent]]}}` for HotpotQA,
-    /// 2Wiki and jsonl; JSON Lines of `{id, predicted_answer, predicted_support_idxs}` for
-    /// MuSiQue.
+    /// 2Wiki and jsonl (2Wiki also `"evidence": {id: [[subject, relation, object]]}`);
+    /// JSON Lines of `{id, predicted_answer, predicted_support_idxs}` for MuSiQue.
     #[arg(long)]
     pub predictions: PathBuf,
     /// Only score questions with this many hops.
@@ -31,11 +35,12 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> anyhow::Result<()> {
-    let dataset = dataset(&args.dataset)?;
-    let questions = load(dataset, &args.data, args.hops)?;
+    let (dataset, data) = resolve(args.dataset.as_deref(), args.data.as_deref())?;
+    let questions = load(dataset, &data, args.hops)?;
     let predictions = read_predictions(dataset, &args.predictions)?;
     let scores = score_all(&questions, &predictions);
     let summary = Summary::of(dataset, &scores, predictions.has_support);
+    let evidence = evidence(dataset, &data, &args.predictions, &scores)?;
     // Predictions for ids outside the gold file (or outside the --hops filter) are not
     // scored; count them so a wrong file pairing is visible.
     let gold: HashSet<&str> = questions.iter().map(|q| q.id.as_str()).collect();
@@ -48,13 +53,18 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     if args.json {
         let mut value = serde_json::to_value(&summary)?;
         value["unmatched"] = unmatched.into();
+        if let Some(e) = &evidence {
+            for (key, v) in serde_json::to_value(e)?.as_object().expect("a struct") {
+                value[key] = v.clone();
+            }
+        }
         println!("{}", serde_json::to_string_pretty(&value)?);
     } else {
-        print!("{}", render(&summary, unmatched));
+        print!("{}", render(&summary, unmatched, evidence.as_ref()));
     }
     for id in &args.explain {
         let question = questions.iter().find(|q| &q.id == id).ok_or_else(|| {
-            anyhow::anyhow!("--explain: no question `{id}` in {}", args.data.display())
+            anyhow::anyhow!("--explain: no question `{id}` in {}", data.display())
         })?;
         match predictions.by_id.get(id).and_then(|p| p.answer.as_deref()) {
             Some(answer) => eprintln!("{id}: {}", explain(dataset, answer, &question.answers)),
@@ -64,7 +74,30 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     Ok(())
 }
 
-fn render(s: &Summary, unmatched: usize) -> String {
+/// 2Wiki's evidence metrics and three-way joint, when the predictions carry evidence.
+fn evidence(
+    dataset: Dataset,
+    data: &std::path::Path,
+    predictions: &std::path::Path,
+    scores: &[sleuth::eval::metrics::QuestionScore],
+) -> anyhow::Result<Option<EvidenceSummary>> {
+    if dataset != Dataset::TwoWiki {
+        return Ok(None);
+    }
+    let Some(predicted) = read_evidence_predictions(predictions)? else {
+        return Ok(None);
+    };
+    let aliases_path = data.with_file_name("id_aliases.json");
+    let aliases = if aliases_path.is_file() {
+        Some(sleuth::data::read_aliases(&aliases_path)?)
+    } else {
+        None
+    };
+    let gold = sleuth::data::read_evidence(data, aliases.as_ref())?;
+    Ok(Some(summarize_evidence(scores, &predicted, &gold)))
+}
+
+fn render(s: &Summary, unmatched: usize, evidence: Option<&EvidenceSummary>) -> String {
     let mut out = format!(
         "{}: {} questions, {} answered, {} missing",
         s.dataset, s.n, s.answered, s.missing
@@ -86,8 +119,20 @@ fn render(s: &Summary, unmatched: usize) -> String {
     row("Support F1", s.support_f1);
     row("Support precision", s.support_precision);
     row("Support recall", s.support_recall);
-    row("Joint EM", s.joint_em);
-    row("Joint F1", s.joint_f1);
+    match evidence {
+        Some(e) => {
+            row("Evidence EM", Some(e.evidence_em));
+            row("Evidence F1", Some(e.evidence_f1));
+            row("Evidence precision", Some(e.evidence_precision));
+            row("Evidence recall", Some(e.evidence_recall));
+            row("Joint EM", Some(e.joint_em));
+            row("Joint F1", Some(e.joint_f1));
+        }
+        None => {
+            row("Joint EM", s.joint_em);
+            row("Joint F1", s.joint_f1);
+        }
+    }
     if s.support_em.is_none() {
         out += "(no support predictions: support not scored)\n";
     }

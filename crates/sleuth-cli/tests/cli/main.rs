@@ -7,6 +7,8 @@ mod corpus;
 mod data;
 mod eir;
 mod eval;
+mod fetch;
+mod fetch_server;
 mod index;
 mod local;
 mod providers;

@@ -11,15 +11,17 @@ pub(crate) mod load;
 mod question;
 mod sentences;
 mod stats;
+mod wiki;
 
 pub use corpus::{Corpus, CorpusDoc};
 pub use load::{
-    detect, filter_hops, load, load_detected, parse, read_aliases, read_evidence, Aliases,
+    detect, filter_hops, load, load_detected, parse, read_aliases, read_evidence, read_text, Aliases,
     GoldEvidence,
 };
 pub use question::{Dataset, Paragraph, Question, SupportingFact};
 pub use sentences::split_sentences;
 pub use stats::{DatasetStats, Spread};
+pub use wiki::{write_wiki_corpus, WikiStats};
 
 use std::path::PathBuf;
 

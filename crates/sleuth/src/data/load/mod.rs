@@ -77,7 +77,7 @@ pub fn load_detected(path: impl AsRef<Path>) -> Result<(Dataset, Vec<Question>),
 
 /// A benchmark file as text. Invalid UTF-8 is reported at its line, like any other
 /// defect.
-pub(crate) fn read_text(path: &Path) -> Result<String, DataError> {
+pub fn read_text(path: &Path) -> Result<String, DataError> {
     let bytes = std::fs::read(path).map_err(|cause| DataError::Io {
         path: path.to_path_buf(),
         cause,
