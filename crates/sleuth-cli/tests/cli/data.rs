@@ -137,11 +137,158 @@ fn missing_file_is_named() {
         "/nonexistent/x.jsonl",
     ]);
     assert!(!o.status.success());
-    assert!(
-        stderr(&o).contains("cannot read /nonexistent/x.jsonl"),
-        "{}",
-        stderr(&o)
+    let err = stderr(&o);
+    assert!(err.contains("data file /nonexistent/x.jsonl does not exist"), "{err}");
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    // Where the library reads the file itself, the OS cause appears once.
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("c.jsonl");
+    let o = sleuth(&[
+        "data", "corpus", "--dataset", "hotpotqa", "--data", "/nonexistent/x.jsonl", "--out",
+        out.to_str().unwrap(),
+    ]);
+    let err = stderr(&o);
+    assert_eq!(
+        err.trim_end(),
+        "error: cannot read /nonexistent/x.jsonl: No such file or directory (os error 2)"
     );
+}
+
+// Issue 16, item 3: data that is not what it claims. Each class is an error that names
+// the file and line, on one line, for every command that reads data.
+
+/// Runs `data stats` and `score` on `path` (with `--dataset` when given) and returns
+/// their stderr, asserting both failed with exactly one line.
+fn refused(dataset: Option<&str>, path: &Path) -> String {
+    let dir = tempfile::tempdir().unwrap();
+    let predictions = dir.path().join("pred.json");
+    std::fs::write(&predictions, r#"{"answer": {}}"#).unwrap();
+    let mut errs = Vec::new();
+    for cmd in [
+        vec!["data", "stats"],
+        vec!["score", "--predictions", predictions.to_str().unwrap()],
+    ] {
+        let mut args = cmd.clone();
+        if let Some(d) = dataset {
+            args.extend(["--dataset", d]);
+        }
+        args.extend(["--data", path.to_str().unwrap()]);
+        let o = sleuth(&args);
+        assert!(!o.status.success(), "{args:?} succeeded: {}", util::stdout(&o));
+        let err = stderr(&o);
+        assert_eq!(err.trim_end().lines().count(), 1, "{args:?}: {err}");
+        errs.push(err);
+    }
+    assert_eq!(errs[0], errs[1], "stats and score disagree");
+    errs.remove(0)
+}
+
+/// The first `n` real rows of `src` with `edit` applied to row `at`.
+fn edited_copy(dir: &Path, src: &Path, n: usize, at: usize, edit: impl Fn(&mut Value)) -> std::path::PathBuf {
+    let mut rows: Vec<Value> = read_jsonl(src).into_iter().take(n).collect();
+    edit(&mut rows[at]);
+    let path = dir.join(src.file_name().unwrap());
+    let text: String = rows.iter().map(|r| format!("{r}\n")).collect();
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+#[test]
+fn a_line_missing_its_answer_is_refused_in_every_schema() {
+    let dir = tempfile::tempdir().unwrap();
+    let user = dir.path().join("user.jsonl");
+    std::fs::write(
+        &user,
+        "{\"id\": \"a\", \"question\": \"Q\", \"answer\": \"x\", \"paragraphs\": [{\"title\": \"T\", \"text\": \"t\"}]}\n\
+         {\"id\": \"b\", \"question\": \"Q\", \"paragraphs\": [{\"title\": \"T\", \"text\": \"t\"}]}\n",
+    )
+    .unwrap();
+    let cases = [
+        ("hotpotqa", edited_copy(dir.path(), &util::hotpot(), 3, 1, |r| {
+            r.as_object_mut().unwrap().remove("answer");
+        })),
+        ("musique", edited_copy(dir.path(), &util::musique(), 3, 1, |r| {
+            r.as_object_mut().unwrap().remove("answer");
+        })),
+        ("2wiki", edited_copy(dir.path(), &util::twowiki(), 3, 1, |r| {
+            r.as_object_mut().unwrap().remove("answer");
+        })),
+        ("jsonl", user),
+    ];
+    for (dataset, path) in &cases {
+        for given in [Some(*dataset), None] {
+            let err = refused(given, path);
+            assert!(err.contains(&format!("{}:2:", path.display())), "{dataset}: {err}");
+            assert!(
+                err.contains("missing field `answer`") || err.contains("no gold answer"),
+                "{dataset}: {err}"
+            );
+        }
+    }
+}
+
+#[test]
+fn an_empty_file_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    for (name, text) in [("empty.jsonl", ""), ("blank.jsonl", "\n  \n"), ("array.json", "[]")] {
+        let path = dir.path().join(name);
+        std::fs::write(&path, text).unwrap();
+        for dataset in [Some("hotpotqa"), Some("musique"), None] {
+            let err = refused(dataset, &path);
+            assert!(
+                err.contains(&format!("{}:1: the file holds no questions", path.display())),
+                "{err}"
+            );
+        }
+    }
+}
+
+#[test]
+fn a_file_read_as_the_wrong_schema_is_refused_and_detected_without_dataset() {
+    let err = refused(Some("hotpotqa"), &util::twowiki());
+    assert!(err.contains(&format!("{}:1: this is a 2wiki record", util::twowiki().display())), "{err}");
+    assert!(err.contains("use --dataset 2wiki"), "{err}");
+    let err = refused(Some("2wiki"), &util::hotpot());
+    assert!(err.contains("this is a hotpotqa record"), "{err}");
+    let err = refused(Some("jsonl"), &util::musique());
+    assert!(err.contains("this is a musique record"), "{err}");
+    let err = refused(Some("musique"), &util::hotpot());
+    assert!(err.contains("this is a hotpotqa record"), "{err}");
+    // Left out, the schema comes from the file: 2Wiki hop counts, not HotpotQA's.
+    let s = stats_json_detected(&util::twowiki());
+    assert_eq!(s["dataset"], "2wiki");
+    assert_eq!(s["hops"]["4"], 172);
+    let s = stats_json_detected(&util::musique());
+    assert_eq!(s["dataset"], "musique");
+    assert_eq!(s["questions"], 200);
+}
+
+fn stats_json_detected(path: &Path) -> Value {
+    serde_json::from_str(&ok(&["data", "stats", "--data", path.to_str().unwrap(), "--json"])).unwrap()
+}
+
+#[test]
+fn invalid_utf8_is_refused_at_its_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("latin1.jsonl");
+    let text = std::fs::read_to_string(util::hotpot()).unwrap();
+    let mut bytes = Vec::new();
+    for (i, line) in text.lines().take(4).enumerate() {
+        let mut line = line.as_bytes().to_vec();
+        if i == 2 {
+            // "é" as Latin-1: one byte that is not UTF-8.
+            let at = line.windows(10).position(|w| w == b"\"question\"").unwrap() + 13;
+            line.insert(at, 0xE9);
+        }
+        bytes.extend(line);
+        bytes.push(b'\n');
+    }
+    std::fs::write(&path, bytes).unwrap();
+    for dataset in [Some("hotpotqa"), None] {
+        let err = refused(dataset, &path);
+        assert!(err.contains(&format!("{}:3: not valid UTF-8", path.display())), "{err}");
+        assert_eq!(err.matches("UTF-8").count(), 2, "the cause once: {err}");
+    }
 }
 
 fn read_jsonl(path: &Path) -> Vec<Value> {

@@ -114,7 +114,9 @@ fn twowiki_hops_follow_the_type() {
         ("inference", Some(2)),
         ("other", None),
     ] {
-        let row = HOTPOT_ROW.replace("\"bridge\"", &format!("\"{kind}\""));
+        let row = HOTPOT_ROW
+            .replace("\"bridge\"", &format!("\"{kind}\""))
+            .replace("\"level\": \"hard\"", "\"evidences\": []");
         assert_eq!(
             parse_str(Dataset::TwoWiki, &row).unwrap()[0].hops,
             hops,
@@ -235,4 +237,108 @@ fn real_hotpot_and_twowiki_supporting_titles_are_in_the_pool() {
             }
         }
     }
+}
+
+#[test]
+fn every_schema_requires_the_gold_answer() {
+    let musique = r#"{"id": "2hop__1", "question": "Q", "paragraphs": [{"idx": 0, "title": "A", "paragraph_text": "x"}]}"#;
+    let user = r#"{"id": "u", "question": "Q", "paragraphs": [{"title": "A", "text": "x"}]}"#;
+    let twowiki = r#"{"_id": "w", "question": "Q", "context": [], "evidences": []}"#;
+    for (dataset, row) in [
+        (Dataset::HotpotQa, r#"{"_id": "h", "question": "Q", "context": []}"#),
+        (Dataset::TwoWiki, twowiki),
+        (Dataset::Musique, musique),
+        (Dataset::Jsonl, user),
+    ] {
+        let text = format!("{}\n{row}", HOTPOT_ROW.replace("h1", "h0"));
+        // The hotpot row on line 1 only suits hotpotqa; the others get their own row.
+        let text = if dataset == Dataset::HotpotQa { text } else { format!("{row}\n") };
+        let (line, message) = parse_error(dataset, &text);
+        let expected_line = if dataset == Dataset::HotpotQa { 2 } else { 1 };
+        assert_eq!(line, expected_line, "{dataset}: {message}");
+        assert!(
+            message.contains("`answer`") || message.contains("no gold answer"),
+            "{dataset}: {message}"
+        );
+    }
+}
+
+#[test]
+fn empty_file_is_an_error_at_line_one() {
+    for text in ["", "\n\n", "[]"] {
+        let (line, message) = parse_error(Dataset::HotpotQa, text);
+        assert_eq!(line, 1);
+        assert!(message.contains("no questions"), "{message}");
+    }
+}
+
+#[test]
+fn schema_mismatch_is_refused_both_ways_and_detected() {
+    let twowiki = HOTPOT_ROW.replace("\"level\": \"hard\"", "\"evidences\": [], \"answer_id\": \"Q1\"");
+    let (_, message) = parse_error(Dataset::HotpotQa, &twowiki);
+    assert!(message.contains("this is a 2wiki record"), "{message}");
+    let (_, message) = parse_error(Dataset::TwoWiki, HOTPOT_ROW);
+    assert!(message.contains("this is a hotpotqa record"), "{message}");
+    let path = Path::new("x.jsonl");
+    assert_eq!(detect(path, &twowiki).unwrap(), Dataset::TwoWiki);
+    assert_eq!(detect(path, HOTPOT_ROW).unwrap(), Dataset::HotpotQa);
+    let user = r#"{"id": "u", "question": "Q", "answer": "a", "paragraphs": [{"title": "A", "text": "x"}]}"#;
+    assert_eq!(detect(path, user).unwrap(), Dataset::Jsonl);
+    assert!(detect(path, r#"{"q": 1}"#).is_err());
+}
+
+#[test]
+fn invalid_utf8_names_its_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("bad.jsonl");
+    let mut bytes = format!("{HOTPOT_ROW}\n").into_bytes();
+    bytes.extend_from_slice(b"{\"_id\": \"x\xff\"}\n");
+    std::fs::write(&path, bytes).unwrap();
+    let err = load(Dataset::HotpotQa, &path).unwrap_err();
+    let DataError::Parse { line, message, .. } = err else {
+        panic!("{err}")
+    };
+    assert_eq!(line, 2);
+    assert!(message.contains("not valid UTF-8 (byte 11 of the line)"), "{message}");
+}
+
+#[test]
+fn musique_unanswerable_questions_are_left_out() {
+    let row = |id: &str, answerable: bool| {
+        format!(r#"{{"id": "{id}", "question": "Q", "answer": "a", "answerable": {answerable}, "paragraphs": [{{"idx": 0, "title": "A", "paragraph_text": "x"}}]}}"#)
+    };
+    let text = format!("{}\n{}\n", row("2hop__1", true), row("2hop__2", false));
+    let qs = parse_str(Dataset::Musique, &text).unwrap();
+    assert_eq!(qs.len(), 1);
+    assert_eq!(qs[0].id, "2hop__1");
+}
+
+#[test]
+fn twowiki_answers_gain_aliases_from_id_aliases_json() {
+    let dir = tempfile::tempdir().unwrap();
+    let row = HOTPOT_ROW.replace("\"level\": \"hard\"", "\"evidences\": [], \"answer_id\": \"Q42\"");
+    std::fs::write(dir.path().join("dev.json"), format!("[{row}]")).unwrap();
+    // Without the aliases file, only the answer.
+    assert_eq!(load(Dataset::TwoWiki, dir.path().join("dev.json")).unwrap()[0].answers, ["A"]);
+    std::fs::write(
+        dir.path().join("id_aliases.json"),
+        "{\"Q_id\": \"Q42\", \"aliases\": [\"Alpha\", \"A\"], \"demonyms\": [\"Alphan\"]}\n",
+    )
+    .unwrap();
+    let q = &load(Dataset::TwoWiki, dir.path().join("dev.json")).unwrap()[0];
+    assert_eq!(q.answers, ["A", "Alpha", "Alphan"]);
+    // Scored as the official script does: the max over the set.
+    let s = crate::eval::metrics::score_answer(Dataset::TwoWiki, "alphan", &q.answers);
+    assert_eq!(s.em, 1.0);
+}
+
+#[test]
+fn real_twowiki_evidence_expands_through_aliases() {
+    let path = shared("2wikimultihopqa/2wiki_dev_subset_with_context.jsonl");
+    let gold = read_evidence(&path, None).unwrap();
+    assert_eq!(gold.len(), 657);
+    let with_triples = gold.values().filter(|g| !g.is_empty()).count();
+    assert_eq!(with_triples, 657);
+    // Every triple has exactly one spelling without an aliases file.
+    assert!(gold.values().flatten().all(|spellings| spellings.len() == 1));
 }
