@@ -76,8 +76,7 @@ pub fn run(args: Args) -> Result<()> {
 
 fn question(args: &Args) -> Result<Question> {
     if let Some(id) = &args.id {
-        let (dataset, path) =
-            super::data::resolve(args.dataset.as_deref(), args.data.as_deref())?;
+        let (dataset, path) = super::data::resolve(args.dataset.as_deref(), args.data.as_deref())?;
         let path = &path;
         let questions = data::load(dataset, path)?;
         return questions

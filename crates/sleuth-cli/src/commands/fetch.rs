@@ -43,8 +43,7 @@ pub fn run(args: FetchArgs) -> Result<()> {
     let mut sources = Vec::new();
     for name in &args.names {
         sources.push(
-            fetch::source(name)
-                .ok_or_else(|| fetch::FetchError::UnknownSource(name.clone()))?,
+            fetch::source(name).ok_or_else(|| fetch::FetchError::UnknownSource(name.clone()))?,
         );
     }
     let mut opts = FetchOptions::new(dir.clone());
@@ -85,7 +84,10 @@ fn list(dir: &Path) -> String {
         } else {
             "not installed"
         };
-        out += &format!("\n{:<14} {} [{}, {}]\n", s.name, s.description, s.size, state);
+        out += &format!(
+            "\n{:<14} {} [{}, {}]\n",
+            s.name, s.description, s.size, state
+        );
         for r in s.remotes {
             out += &format!("  {}\n", r.url);
         }

@@ -138,13 +138,22 @@ fn missing_file_is_named() {
     ]);
     assert!(!o.status.success());
     let err = stderr(&o);
-    assert!(err.contains("data file /nonexistent/x.jsonl does not exist"), "{err}");
+    assert!(
+        err.contains("data file /nonexistent/x.jsonl does not exist"),
+        "{err}"
+    );
     assert_eq!(err.trim_end().lines().count(), 1, "{err}");
     // Where the library reads the file itself, the OS cause appears once.
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("c.jsonl");
     let o = sleuth(&[
-        "data", "corpus", "--dataset", "hotpotqa", "--data", "/nonexistent/x.jsonl", "--out",
+        "data",
+        "corpus",
+        "--dataset",
+        "hotpotqa",
+        "--data",
+        "/nonexistent/x.jsonl",
+        "--out",
         out.to_str().unwrap(),
     ]);
     let err = stderr(&o);
@@ -174,7 +183,11 @@ fn refused(dataset: Option<&str>, path: &Path) -> String {
         }
         args.extend(["--data", path.to_str().unwrap()]);
         let o = sleuth(&args);
-        assert!(!o.status.success(), "{args:?} succeeded: {}", util::stdout(&o));
+        assert!(
+            !o.status.success(),
+            "{args:?} succeeded: {}",
+            util::stdout(&o)
+        );
         let err = stderr(&o);
         assert_eq!(err.trim_end().lines().count(), 1, "{args:?}: {err}");
         errs.push(err);
@@ -184,7 +197,13 @@ fn refused(dataset: Option<&str>, path: &Path) -> String {
 }
 
 /// The first `n` real rows of `src` with `edit` applied to row `at`.
-fn edited_copy(dir: &Path, src: &Path, n: usize, at: usize, edit: impl Fn(&mut Value)) -> std::path::PathBuf {
+fn edited_copy(
+    dir: &Path,
+    src: &Path,
+    n: usize,
+    at: usize,
+    edit: impl Fn(&mut Value),
+) -> std::path::PathBuf {
     let mut rows: Vec<Value> = read_jsonl(src).into_iter().take(n).collect();
     edit(&mut rows[at]);
     let path = dir.join(src.file_name().unwrap());
@@ -204,21 +223,33 @@ fn a_line_missing_its_answer_is_refused_in_every_schema() {
     )
     .unwrap();
     let cases = [
-        ("hotpotqa", edited_copy(dir.path(), &util::hotpot(), 3, 1, |r| {
-            r.as_object_mut().unwrap().remove("answer");
-        })),
-        ("musique", edited_copy(dir.path(), &util::musique(), 3, 1, |r| {
-            r.as_object_mut().unwrap().remove("answer");
-        })),
-        ("2wiki", edited_copy(dir.path(), &util::twowiki(), 3, 1, |r| {
-            r.as_object_mut().unwrap().remove("answer");
-        })),
+        (
+            "hotpotqa",
+            edited_copy(dir.path(), &util::hotpot(), 3, 1, |r| {
+                r.as_object_mut().unwrap().remove("answer");
+            }),
+        ),
+        (
+            "musique",
+            edited_copy(dir.path(), &util::musique(), 3, 1, |r| {
+                r.as_object_mut().unwrap().remove("answer");
+            }),
+        ),
+        (
+            "2wiki",
+            edited_copy(dir.path(), &util::twowiki(), 3, 1, |r| {
+                r.as_object_mut().unwrap().remove("answer");
+            }),
+        ),
         ("jsonl", user),
     ];
     for (dataset, path) in &cases {
         for given in [Some(*dataset), None] {
             let err = refused(given, path);
-            assert!(err.contains(&format!("{}:2:", path.display())), "{dataset}: {err}");
+            assert!(
+                err.contains(&format!("{}:2:", path.display())),
+                "{dataset}: {err}"
+            );
             assert!(
                 err.contains("missing field `answer`") || err.contains("no gold answer"),
                 "{dataset}: {err}"
@@ -230,13 +261,20 @@ fn a_line_missing_its_answer_is_refused_in_every_schema() {
 #[test]
 fn an_empty_file_is_refused() {
     let dir = tempfile::tempdir().unwrap();
-    for (name, text) in [("empty.jsonl", ""), ("blank.jsonl", "\n  \n"), ("array.json", "[]")] {
+    for (name, text) in [
+        ("empty.jsonl", ""),
+        ("blank.jsonl", "\n  \n"),
+        ("array.json", "[]"),
+    ] {
         let path = dir.path().join(name);
         std::fs::write(&path, text).unwrap();
         for dataset in [Some("hotpotqa"), Some("musique"), None] {
             let err = refused(dataset, &path);
             assert!(
-                err.contains(&format!("{}:1: the file holds no questions", path.display())),
+                err.contains(&format!(
+                    "{}:1: the file holds no questions",
+                    path.display()
+                )),
                 "{err}"
             );
         }
@@ -246,7 +284,13 @@ fn an_empty_file_is_refused() {
 #[test]
 fn a_file_read_as_the_wrong_schema_is_refused_and_detected_without_dataset() {
     let err = refused(Some("hotpotqa"), &util::twowiki());
-    assert!(err.contains(&format!("{}:1: this is a 2wiki record", util::twowiki().display())), "{err}");
+    assert!(
+        err.contains(&format!(
+            "{}:1: this is a 2wiki record",
+            util::twowiki().display()
+        )),
+        "{err}"
+    );
     assert!(err.contains("use --dataset 2wiki"), "{err}");
     let err = refused(Some("2wiki"), &util::hotpot());
     assert!(err.contains("this is a hotpotqa record"), "{err}");
@@ -264,7 +308,14 @@ fn a_file_read_as_the_wrong_schema_is_refused_and_detected_without_dataset() {
 }
 
 fn stats_json_detected(path: &Path) -> Value {
-    serde_json::from_str(&ok(&["data", "stats", "--data", path.to_str().unwrap(), "--json"])).unwrap()
+    serde_json::from_str(&ok(&[
+        "data",
+        "stats",
+        "--data",
+        path.to_str().unwrap(),
+        "--json",
+    ]))
+    .unwrap()
 }
 
 #[test]
@@ -286,7 +337,10 @@ fn invalid_utf8_is_refused_at_its_line() {
     std::fs::write(&path, bytes).unwrap();
     for dataset in [Some("hotpotqa"), None] {
         let err = refused(dataset, &path);
-        assert!(err.contains(&format!("{}:3: not valid UTF-8", path.display())), "{err}");
+        assert!(
+            err.contains(&format!("{}:3: not valid UTF-8", path.display())),
+            "{err}"
+        );
         assert_eq!(err.matches("UTF-8").count(), 2, "the cause once: {err}");
     }
 }

@@ -82,7 +82,10 @@ fn musique_zip() -> Vec<u8> {
     zip(&[
         ("data/musique_ans_v1.0_dev.jsonl", ans.into_bytes()),
         ("data/musique_full_v1.0_dev.jsonl", full.into_bytes()),
-        ("__MACOSX/data/._musique_ans_v1.0_dev.jsonl", b"\0\x05\x16\x07junk".to_vec()),
+        (
+            "__MACOSX/data/._musique_ans_v1.0_dev.jsonl",
+            b"\0\x05\x16\x07junk".to_vec(),
+        ),
     ])
 }
 
@@ -96,7 +99,10 @@ fn twowiki_zip() -> (Vec<u8>, Value) {
         json!({"Q_id": "Q0", "aliases": [], "demonyms": ["Nobodian"]})
     );
     let bytes = zip(&[
-        ("data_ids_april7/dev.json", serde_json::to_vec(&rows).unwrap()),
+        (
+            "data_ids_april7/dev.json",
+            serde_json::to_vec(&rows).unwrap(),
+        ),
         ("data_ids_april7/id_aliases.json", aliases.into_bytes()),
         ("data_ids_april7/train.json", b"[]".to_vec()),
     ]);
@@ -112,7 +118,14 @@ fn wiki_tar_bz2() -> Vec<u8> {
         .to_string()
     };
     let wiki_00 = [
-        article(12, "Anarchism", &["Anarchism is a political philosophy.", " It rejects rulers."]),
+        article(
+            12,
+            "Anarchism",
+            &[
+                "Anarchism is a political philosophy.",
+                " It rejects rulers.",
+            ],
+        ),
         article(25, "Empty page", &[]),
         article(39, "Albedo", &["Albedo is the measure of reflection."]),
     ]
@@ -142,7 +155,11 @@ fn serve_all(server: &FileServer) {
 }
 
 fn stats(dir: &Path, dataset: &str) -> Value {
-    let out = ok_in(dir, None, &["data", "stats", "--dataset", dataset, "--json"]);
+    let out = ok_in(
+        dir,
+        None,
+        &["data", "stats", "--dataset", dataset, "--json"],
+    );
     serde_json::from_str(&out).unwrap()
 }
 
@@ -158,7 +175,14 @@ fn fetches_all_four_and_commands_need_no_data_path() {
     let out = ok_in(
         dir.path(),
         Some(&mirror),
-        &["data", "fetch", "hotpotqa", "musique", "2wiki", "hotpotqa-wiki"],
+        &[
+            "data",
+            "fetch",
+            "hotpotqa",
+            "musique",
+            "2wiki",
+            "hotpotqa-wiki",
+        ],
     );
     for file in [
         "hotpotqa/hotpot_dev_distractor_v1.json",
@@ -198,7 +222,14 @@ fn fetches_all_four_and_commands_need_no_data_path() {
     let out = ok_in(
         dir.path(),
         None,
-        &["data", "corpus", "--dataset", "hotpotqa-wiki", "--out", corpus.to_str().unwrap()],
+        &[
+            "data",
+            "corpus",
+            "--dataset",
+            "hotpotqa-wiki",
+            "--out",
+            corpus.to_str().unwrap(),
+        ],
     );
     assert!(out.contains("read 4 articles from 2 files"), "{out}");
     assert!(out.contains("wrote 3 paragraphs"), "{out}");
@@ -208,14 +239,21 @@ fn fetches_all_four_and_commands_need_no_data_path() {
         .map(|l| serde_json::from_str(l).unwrap())
         .collect();
     assert_eq!(docs[0]["title"], "Anarchism");
-    assert_eq!(docs[0]["text"], "Anarchism is a political philosophy. It rejects rulers.");
+    assert_eq!(
+        docs[0]["text"],
+        "Anarchism is a political philosophy. It rejects rulers."
+    );
     assert_eq!(docs[2]["id"], "0000002");
     assert_eq!(docs[2]["sentences"].as_array().unwrap().len(), 2);
 
     // A second fetch downloads nothing.
     let before = server.log().len();
     let o = sleuth_in(dir.path(), Some(&mirror), &["data", "fetch", "musique"]);
-    assert!(util::stderr(&o).contains("already installed"), "{}", util::stderr(&o));
+    assert!(
+        util::stderr(&o).contains("already installed"),
+        "{}",
+        util::stderr(&o)
+    );
     assert_eq!(server.log().len(), before);
     // --list shows the state and the upstream URL.
     let list = ok_in(dir.path(), None, &["data", "fetch", "--list"]);
@@ -232,13 +270,22 @@ fn dropped_connection_resumes_with_a_range_request() {
     });
     serve_all(&server);
     let dir = tempfile::tempdir().unwrap();
-    let o = sleuth_in(dir.path(), Some(&server.url()), &["data", "fetch", "hotpotqa"]);
+    let o = sleuth_in(
+        dir.path(),
+        Some(&server.url()),
+        &["data", "fetch", "hotpotqa"],
+    );
     assert!(o.status.success(), "{}", util::stderr(&o));
     let log = server.log();
     assert_eq!(log[0].1, None);
     assert_eq!(log[1].1.as_deref(), Some("bytes=1000-"), "{log:?}");
-    assert!(util::stderr(&o).contains("resuming"), "{}", util::stderr(&o));
-    let installed = std::fs::read(dir.path().join("hotpotqa/hotpot_dev_distractor_v1.json")).unwrap();
+    assert!(
+        util::stderr(&o).contains("resuming"),
+        "{}",
+        util::stderr(&o)
+    );
+    let installed =
+        std::fs::read(dir.path().join("hotpotqa/hotpot_dev_distractor_v1.json")).unwrap();
     assert_eq!(installed, hotpot_array(3));
 }
 
@@ -254,7 +301,10 @@ fn server_without_ranges_restarts_the_file() {
     let o = sleuth_in(dir.path(), Some(&server.url()), &["data", "fetch", "2wiki"]);
     let err = util::stderr(&o);
     assert!(o.status.success(), "{err}");
-    assert!(err.contains("does not resume downloads; starting over"), "{err}");
+    assert!(
+        err.contains("does not resume downloads; starting over"),
+        "{err}"
+    );
     assert_eq!(server.log()[1].1.as_deref(), Some("bytes=700-"));
     assert_eq!(stats(dir.path(), "2wiki")["questions"], 4);
 }
@@ -268,10 +318,17 @@ fn half_download_never_looks_installed_and_the_next_fetch_resumes() {
     });
     serve_all(&server);
     let dir = tempfile::tempdir().unwrap();
-    let o = sleuth_in(dir.path(), Some(&server.url()), &["data", "fetch", "musique"]);
+    let o = sleuth_in(
+        dir.path(),
+        Some(&server.url()),
+        &["data", "fetch", "musique"],
+    );
     let err = util::stderr(&o);
     assert!(!o.status.success());
-    assert!(err.contains("run the same command again to resume"), "{err}");
+    assert!(
+        err.contains("run the same command again to resume"),
+        "{err}"
+    );
     assert!(!dir.path().join("musique").exists());
     // Not installed: the command to run is in the error, for stats as for eval.
     let o = sleuth_in(dir.path(), None, &["data", "stats", "--dataset", "musique"]);
@@ -282,9 +339,23 @@ fn half_download_never_looks_installed_and_the_next_fetch_resumes() {
     let o = sleuth_in(
         dir.path(),
         None,
-        &["eval", "--dataset", "musique", "--methods", "react", "--model", "scripted:/x.json", "--out", "/tmp/never"],
+        &[
+            "eval",
+            "--dataset",
+            "musique",
+            "--methods",
+            "react",
+            "--model",
+            "scripted:/x.json",
+            "--out",
+            "/tmp/never",
+        ],
     );
-    assert!(util::stderr(&o).contains("sleuth data fetch musique"), "{}", util::stderr(&o));
+    assert!(
+        util::stderr(&o).contains("sleuth data fetch musique"),
+        "{}",
+        util::stderr(&o)
+    );
 
     // The mirror recovers: the next fetch asks only for the bytes it lacks.
     let kept = std::fs::metadata(dir.path().join(".downloads/musique_v1.0.zip.part"))
@@ -295,7 +366,11 @@ fn half_download_never_looks_installed_and_the_next_fetch_resumes() {
         ranges: true,
         ..Behaviour::default()
     });
-    ok_in(dir.path(), Some(&server.url()), &["data", "fetch", "musique"]);
+    ok_in(
+        dir.path(),
+        Some(&server.url()),
+        &["data", "fetch", "musique"],
+    );
     let last = server.log().last().unwrap().clone();
     assert_eq!(last.1, Some(format!("bytes={kept}-")));
     assert_eq!(stats(dir.path(), "musique")["questions"], 5);
@@ -309,8 +384,13 @@ fn changed_upstream_file_is_refused_and_the_install_kept() {
     });
     serve_all(&server);
     let dir = tempfile::tempdir().unwrap();
-    ok_in(dir.path(), Some(&server.url()), &["data", "fetch", "hotpotqa"]);
-    let recorded: Value = serde_json::from_slice(&std::fs::read(dir.path().join("digests.json")).unwrap()).unwrap();
+    ok_in(
+        dir.path(),
+        Some(&server.url()),
+        &["data", "fetch", "hotpotqa"],
+    );
+    let recorded: Value =
+        serde_json::from_slice(&std::fs::read(dir.path().join("digests.json")).unwrap()).unwrap();
     let digest = recorded["hotpotqa/hotpot_dev_distractor_v1.json"]["sha256"]
         .as_str()
         .unwrap()
@@ -318,7 +398,11 @@ fn changed_upstream_file_is_refused_and_the_install_kept() {
     assert_eq!(digest.len(), 64);
 
     server.put("hotpotqa/hotpot_dev_distractor_v1.json", hotpot_array(2));
-    let o = sleuth_in(dir.path(), Some(&server.url()), &["data", "fetch", "hotpotqa", "--force"]);
+    let o = sleuth_in(
+        dir.path(),
+        Some(&server.url()),
+        &["data", "fetch", "hotpotqa", "--force"],
+    );
     let all = util::stderr(&o);
     assert!(!o.status.success());
     // One error line says it all (the lines before it are download progress).
@@ -328,7 +412,10 @@ fn changed_upstream_file_is_refused_and_the_install_kept() {
     assert!(err.contains("changed upstream"), "{all}");
     // The old install is untouched and still counts as installed.
     assert_eq!(stats(dir.path(), "hotpotqa")["questions"], 3);
-    assert!(std::fs::read_dir(dir.path().join(".downloads")).unwrap().next().is_none());
+    assert!(std::fs::read_dir(dir.path().join(".downloads"))
+        .unwrap()
+        .next()
+        .is_none());
 }
 
 #[test]
@@ -352,9 +439,25 @@ fn from_a_file_downloaded_by_hand() {
     let zip_path = dir.path().join("musique_v1.0.zip");
     std::fs::write(&zip_path, musique_zip()).unwrap();
     let data = dir.path().join("data");
-    ok_in(&data, None, &["data", "fetch", "musique", "--from", zip_path.to_str().unwrap()]);
+    ok_in(
+        &data,
+        None,
+        &[
+            "data",
+            "fetch",
+            "musique",
+            "--from",
+            zip_path.to_str().unwrap(),
+        ],
+    );
     assert!(zip_path.exists(), "the user's file is left alone");
     assert_eq!(stats(&data, "musique")["questions"], 5);
     let o = sleuth_in(&data, None, &["data", "fetch", "nosuch"]);
-    assert!(util::stderr(&o).contains("unknown dataset `nosuch` (fetchable: hotpotqa, musique, 2wiki, hotpotqa-wiki)"), "{}", util::stderr(&o));
+    assert!(
+        util::stderr(&o).contains(
+            "unknown dataset `nosuch` (fetchable: hotpotqa, musique, 2wiki, hotpotqa-wiki)"
+        ),
+        "{}",
+        util::stderr(&o)
+    );
 }

@@ -102,12 +102,19 @@ fn serve(stream: TcpStream, state: &Mutex<State>) {
         let mut s = state.lock().unwrap();
         s.log.push((path.clone(), range.clone()));
         let Some(file) = s.files.get(&path).cloned() else {
-            let _ = out.write_all(b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n");
+            let _ = out.write_all(
+                b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
+            );
             return;
         };
         if s.behaviour.html {
             let page = b"<html><body>Please confirm the download</body></html>".to_vec();
-            (page, "200 OK", "Content-Type: text/html; charset=utf-8\r\n".to_string(), None)
+            (
+                page,
+                "200 OK",
+                "Content-Type: text/html; charset=utf-8\r\n".to_string(),
+                None,
+            )
         } else {
             let start = match (&range, s.behaviour.ranges) {
                 (Some(r), true) => r

@@ -15,8 +15,8 @@ mod wiki;
 
 pub use corpus::{Corpus, CorpusDoc};
 pub use load::{
-    detect, filter_hops, load, load_detected, parse, read_aliases, read_evidence, read_text, Aliases,
-    GoldEvidence,
+    detect, filter_hops, load, load_detected, parse, read_aliases, read_evidence, read_text,
+    Aliases, GoldEvidence,
 };
 pub use question::{Dataset, Paragraph, Question, SupportingFact};
 pub use sentences::split_sentences;
@@ -31,9 +31,15 @@ pub enum DataError {
     // The cause is part of the message and deliberately not a `#[source]`: printing
     // the error chain would otherwise repeat it ("...: No such file: No such file").
     #[error("cannot read {path}: {cause}")]
-    Io { path: PathBuf, cause: std::io::Error },
+    Io {
+        path: PathBuf,
+        cause: std::io::Error,
+    },
     #[error("cannot write {path}: {cause}")]
-    Write { path: PathBuf, cause: std::io::Error },
+    Write {
+        path: PathBuf,
+        cause: std::io::Error,
+    },
     #[error("{path}:{line}: {message}")]
     Parse {
         path: PathBuf,

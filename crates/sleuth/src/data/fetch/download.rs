@@ -26,7 +26,9 @@ pub(super) async fn download(
     let mut last_error = String::new();
     for attempt in 1..=ATTEMPTS {
         if attempt > 1 {
-            progress.note(&format!("{label}: {last_error}; resuming (try {attempt} of {ATTEMPTS})"));
+            progress.note(&format!(
+                "{label}: {last_error}; resuming (try {attempt} of {ATTEMPTS})"
+            ));
             tokio::time::sleep(Duration::from_millis(200 * u64::from(attempt))).await;
         }
         match try_once(client, url, part, label, progress).await {
@@ -58,7 +60,10 @@ async fn try_once(
     progress: &dyn FetchProgress,
 ) -> Result<(), Attempt> {
     let io = |e: std::io::Error| Attempt::Fatal(FetchError::io(part, e));
-    let offset = tokio::fs::metadata(part).await.map(|m| m.len()).unwrap_or(0);
+    let offset = tokio::fs::metadata(part)
+        .await
+        .map(|m| m.len())
+        .unwrap_or(0);
     let mut request = client.get(url);
     if offset > 0 {
         request = request.header(reqwest::header::RANGE, format!("bytes={offset}-"));

@@ -162,7 +162,9 @@ impl FetchOptions {
     pub fn new(data_dir: PathBuf) -> Self {
         FetchOptions {
             data_dir,
-            mirror: std::env::var("SLEUTH_DATA_MIRROR").ok().filter(|m| !m.is_empty()),
+            mirror: std::env::var("SLEUTH_DATA_MIRROR")
+                .ok()
+                .filter(|m| !m.is_empty()),
             force: false,
             from: Vec::new(),
         }
@@ -200,7 +202,12 @@ pub async fn fetch(
                 "{} needs {} file(s) for --from, in this order: {}",
                 source.name,
                 source.remotes.len(),
-                source.remotes.iter().map(|r| r.mirror_path).collect::<Vec<_>>().join(", ")
+                source
+                    .remotes
+                    .iter()
+                    .map(|r| r.mirror_path)
+                    .collect::<Vec<_>>()
+                    .join(", ")
             ),
         });
     }
@@ -228,7 +235,11 @@ pub async fn fetch(
             Some(root) => format!("{}/{}", root.trim_end_matches('/'), remote.mirror_path),
             None => remote.url.to_string(),
         };
-        let name = remote.mirror_path.rsplit('/').next().unwrap_or(remote.mirror_path);
+        let name = remote
+            .mirror_path
+            .rsplit('/')
+            .next()
+            .unwrap_or(remote.mirror_path);
         let (path, from_local) = match opts.from.get(i) {
             Some(local) => (local.clone(), true),
             None => {
@@ -243,7 +254,14 @@ pub async fn fetch(
                 let _ = std::fs::remove_file(&path);
             }
         };
-        let what = format!("{name} from {}", if from_local { path.display().to_string() } else { url.clone() });
+        let what = format!(
+            "{name} from {}",
+            if from_local {
+                path.display().to_string()
+            } else {
+                url.clone()
+            }
+        );
         if let Some(expected) = remote.sha256 {
             if expected != sha256 {
                 discard();
@@ -265,7 +283,9 @@ pub async fn fetch(
                 });
             }
         }
-        progress.note(&format!("{name}: sha256 {sha256} ({bytes} bytes); unpacking"));
+        progress.note(&format!(
+            "{name}: sha256 {sha256} ({bytes} bytes); unpacking"
+        ));
         let how = match (remote.unpack, from_local) {
             // Never move the user's own file: unpack a copy.
             (registry::Unpack::Plain(dest), true) => {

@@ -145,5 +145,9 @@ pub fn source_of(dataset: Dataset) -> Option<&'static Source> {
 
 /// Every source's name, for messages.
 pub fn names() -> String {
-    SOURCES.iter().map(|s| s.name).collect::<Vec<_>>().join(", ")
+    SOURCES
+        .iter()
+        .map(|s| s.name)
+        .collect::<Vec<_>>()
+        .join(", ")
 }

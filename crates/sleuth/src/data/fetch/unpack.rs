@@ -9,7 +9,11 @@ use std::path::Path;
 
 /// Unpacks `download` into `staging` as `how` says; returns the paths written, relative
 /// to `staging`.
-pub(super) fn unpack(download: &Path, how: Unpack, staging: &Path) -> Result<Vec<String>, FetchError> {
+pub(super) fn unpack(
+    download: &Path,
+    how: Unpack,
+    staging: &Path,
+) -> Result<Vec<String>, FetchError> {
     match how {
         Unpack::Plain(dest) => {
             let to = staging.join(dest);

@@ -63,7 +63,10 @@ fn schema_of(record: &Record<'_>) -> Option<(Dataset, &'static str)> {
     }
     if has("id") {
         if has("question_decomposition") || has("answerable") {
-            return Some((Dataset::Musique, "it has `question_decomposition`/`answerable`"));
+            return Some((
+                Dataset::Musique,
+                "it has `question_decomposition`/`answerable`",
+            ));
         }
         let first_paragraph = row
             .get("paragraphs")
@@ -74,7 +77,10 @@ fn schema_of(record: &Record<'_>) -> Option<(Dataset, &'static str)> {
             if p.contains_key("paragraph_text") {
                 return Some((Dataset::Musique, "its paragraphs have `paragraph_text`"));
             }
-            return Some((Dataset::Jsonl, "it has `id` and `paragraphs` of title and text"));
+            return Some((
+                Dataset::Jsonl,
+                "it has `id` and `paragraphs` of title and text",
+            ));
         }
     }
     None

@@ -86,7 +86,10 @@ pub fn read_text(path: &Path) -> Result<String, DataError> {
         let offset = e.utf8_error().valid_up_to();
         let before = &e.as_bytes()[..offset];
         let line = before.iter().filter(|&&b| b == b'\n').count() + 1;
-        let line_start = before.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
+        let line_start = before
+            .iter()
+            .rposition(|&b| b == b'\n')
+            .map_or(0, |i| i + 1);
         DataError::Parse {
             path: path.to_path_buf(),
             line,

@@ -62,7 +62,9 @@ pub(super) fn parse(record: &Record<'_>) -> Result<Option<Question>, Problem> {
         id: row.id,
         dataset: Dataset::Musique,
         text: row.question,
-        answers: std::iter::once(row.answer).chain(row.answer_aliases).collect(),
+        answers: std::iter::once(row.answer)
+            .chain(row.answer_aliases)
+            .collect(),
         paragraphs,
         supporting_facts: Vec::new(),
         supporting_paragraphs,

@@ -245,14 +245,21 @@ fn every_schema_requires_the_gold_answer() {
     let user = r#"{"id": "u", "question": "Q", "paragraphs": [{"title": "A", "text": "x"}]}"#;
     let twowiki = r#"{"_id": "w", "question": "Q", "context": [], "evidences": []}"#;
     for (dataset, row) in [
-        (Dataset::HotpotQa, r#"{"_id": "h", "question": "Q", "context": []}"#),
+        (
+            Dataset::HotpotQa,
+            r#"{"_id": "h", "question": "Q", "context": []}"#,
+        ),
         (Dataset::TwoWiki, twowiki),
         (Dataset::Musique, musique),
         (Dataset::Jsonl, user),
     ] {
         let text = format!("{}\n{row}", HOTPOT_ROW.replace("h1", "h0"));
         // The hotpot row on line 1 only suits hotpotqa; the others get their own row.
-        let text = if dataset == Dataset::HotpotQa { text } else { format!("{row}\n") };
+        let text = if dataset == Dataset::HotpotQa {
+            text
+        } else {
+            format!("{row}\n")
+        };
         let (line, message) = parse_error(dataset, &text);
         let expected_line = if dataset == Dataset::HotpotQa { 2 } else { 1 };
         assert_eq!(line, expected_line, "{dataset}: {message}");
@@ -274,7 +281,10 @@ fn empty_file_is_an_error_at_line_one() {
 
 #[test]
 fn schema_mismatch_is_refused_both_ways_and_detected() {
-    let twowiki = HOTPOT_ROW.replace("\"level\": \"hard\"", "\"evidences\": [], \"answer_id\": \"Q1\"");
+    let twowiki = HOTPOT_ROW.replace(
+        "\"level\": \"hard\"",
+        "\"evidences\": [], \"answer_id\": \"Q1\"",
+    );
     let (_, message) = parse_error(Dataset::HotpotQa, &twowiki);
     assert!(message.contains("this is a 2wiki record"), "{message}");
     let (_, message) = parse_error(Dataset::TwoWiki, HOTPOT_ROW);
@@ -299,13 +309,18 @@ fn invalid_utf8_names_its_line() {
         panic!("{err}")
     };
     assert_eq!(line, 2);
-    assert!(message.contains("not valid UTF-8 (byte 11 of the line)"), "{message}");
+    assert!(
+        message.contains("not valid UTF-8 (byte 11 of the line)"),
+        "{message}"
+    );
 }
 
 #[test]
 fn musique_unanswerable_questions_are_left_out() {
     let row = |id: &str, answerable: bool| {
-        format!(r#"{{"id": "{id}", "question": "Q", "answer": "a", "answerable": {answerable}, "paragraphs": [{{"idx": 0, "title": "A", "paragraph_text": "x"}}]}}"#)
+        format!(
+            r#"{{"id": "{id}", "question": "Q", "answer": "a", "answerable": {answerable}, "paragraphs": [{{"idx": 0, "title": "A", "paragraph_text": "x"}}]}}"#
+        )
     };
     let text = format!("{}\n{}\n", row("2hop__1", true), row("2hop__2", false));
     let qs = parse_str(Dataset::Musique, &text).unwrap();
@@ -316,10 +331,16 @@ fn musique_unanswerable_questions_are_left_out() {
 #[test]
 fn twowiki_answers_gain_aliases_from_id_aliases_json() {
     let dir = tempfile::tempdir().unwrap();
-    let row = HOTPOT_ROW.replace("\"level\": \"hard\"", "\"evidences\": [], \"answer_id\": \"Q42\"");
+    let row = HOTPOT_ROW.replace(
+        "\"level\": \"hard\"",
+        "\"evidences\": [], \"answer_id\": \"Q42\"",
+    );
     std::fs::write(dir.path().join("dev.json"), format!("[{row}]")).unwrap();
     // Without the aliases file, only the answer.
-    assert_eq!(load(Dataset::TwoWiki, dir.path().join("dev.json")).unwrap()[0].answers, ["A"]);
+    assert_eq!(
+        load(Dataset::TwoWiki, dir.path().join("dev.json")).unwrap()[0].answers,
+        ["A"]
+    );
     std::fs::write(
         dir.path().join("id_aliases.json"),
         "{\"Q_id\": \"Q42\", \"aliases\": [\"Alpha\", \"A\"], \"demonyms\": [\"Alphan\"]}\n",
@@ -340,5 +361,8 @@ fn real_twowiki_evidence_expands_through_aliases() {
     let with_triples = gold.values().filter(|g| !g.is_empty()).count();
     assert_eq!(with_triples, 657);
     // Every triple has exactly one spelling without an aliases file.
-    assert!(gold.values().flatten().all(|spellings| spellings.len() == 1));
+    assert!(gold
+        .values()
+        .flatten()
+        .all(|spellings| spellings.len() == 1));
 }

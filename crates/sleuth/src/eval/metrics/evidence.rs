@@ -29,7 +29,10 @@ pub struct EvidenceScore {
 
 fn normalize(s: &str) -> String {
     let lower = s.to_lowercase();
-    let no_punct: String = lower.chars().filter(|c| !c.is_ascii_punctuation()).collect();
+    let no_punct: String = lower
+        .chars()
+        .filter(|c| !c.is_ascii_punctuation())
+        .collect();
     python_split(&no_punct).collect::<Vec<_>>().join(" ")
 }
 
@@ -86,9 +89,9 @@ pub fn summarize_evidence(
     let (mut em, mut f1, mut precision, mut recall, mut joint_em, mut joint_f1) =
         (0.0, 0.0, 0.0, 0.0, 0.0, 0.0);
     for s in scores {
-        let evidence = predicted.get(&s.id).map(|p| {
-            score_evidence(p, gold.get(&s.id).map_or(&[][..], Vec::as_slice))
-        });
+        let evidence = predicted
+            .get(&s.id)
+            .map(|p| score_evidence(p, gold.get(&s.id).map_or(&[][..], Vec::as_slice)));
         if let Some(e) = evidence {
             em += e.em;
             f1 += e.f1;
@@ -98,7 +101,11 @@ pub fn summarize_evidence(
         if let (Some(a), Some(sp), Some(e)) = (s.answer, s.support, evidence) {
             let p = a.precision * sp.precision * e.precision;
             let r = a.recall * sp.recall * e.recall;
-            joint_f1 += if p + r > 0.0 { 2.0 * p * r / (p + r) } else { 0.0 };
+            joint_f1 += if p + r > 0.0 {
+                2.0 * p * r / (p + r)
+            } else {
+                0.0
+            };
             joint_em += a.em * sp.em * e.em;
         }
     }
@@ -126,7 +133,10 @@ pub fn read_evidence_predictions(
     path: &Path,
 ) -> Result<Option<HashMap<String, Vec<Triple>>>, DataError> {
     let text = crate::data::load::read_text(path)?;
-    let record = crate::data::load::records::Record { line: 1, text: &text };
+    let record = crate::data::load::records::Record {
+        line: 1,
+        text: &text,
+    };
     let file: EvidenceFile = record.decode().map_err(|p| record.error(path, p))?;
     Ok(file.evidence)
 }
@@ -142,19 +152,40 @@ mod tests {
     #[test]
     fn alias_spellings_match_and_normalization_keeps_articles() {
         let gold = vec![
-            vec![t("The Mask", "director", "Charles Brabin"), t("The Mask", "director", "C. Brabin")],
+            vec![
+                t("The Mask", "director", "Charles Brabin"),
+                t("The Mask", "director", "C. Brabin"),
+            ],
             vec![t("Blind Shaft", "director", "Li Yang")],
         ];
         // "c brabin" matches the alias after punctuation removal; "the" is kept, so
         // "Mask" alone does not match "The Mask".
-        let s = score_evidence(&[t("the mask", "Director", "C Brabin"), t("Mask", "director", "Li Yang")], &gold);
+        let s = score_evidence(
+            &[
+                t("the mask", "Director", "C Brabin"),
+                t("Mask", "director", "Li Yang"),
+            ],
+            &gold,
+        );
         assert_eq!((s.precision, s.recall, s.em), (0.5, 0.5, 0.0));
-        let all = score_evidence(&[t("The Mask", "director", "Charles Brabin"), t("Blind Shaft", "director", "Li Yang")], &gold);
+        let all = score_evidence(
+            &[
+                t("The Mask", "director", "Charles Brabin"),
+                t("Blind Shaft", "director", "Li Yang"),
+            ],
+            &gold,
+        );
         assert_eq!((all.em, all.f1), (1.0, 1.0));
         // Nothing predicted: precision 0, recall 0, EM 0 (gold is not empty).
         assert_eq!(score_evidence(&[], &gold), EvidenceScore::default());
         // Two spellings of one gold triple both count as matches (the script's rule).
-        let twice = score_evidence(&[t("The Mask", "director", "Charles Brabin"), t("The Mask", "director", "C. Brabin")], &gold);
+        let twice = score_evidence(
+            &[
+                t("The Mask", "director", "Charles Brabin"),
+                t("The Mask", "director", "C. Brabin"),
+            ],
+            &gold,
+        );
         assert_eq!((twice.precision, twice.recall), (1.0, 1.0));
     }
 }

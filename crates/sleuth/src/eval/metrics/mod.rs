@@ -27,7 +27,9 @@ pub mod support;
 
 pub use aggregate::Summary;
 pub use answer::{exact_match, f1, score_answer, AnswerScore, F1Rule};
-pub use evidence::{read_evidence_predictions, score_evidence, summarize_evidence, EvidenceSummary};
+pub use evidence::{
+    read_evidence_predictions, score_evidence, summarize_evidence, EvidenceSummary,
+};
 pub use explain::{explain, Explanation};
 pub use normalize::{answer_tokens, normalize_answer};
 pub use predictions::{read_predictions, Prediction, PredictionSet, SupportPrediction};
