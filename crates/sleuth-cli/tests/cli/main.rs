@@ -14,4 +14,5 @@ mod local;
 mod providers;
 mod report;
 mod score;
+mod twowiki;
 mod util;
