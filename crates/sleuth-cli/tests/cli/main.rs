@@ -14,5 +14,6 @@ mod local;
 mod providers;
 mod report;
 mod score;
+mod setup;
 mod twowiki;
 mod util;
