@@ -393,17 +393,21 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             format!("{}: job {}", args.file.display(), job.out_subdir.display())
         })?;
     }
-    if args.dry_run {
-        print_plan(&name, &description, &jobs, &args.model, &out_root);
-        return Ok(());
-    }
+    // Checked before a dry run too: a plan of "0 episodes" over missing files is no plan.
     for j in &jobs {
         if !j.data.is_file() {
             bail!(
-                "{}: data file not found (set --data-root)",
-                j.data.display()
+                "{}: data file not found for dataset {} (install it with `sleuth data fetch {}`, \
+                 or point --data-root at the folder holding it)",
+                j.data.display(),
+                j.dataset,
+                j.dataset
             );
         }
+    }
+    if args.dry_run {
+        print_plan(&name, &description, &jobs, &args.model, &out_root);
+        return Ok(());
     }
     for (i, job) in jobs.iter().enumerate() {
         let dir = out_root.join(&job.out_subdir);

@@ -461,3 +461,28 @@ fn from_a_file_downloaded_by_hand() {
         util::stderr(&o)
     );
 }
+
+#[test]
+fn an_experiment_over_missing_data_fails_even_in_a_dry_run() {
+    let recipe = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../experiments/nudge-sweep.toml");
+    let dir = tempfile::tempdir().unwrap();
+    let o = sleuth_in(
+        dir.path(),
+        None,
+        &[
+            "experiment",
+            recipe.to_str().unwrap(),
+            "--model",
+            "scripted:x",
+            "--dry-run",
+            "--data-root",
+            "/nonexistent",
+        ],
+    );
+    let err = util::stderr(&o);
+    assert!(!o.status.success(), "{}", util::stdout(&o));
+    assert!(err.contains("/nonexistent/musique/"), "{err}");
+    assert!(err.contains("`sleuth data fetch musique`"), "{err}");
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+}
