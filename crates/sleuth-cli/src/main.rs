@@ -80,8 +80,53 @@ fn main() -> ExitCode {
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("error: {e:#}");
+            eprintln!("error: {}", one_line(&e));
             ExitCode::FAILURE
         }
+    }
+}
+
+/// The error and its causes on one line, each cause once: many error types already
+/// quote their cause in their own message, and printing the chain as well would repeat
+/// it ("cannot read F: No such file or directory: No such file or directory").
+fn one_line(e: &anyhow::Error) -> String {
+    let mut text = String::new();
+    for cause in e.chain() {
+        let cause = cause.to_string();
+        if text.contains(&cause) {
+            continue;
+        }
+        if !text.is_empty() {
+            text.push_str(": ");
+        }
+        text.push_str(&cause);
+    }
+    text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::one_line;
+
+    #[test]
+    fn a_cause_quoted_by_its_error_is_not_repeated() {
+        let io = std::io::Error::new(std::io::ErrorKind::NotFound, "No such file");
+        #[derive(Debug)]
+        struct Quoting(std::io::Error);
+        impl std::fmt::Display for Quoting {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                write!(f, "cannot read F: {}", self.0)
+            }
+        }
+        impl std::error::Error for Quoting {
+            fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+                Some(&self.0)
+            }
+        }
+        let e = anyhow::Error::new(Quoting(io)).context("loading questions");
+        assert_eq!(
+            one_line(&e),
+            "loading questions: cannot read F: No such file"
+        );
     }
 }

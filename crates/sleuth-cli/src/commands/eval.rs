@@ -31,13 +31,14 @@ pub struct Args {
 
 pub fn run(args: Args) -> Result<()> {
     let questions = args.questions.load()?;
+    let (dataset, data) = args.questions.resolved()?;
     let config = args.method.config()?;
     let methods = resolve::methods(&args.methods, &config)?;
     let stack = args.model.open_stack()?;
     let run_config = RunConfig {
         sleuth_version: env!("CARGO_PKG_VERSION").to_string(),
-        dataset: args.questions.resolved()?.0.name().to_string(),
-        data: vec![args.questions.resolved()?.1],
+        dataset: dataset.name().to_string(),
+        data: vec![data],
         model: args.model.model.clone(),
         methods: methods.iter().map(|m| m.name().to_string()).collect(),
         settings: config.settings.clone(),

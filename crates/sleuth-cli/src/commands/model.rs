@@ -121,6 +121,7 @@ fn known_names() -> String {
 pub fn run(_command: ModelCommand) -> anyhow::Result<()> {
     anyhow::bail!(
         "this sleuth was built without the embedded model; rebuild with the default \
-         features (`cargo build --release`, which needs cmake and clang)"
+         features: `scripts/setup && cargo build --release` (the script installs the cmake, \
+         C++ and libclang the llama.cpp build needs)"
     )
 }
