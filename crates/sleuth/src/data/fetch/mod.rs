@@ -370,3 +370,75 @@ pub fn sha256_file(path: &Path) -> Result<(String, u64), FetchError> {
         .collect();
     Ok((hex, bytes))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::registry::{Remote, Unpack};
+    use super::*;
+    use sleuth_testkit::{MockServer, Reply};
+
+    const BODY: &str = r#"{"pinned":true}"#;
+
+    fn source(sha256: &'static str) -> Source {
+        // Leaked once per test: sources are 'static in the registry.
+        let remotes: &'static [Remote] = Box::leak(Box::new([Remote {
+            url: "http://upstream.invalid/x.json",
+            // The testkit server answers only its chat protocol paths.
+            mirror_path: "pinned/chat/completions",
+            sha256: Some(sha256),
+            unpack: Unpack::Plain("x.json"),
+        }]));
+        Source {
+            name: "pinned",
+            description: "test",
+            size: "tiny",
+            remotes,
+            default_file: Some("x.json"),
+        }
+    }
+
+    fn run(source: &Source, dir: &Path, origin: &str) -> Result<Fetched, FetchError> {
+        let mut opts = FetchOptions::new(dir.to_path_buf());
+        opts.mirror = Some(origin.to_string());
+        tokio::runtime::Runtime::new()
+            .unwrap()
+            .block_on(fetch(source, &opts, &Quiet))
+    }
+
+    #[test]
+    fn a_pinned_digest_is_checked_on_the_first_fetch() {
+        let server = MockServer::spawn(|_| Reply::Json(serde_json::from_str(BODY).unwrap()));
+        let dir = tempfile::tempdir().unwrap();
+        let wrong = source("0000000000000000000000000000000000000000000000000000000000000000");
+        let err = run(&wrong, dir.path(), &server.origin()).unwrap_err();
+        assert!(
+            matches!(&err, FetchError::Digest { why, .. } if why.contains("pinned")),
+            "{err}"
+        );
+        assert!(installed(&wrong, dir.path()).is_none());
+        assert!(!dir.path().join(".downloads/completions.part").exists());
+        assert!(
+            !dir.path().join("digests.json").exists(),
+            "nothing recorded"
+        );
+
+        let (right, _) = {
+            let tmp = dir.path().join("body");
+            std::fs::write(&tmp, BODY).unwrap();
+            sha256_file(&tmp).unwrap()
+        };
+        let right = source(Box::leak(right.into_boxed_str()));
+        let fetched = run(&right, dir.path(), &server.origin()).unwrap();
+        assert_eq!(
+            std::fs::read_to_string(fetched.dir.join("x.json")).unwrap(),
+            BODY
+        );
+        assert!(installed(&right, dir.path()).is_some());
+        assert_eq!(
+            default_file(Dataset::Jsonl, dir.path())
+                .unwrap_err()
+                .to_string(),
+            "--dataset jsonl needs --data FILE (there is nothing to fetch for it)"
+        );
+    }
+}

@@ -52,7 +52,8 @@ pub enum Unpack {
 pub struct Source {
     pub name: &'static str,
     pub description: &'static str,
-    /// Approximate download size, for `--list`.
+    /// What the download is, size-wise, for `--list` (the hosts publish no sizes; the
+    /// dev-file sizes are those of the copies described in shared/data/SOURCES.md).
     pub size: &'static str,
     pub remotes: &'static [Remote],
     /// The benchmark file a command reads when `--dataset` is given without `--data`.
@@ -63,7 +64,7 @@ pub const SOURCES: &[Source] = &[
     Source {
         name: "hotpotqa",
         description: "HotpotQA dev, distractor and fullwiki settings (7,405 questions each)",
-        size: "~90 MB",
+        size: "two JSON files of ~46 MB",
         remotes: &[
             Remote {
                 url: "http://curtis.ml.cmu.edu/datasets/hotpot/hotpot_dev_distractor_v1.json",
@@ -83,7 +84,7 @@ pub const SOURCES: &[Source] = &[
     Source {
         name: "musique",
         description: "MuSiQue v1.0 dev: answerable (2,417) and full (answerable + unanswerable)",
-        size: "~75 MB zip",
+        size: "zip of the whole release; the dev file is ~28 MB",
         remotes: &[Remote {
             url: "https://drive.usercontent.google.com/download?id=1tGdADlNjWFaHLeZZGShh2IRcpO6Lv24h&export=download&confirm=t",
             mirror_path: "musique/musique_v1.0.zip",
@@ -98,7 +99,7 @@ pub const SOURCES: &[Source] = &[
     Source {
         name: "2wiki",
         description: "2WikiMultiHopQA dev (12,576) with id_aliases.json for answer aliases",
-        size: "~140 MB zip",
+        size: "zip of the whole release; dev.json is ~60 MB",
         remotes: &[Remote {
             url: "https://www.dropbox.com/s/ms2m13252h6xubs/data_ids_april7.zip?dl=1",
             mirror_path: "2wiki/data_ids_april7.zip",
@@ -113,7 +114,7 @@ pub const SOURCES: &[Source] = &[
     Source {
         name: "hotpotqa-wiki",
         description: "HotpotQA's Wikipedia abstracts (5.23M first paragraphs, 2017-10-01)",
-        size: "~1.5 GB",
+        size: "tar.bz2 of several GB unpacked",
         remotes: &[Remote {
             url: "https://nlp.stanford.edu/projects/hotpotqa/enwiki-20171001-pages-meta-current-withlinks-abstracts.tar.bz2",
             mirror_path: "hotpotqa-wiki/enwiki-20171001-pages-meta-current-withlinks-abstracts.tar.bz2",
