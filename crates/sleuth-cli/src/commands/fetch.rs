@@ -115,13 +115,13 @@ impl FetchProgress for Bars {
     fn begin(&self, label: &str, total: Option<u64>, done: u64) {
         if !self.terminal {
             let size = total.map_or("unknown size".to_string(), |t| format!("{t} bytes"));
-            eprintln!("downloading {label} ({size}, from byte {done})");
+            eprintln!("{label} ({size}, from byte {done})");
             return;
         }
         let bar = ProgressBar::new(total.unwrap_or(0));
         bar.set_style(
             ProgressStyle::with_template(
-                "{msg:24} {bar:40} {bytes}/{total_bytes} {bytes_per_sec} eta {eta}",
+                "{msg} {bar:30} {bytes}/{total_bytes} {bytes_per_sec} eta {eta}",
             )
             .expect("valid progress template"),
         );

@@ -113,7 +113,7 @@ async fn try_once(
     } else {
         tokio::fs::File::create(part).await.map_err(io)?
     };
-    progress.begin(label, total, start);
+    progress.begin(&format!("downloading {label}"), total, start);
     let mut received = start;
     loop {
         match response.chunk().await {

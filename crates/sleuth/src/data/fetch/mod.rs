@@ -297,7 +297,7 @@ pub async fn fetch(
             (how, _) => Some(how),
         };
         if let Some(how) = how {
-            files.extend(unpack::unpack(&path, how, &staging)?);
+            files.extend(unpack::unpack(&path, how, &staging, progress)?);
             if !from_local && path.exists() {
                 let _ = std::fs::remove_file(&path);
             }

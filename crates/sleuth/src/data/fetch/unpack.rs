@@ -2,17 +2,19 @@
 //! (the caller moves the staging folder into place only when everything succeeded).
 
 use super::registry::Unpack;
-use super::FetchError;
+use super::{FetchError, FetchProgress};
 use std::fs::{self, File};
-use std::io::{self, BufReader};
+use std::io::{self, BufReader, Read};
 use std::path::Path;
 
 /// Unpacks `download` into `staging` as `how` says; returns the paths written, relative
-/// to `staging`.
+/// to `staging`. A tar.bz2 (the multi-GB Wikipedia dump) reports progress in compressed
+/// bytes read.
 pub(super) fn unpack(
     download: &Path,
     how: Unpack,
     staging: &Path,
+    progress: &dyn FetchProgress,
 ) -> Result<Vec<String>, FetchError> {
     match how {
         Unpack::Plain(dest) => {
@@ -22,7 +24,7 @@ pub(super) fn unpack(
         }
         Unpack::Zip(members) => unzip(download, members, staging),
         Unpack::TarBz2(dir) => {
-            untar_bz2(download, &staging.join(dir))?;
+            untar_bz2(download, &staging.join(dir), progress)?;
             Ok(vec![dir.to_string()])
         }
     }
@@ -58,15 +60,44 @@ fn unzip(
     Ok(written)
 }
 
-fn untar_bz2(download: &Path, into: &Path) -> Result<(), FetchError> {
+fn untar_bz2(download: &Path, into: &Path, progress: &dyn FetchProgress) -> Result<(), FetchError> {
     fs::create_dir_all(into).map_err(|e| FetchError::io(into, e))?;
     let file = File::open(download).map_err(|e| FetchError::io(download, e))?;
-    let decoder = bzip2::read::MultiBzDecoder::new(BufReader::new(file));
+    let total = file.metadata().map(|m| m.len()).ok();
+    let name = download
+        .file_name()
+        .map_or(String::new(), |n| n.to_string_lossy().into_owned());
+    progress.begin(
+        &format!("unpacking {}", name.trim_end_matches(".part")),
+        total,
+        0,
+    );
+    let counted = Counted {
+        inner: BufReader::new(file),
+        progress,
+    };
+    let decoder = bzip2::read::MultiBzDecoder::new(counted);
     // `unpack` refuses entries that would land outside `into` (absolute or `..` paths).
-    tar::Archive::new(decoder)
+    let result = tar::Archive::new(decoder)
         .unpack(into)
         .map_err(|e| FetchError::Archive {
             path: download.to_path_buf(),
             message: e.to_string(),
-        })
+        });
+    progress.end();
+    result
+}
+
+/// A reader that reports how many bytes went through it.
+struct Counted<'a, R> {
+    inner: R,
+    progress: &'a dyn FetchProgress,
+}
+
+impl<R: Read> Read for Counted<'_, R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.progress.advance(n as u64);
+        Ok(n)
+    }
 }
