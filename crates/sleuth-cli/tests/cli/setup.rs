@@ -62,8 +62,8 @@ fn root_on_debian_installs_the_three_tools_then_is_a_no_op() {
         "apt-get",
         &format!(
             "echo \"$@\" >> {log}\n\
-             case \"$*\" in *install*) printf '#!/bin/sh\\n' > {bin}/cmake; printf '#!/bin/sh\\n' > {bin}/c++;\n\
-             chmod +x {bin}/cmake {bin}/c++; : > {lib}/libclang-14.so.1;; esac",
+             case \"$*\" in *install*) for t in cmake c++ clang; do printf '#!/bin/sh\\n' > {bin}/$t; done;\n\
+             chmod +x {bin}/cmake {bin}/c++ {bin}/clang; : > {lib}/libclang-14.so.1;; esac",
             log = log.display(),
             bin = bin.display(),
             lib = lib.display()
@@ -72,7 +72,7 @@ fn root_on_debian_installs_the_three_tools_then_is_a_no_op() {
     let o = run(&bin, &lib, &["--check"]);
     assert!(!o.status.success());
     assert!(
-        text(&o).contains("needs: cmake c++ libclang"),
+        text(&o).contains("needs: cmake c++ clang libclang"),
         "{}",
         text(&o)
     );
@@ -81,7 +81,10 @@ fn root_on_debian_installs_the_three_tools_then_is_a_no_op() {
     let o = run(&bin, &lib, &[]);
     assert!(o.status.success(), "{}", text(&o));
     let calls = std::fs::read_to_string(&log).unwrap();
-    assert_eq!(calls, "update -qq\ninstall -y -qq cmake g++ libclang-dev\n");
+    assert_eq!(
+        calls,
+        "update -qq\ninstall -y -qq clang cmake g++ libclang-dev\n"
+    );
     assert!(text(&o).contains("done"), "{}", text(&o));
 
     let o = run(&bin, &lib, &[]);
@@ -94,6 +97,7 @@ fn root_on_debian_installs_the_three_tools_then_is_a_no_op() {
 fn without_root_or_sudo_it_prints_the_one_command() {
     let (_root, bin, lib) = machine(1000);
     stub(&bin, "cmake", "exit 0");
+    stub(&bin, "clang", "exit 0");
     stub(&bin, "apt-get", "echo must not run >&2; exit 9");
     let o = run(&bin, &lib, &[]);
     assert_eq!(o.status.code(), Some(1));
@@ -112,17 +116,22 @@ fn dnf_machines_get_their_own_package_names_through_sudo() {
     let log = root.path().join("sudo.log");
     stub(&bin, "c++", "exit 0");
     stub(&bin, "dnf", "exit 0");
-    stub(&bin, "sudo", &format!("echo \"$@\" >> {}", log.display()));
+    // printf, not echo: `sudo -n true` would make echo swallow its newline.
+    stub(
+        &bin,
+        "sudo",
+        &format!("printf '%s\\n' \"$*\" >> {}", log.display()),
+    );
     let o = run(&bin, &lib, &[]);
     // The stub sudo installs nothing, so the recheck reports what is still missing.
     assert_eq!(o.status.code(), Some(1), "{}", text(&o));
     let calls = std::fs::read_to_string(&log).unwrap();
     assert!(
-        calls.contains("sh -c dnf install -y clang-devel cmake"),
+        calls.contains("sh -c dnf install -y clang clang-devel cmake"),
         "{calls}"
     );
     assert!(
-        text(&o).contains("still missing after the install: cmake libclang"),
+        text(&o).contains("still missing after the install: cmake clang libclang"),
         "{}",
         text(&o)
     );
