@@ -75,8 +75,13 @@ async fn try_once(
     let status = response.status();
     let resume = match status.as_u16() {
         206 if content_range_start(&response) == Some(offset) => true,
-        // The server ignored the range (or answered a different one): start over.
-        200 | 206 => false,
+        // A range we did not ask for cannot be appended: drop the part, ask again.
+        206 => {
+            tokio::fs::remove_file(part).await.map_err(io)?;
+            return Err(Attempt::Retry("the server answered another range".into()));
+        }
+        // The server ignores ranges: the body is the whole file.
+        200 => false,
         // Our part is already as long as the file (or longer): fetch it whole again.
         416 => {
             tokio::fs::remove_file(part).await.map_err(io)?;
@@ -106,6 +111,7 @@ async fn try_once(
     let total = response.content_length().map(|n| n + start);
     let mut file = if resume {
         tokio::fs::OpenOptions::new()
+            .create(true)
             .append(true)
             .open(part)
             .await
