@@ -46,6 +46,8 @@ enum Command {
     Demo(commands::demo::Args),
     /// Run an experiment recipe (a grid of methods x datasets x options).
     Experiment(commands::experiment::Args),
+    /// List the methods, or show one method's settings and call estimate.
+    Methods(commands::methods::Args),
 }
 
 /// Restores the default SIGPIPE action so `sleuth report | head` ends quietly instead
@@ -76,6 +78,7 @@ fn main() -> ExitCode {
         Command::Model(c) => commands::model::run(c),
         Command::Demo(a) => commands::demo::run(a),
         Command::Experiment(a) => commands::experiment::run(a),
+        Command::Methods(a) => commands::methods::run(a),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -12,7 +12,7 @@ use sleuth::llm::{
 };
 use sleuth::methods::corpus::CorpusSetting;
 use sleuth::methods::registry::{self, MethodConfig};
-use sleuth::methods::{Method, PromptSet};
+use sleuth::methods::{PromptSet, RegisteredMethod};
 use sleuth::retrieval::bm25::Bm25Index;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -230,21 +230,15 @@ pub struct MethodArgs {
 }
 
 impl MethodArgs {
+    /// The `--set` pairs as given (checked against the chosen methods in [`methods`]).
     pub fn settings(&self) -> Result<BTreeMap<String, String>> {
         let mut map = BTreeMap::new();
-        if self.env == "corpus" {
-            // The corpus setting's budget: 12 action turns (the last accepts only an
-            // answer); an explicit --set turns=N wins.
-            map.insert("turns".to_string(), "12".to_string());
-            map.insert("last_turn_answer_only".to_string(), "true".to_string());
-        }
         for pair in &self.set {
             let (k, v) = pair
                 .split_once('=')
                 .ok_or_else(|| anyhow!("--set {pair}: expected KEY=VALUE"))?;
             map.insert(k.trim().to_string(), v.trim().to_string());
         }
-        registry::check_setting_keys(&map).map_err(|e| anyhow!(e))?;
         Ok(map)
     }
 
@@ -253,11 +247,10 @@ impl MethodArgs {
             Some(dir) => PromptSet::with_overrides(dir)?,
             None => PromptSet::default(),
         };
-        Ok(MethodConfig {
-            settings: self.settings()?,
-            prompts: Arc::new(prompts),
-            corpus: self.corpus()?,
-        })
+        let mut config = MethodConfig::new(self.settings()?);
+        config.prompts = Arc::new(prompts);
+        config.corpus = self.corpus()?;
+        Ok(config)
     }
 }
 
@@ -284,17 +277,25 @@ impl MethodArgs {
     }
 }
 
-/// Builds methods from a comma-separated list of names.
-pub fn methods(names: &str, config: &MethodConfig) -> Result<Vec<Arc<dyn Method>>> {
-    let mut out: Vec<Arc<dyn Method>> = Vec::new();
+/// Builds methods from a comma-separated list of names, after checking that every
+/// `--set` key is read by at least one of them.
+pub fn methods(names: &str, config: &MethodConfig) -> Result<Vec<Arc<RegisteredMethod>>> {
+    let mut chosen: Vec<&str> = Vec::new();
     for name in names.split(',').map(str::trim).filter(|n| !n.is_empty()) {
-        if out.iter().any(|m| m.name() == name) {
-            continue;
+        if !chosen.contains(&name) {
+            chosen.push(name);
         }
-        out.push(registry::build(name, config).map_err(|e| anyhow!(e))?);
     }
-    if out.is_empty() {
+    if chosen.is_empty() {
         bail!("no method given (e.g. --methods react,sleuth)");
     }
-    Ok(out)
+    registry::check_keys(&chosen, &config.settings).map_err(|e| anyhow!(e))?;
+    chosen
+        .into_iter()
+        .map(|name| {
+            registry::build(name, config)
+                .map(Arc::new)
+                .map_err(|e| anyhow!(e))
+        })
+        .collect()
 }

@@ -1,7 +1,8 @@
 //! Rendering turns and outcomes for a person reading a terminal.
 
 use sleuth::env::Observation;
-use sleuth::methods::{Episode, Turn};
+use sleuth::eval::RunRecord;
+use sleuth::methods::Turn;
 use std::fmt::Write;
 
 const OBSERVATION_LINES: usize = 4;
@@ -101,15 +102,15 @@ fn clip(line: &str) -> String {
 }
 
 /// The episode's answer and how it ended.
-pub fn outcome(ep: &Episode) -> String {
+pub fn outcome(r: &RunRecord) -> String {
     format!(
-        "Answer: {}   ({:?} after {} turns, {} model calls, {} tokens{})",
-        ep.answer.as_deref().unwrap_or("(none)"),
-        ep.stop,
-        ep.turns.len(),
-        ep.total_calls(),
-        ep.usage.input_tokens + ep.usage.output_tokens,
-        ep.nudge_turn
+        "Answer: {}   ({} after {} turns, {} model calls, {} tokens{})",
+        r.answer.as_deref().unwrap_or("(none)"),
+        r.stop.name(),
+        r.turns,
+        r.calls,
+        r.input_tokens + r.output_tokens,
+        r.nudge_turn
             .map(|t| format!(", nudged at turn {t}"))
             .unwrap_or_default()
     )

@@ -4,8 +4,8 @@ use crate::resolve::{self, MethodArgs, ModelArgs};
 use crate::show;
 use anyhow::{anyhow, bail, Context, Result};
 use sleuth::data::{self, Dataset, Paragraph, Question};
-use sleuth::eval::metrics;
-use sleuth::methods::{RunContext, TurnObserver};
+use sleuth::eval::{run_episode, Outcome};
+use sleuth::methods::TurnObserver;
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -53,22 +53,31 @@ pub fn run(args: Args) -> Result<()> {
     let config = args.options.config()?;
     let method = resolve::methods(&args.method, &config)?.remove(0);
     let stack = args.model.open_stack()?;
-    let mut ctx = RunContext::new(stack.model());
-    ctx.observer = Some(Arc::new(Printer { full: args.full }));
+    let observer: Arc<dyn TurnObserver> = Arc::new(Printer { full: args.full });
 
     println!("Question: {}\n", question.text);
     let runtime = tokio::runtime::Runtime::new()?;
-    let episode = runtime
-        .block_on(method.run(&question, &ctx))
-        .map_err(|e| anyhow!("{e}"))?;
-    println!("{}", show::outcome(&episode));
+    let record = match runtime.block_on(run_episode(
+        &stack,
+        &args.model.model,
+        &question,
+        &method,
+        Some(observer),
+    )) {
+        Outcome::Record(record) => record,
+        Outcome::Halted(reason) => bail!("stopped before exceeding the cost budget ({reason})"),
+        Outcome::Skipped => unreachable!("a single episode is never skipped"),
+    };
+    println!("{}", show::outcome(&record));
+    if let Some(e) = &record.error {
+        bail!("{e}");
+    }
     if question.answers.iter().any(|a| !a.is_empty()) {
-        let s = metrics::answer_scores(&question, episode.answer.as_deref());
         println!(
             "Gold: {}   EM {:.0}  F1 {:.2}",
             question.answers.join(" | "),
-            s.em,
-            s.f1
+            record.em,
+            record.f1
         );
     }
     Ok(())

@@ -41,6 +41,10 @@ pub fn run(args: Args) -> Result<()> {
         model: args.model.model.clone(),
         methods: methods.iter().map(|m| m.name().to_string()).collect(),
         settings: config.settings.clone(),
+        method_settings: methods
+            .iter()
+            .map(|m| (m.name().to_string(), m.settings().clone()))
+            .collect(),
         hops: args.questions.hops,
         limit: args.questions.limit,
         sample: args.questions.sample,

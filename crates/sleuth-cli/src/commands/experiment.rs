@@ -29,13 +29,13 @@
 //! grid = { nudge = [0.3, 0.5, 0.7, 1.0, "none"] }   # cartesian product
 //! ```
 //!
-//! Option keys are passed through to eval unchanged; the recipes use `turns` (T),
-//! `top_k`, `nudge` (α as a fraction of T, or `none`), `tau`, `enforce`, `stopping`,
-//! `reads` (EIR's H), `trials`, `setting` (`eir` for the titles-only EIR setting),
-//! `list_feedback`, `dependency_repair` and `extra_reads`.
+//! Option keys are passed through to eval unchanged and checked against the methods of
+//! each job before anything runs (`sleuth methods NAME` lists what a method reads).
 
 use anyhow::{bail, Context};
 use serde::Deserialize;
+use sleuth::methods::registry;
+use sleuth::methods::settings::Settings;
 use sleuth::report::table::{Cell, Table};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -317,37 +317,13 @@ fn grid_points(grid: &BTreeMap<String, Vec<Scalar>>) -> Vec<Vec<(String, String)
     points
 }
 
-/// Estimated model calls per episode of `method` under `settings`.
-///
-/// | methods | estimate |
-/// |---|---|
-/// | react, react-cot, self-ask, ircot, notes, facts-only, facts-hyp, facts-q, sleuth | T (the turn budget; an upper bound, finished episodes stop sooner), + 5 reminders with `enforce` |
-/// | reflexion (pool setting) | 2 episodes × T + 1 reflection (upper bound) |
-/// | reflexion (`setting = eir`) | 12.4, the EIR paper's mean for oracle-stopped 5-trial Reflexion |
-/// | direct, eir | H + 2: H reads, a submit decision, the final answer call (EIR paper mean for eir: 4.85) |
-/// | full-pool | 1 |
-/// | ssr | 35.3, the EIR paper's mean for Agentic SSR |
-///
-/// Unknown methods count as T.
-pub fn calls_per_episode(method: &str, settings: &BTreeMap<String, String>) -> f64 {
-    let num = |k: &str, d: f64| {
-        settings
-            .get(k)
-            .and_then(|v| v.parse::<f64>().ok())
-            .unwrap_or(d)
-    };
-    let turns = num("turns", 20.0);
-    let reads = num("reads", 6.0);
-    let enforce = settings.get("enforce").is_some_and(|v| v == "true");
-    let eir_setting = settings.get("setting").is_some_and(|v| v == "eir");
-    match method {
-        "full-pool" => 1.0,
-        "ssr" => 35.3,
-        "direct" | "eir" => reads + 2.0,
-        "reflexion" if eir_setting => 12.4,
-        "reflexion" => 2.0 * turns + 1.0,
-        _ => turns + if enforce { 5.0 } else { 0.0 },
-    }
+/// Model calls one episode of `method` spends at most under the job's settings: its
+/// registry row's estimate (the budgets; exactly what a run spends when every budget is
+/// used up).
+pub fn calls_per_episode(method: &str, settings: &BTreeMap<String, String>) -> anyhow::Result<f64> {
+    let spec = registry::spec(method).map_err(|e| anyhow::anyhow!(e))?;
+    let typed = Settings::parse(settings, false).map_err(|e| anyhow::anyhow!(e))?;
+    Ok((spec.estimate)(&typed))
 }
 
 /// Questions a job will run: the split's size (MuSiQue hop splits counted from the
@@ -394,8 +370,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         })?;
     }
     if args.dry_run {
-        print_plan(&name, &description, &jobs, &args.model, &out_root);
-        return Ok(());
+        return print_plan(&name, &description, &jobs, &args.model, &out_root);
     }
     for j in &jobs {
         if !j.data.is_file() {
@@ -424,12 +399,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
 /// Checks a job's method names and settings before anything runs, so a typo in a
 /// recipe fails at once rather than hours into a grid.
 fn validate(job: &ExperimentJob) -> anyhow::Result<()> {
-    sleuth::methods::registry::check_setting_keys(&job.settings).map_err(|e| anyhow::anyhow!(e))?;
-    let config = sleuth::methods::registry::MethodConfig {
-        settings: job.settings.clone(),
-        prompts: std::sync::Arc::new(sleuth::methods::PromptSet::default()),
-        corpus: None,
-    };
+    let config = registry::MethodConfig::new(job.settings.clone());
     crate::resolve::methods(&job.methods.join(","), &config).map(|_| ())
 }
 
@@ -448,7 +418,13 @@ fn run_job(job: &ExperimentJob, model: &str, out_root: &Path) -> anyhow::Result<
     crate::commands::eval::run(line.args)
 }
 
-fn print_plan(name: &str, description: &str, jobs: &[ExperimentJob], model: &str, out_root: &Path) {
+fn print_plan(
+    name: &str,
+    description: &str,
+    jobs: &[ExperimentJob],
+    model: &str,
+    out_root: &Path,
+) -> anyhow::Result<()> {
     let title = format!("experiment {name}: {description}");
     let cols = [
         "#",
@@ -467,7 +443,7 @@ fn print_plan(name: &str, description: &str, jobs: &[ExperimentJob], model: &str
             .methods
             .iter()
             .map(|m| calls_per_episode(m, &j.settings))
-            .sum();
+            .sum::<anyhow::Result<f64>>()?;
         let settings: Vec<String> = j.settings.iter().map(|(k, v)| format!("{k}={v}")).collect();
         let mut row = vec![
             Cell::Int(i as u64 + 1),
@@ -495,7 +471,7 @@ fn print_plan(name: &str, description: &str, jobs: &[ExperimentJob], model: &str
     }
     print!("{}", table.to_markdown());
     println!(
-        "\n{} jobs, {episodes} episodes, about {calls:.0} model calls (turn-budgeted methods counted at their full budget: an upper bound)",
+        "\n{} jobs, {episodes} episodes, at most {calls:.0} model calls (every budget used up; `sleuth methods NAME` shows each method's estimate)",
         jobs.len()
     );
     if unknown > 0 {
@@ -507,6 +483,7 @@ fn print_plan(name: &str, description: &str, jobs: &[ExperimentJob], model: &str
     for j in jobs {
         println!("sleuth {}", j.eval_args(model, out_root).join(" "));
     }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -535,13 +512,15 @@ mod tests {
     }
 
     #[test]
-    fn estimates_follow_the_documented_table() {
+    fn estimates_come_from_the_registry_with_the_jobs_settings() {
         let mut s = BTreeMap::new();
-        assert_eq!(calls_per_episode("react", &s), 20.0);
-        assert_eq!(calls_per_episode("reflexion", &s), 41.0);
+        assert_eq!(calls_per_episode("react", &s).unwrap(), 20.0);
+        assert_eq!(calls_per_episode("reflexion", &s).unwrap(), 41.0);
+        assert_eq!(calls_per_episode("eir-reflexion", &s).unwrap(), 34.0);
         s.insert("reads".into(), "10".into());
-        assert_eq!(calls_per_episode("eir", &s), 12.0);
-        s.insert("setting".into(), "eir".into());
-        assert_eq!(calls_per_episode("reflexion", &s), 12.4);
+        assert_eq!(calls_per_episode("eir", &s).unwrap(), 12.0);
+        s.insert("extra_reads".into(), "2".into());
+        assert_eq!(calls_per_episode("eir", &s).unwrap(), 14.0);
+        assert!(calls_per_episode("rekt", &s).is_err());
     }
 }

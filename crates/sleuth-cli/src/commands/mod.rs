@@ -7,6 +7,7 @@ pub mod demo;
 pub mod eval;
 pub mod experiment;
 pub mod index;
+pub mod methods;
 pub mod model;
 pub mod report;
 pub mod score;

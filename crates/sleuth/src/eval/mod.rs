@@ -8,6 +8,6 @@ pub mod runner;
 pub mod stats;
 pub mod store;
 
-pub use record::{RecordContext, RunRecord};
-pub use runner::{Progress, Quiet, RunSummary, Runner};
+pub use record::{FirstAttempt, RecordContext, RunRecord, RECORD_VERSION};
+pub use runner::{run_episode, Outcome, Progress, Quiet, RunSummary, Runner};
 pub use store::{RunConfig, RunStore};

@@ -12,7 +12,7 @@ use super::store::{RecordKey, RunStore};
 use super::RunRecord;
 use crate::data::Question;
 use crate::llm::{ChatModel, LlmError, ModelStack};
-use crate::methods::{AgentError, Method, RunContext};
+use crate::methods::{AgentError, RegisteredMethod, RunContext, TurnObserver};
 use crate::Result;
 use futures::StreamExt;
 use std::collections::HashSet;
@@ -33,7 +33,7 @@ impl Progress for Quiet {}
 pub struct Runner {
     pub stack: Arc<ModelStack>,
     pub model_name: String,
-    pub methods: Vec<Arc<dyn Method>>,
+    pub methods: Vec<Arc<RegisteredMethod>>,
     pub concurrency: usize,
     pub retry_errors: bool,
 }
@@ -55,7 +55,7 @@ impl Runner {
     pub fn new(
         stack: ModelStack,
         model_name: impl Into<String>,
-        methods: Vec<Arc<dyn Method>>,
+        methods: Vec<Arc<RegisteredMethod>>,
     ) -> Self {
         Runner {
             stack: Arc::new(stack),
@@ -118,49 +118,65 @@ impl Runner {
     async fn run_one(
         &self,
         question: &Question,
-        method: Arc<dyn Method>,
+        method: Arc<RegisteredMethod>,
         halt: &AtomicBool,
     ) -> Outcome {
         if halt.load(Ordering::SeqCst) {
             return Outcome::Skipped;
         }
-        let session = self.stack.session();
-        let context = RunContext {
-            model: session.clone() as Arc<dyn ChatModel>,
-            observer: None,
-        };
-        let outcome = method.run(question, &context).await;
-        let stats = session.stats().snapshot();
-        let ctx = RecordContext {
-            method: method.name(),
-            model: &self.model_name,
-            retries: stats.retries as u32,
-            cost_usd: stats.cost_usd,
-        };
-        match outcome {
-            Ok(episode) => {
-                Outcome::Record(Box::new(RunRecord::from_episode(question, episode, &ctx)))
-            }
-            Err(AgentError::Llm {
-                source: LlmError::Refused(reason),
-                ..
-            }) => {
-                halt.store(true, Ordering::SeqCst);
-                Outcome::Halted(reason)
-            }
-            Err(err) => {
-                let message = err.to_string();
-                let partial = err.partial().cloned().unwrap_or_default();
-                let mut record = RunRecord::from_episode(question, partial, &ctx);
-                record.error = Some(message);
-                Outcome::Record(Box::new(record))
-            }
+        let outcome = run_episode(&self.stack, &self.model_name, question, &method, None).await;
+        if matches!(outcome, Outcome::Halted(_)) {
+            halt.store(true, Ordering::SeqCst);
+        }
+        outcome
+    }
+}
+
+/// Runs one method on one question on its own metered session of `stack` and turns the
+/// episode (or the error, with its partial episode) into a record. `eval`, `ask` and
+/// `demo` all run episodes through here.
+pub async fn run_episode(
+    stack: &ModelStack,
+    model_name: &str,
+    question: &Question,
+    method: &RegisteredMethod,
+    observer: Option<Arc<dyn TurnObserver>>,
+) -> Outcome {
+    let session = stack.session();
+    let context = RunContext {
+        model: session.clone() as Arc<dyn ChatModel>,
+        observer,
+    };
+    let outcome = method.run(question, &context).await;
+    let stats = session.stats().snapshot();
+    let ctx = RecordContext {
+        method: method.name(),
+        settings: method.settings(),
+        model: model_name,
+        retries: stats.retries as u32,
+        cost_usd: stats.cost_usd,
+    };
+    match outcome {
+        Ok(episode) => Outcome::Record(Box::new(RunRecord::from_episode(question, episode, &ctx))),
+        Err(AgentError::Llm {
+            source: LlmError::Refused(reason),
+            ..
+        }) => Outcome::Halted(reason),
+        Err(err) => {
+            let message = err.to_string();
+            let partial = err.partial().cloned().unwrap_or_default();
+            let mut record = RunRecord::from_episode(question, partial, &ctx);
+            record.error = Some(message);
+            Outcome::Record(Box::new(record))
         }
     }
 }
 
-enum Outcome {
+/// What one episode left.
+pub enum Outcome {
     Record(Box<RunRecord>),
+    /// The cost budget refused a call: nothing is recorded for this question.
     Halted(String),
+    /// Not started (the run had already halted).
     Skipped,
 }

@@ -24,8 +24,12 @@ pub struct RunConfig {
     pub data: Vec<PathBuf>,
     pub model: String,
     pub methods: Vec<String>,
+    /// The `--set` pairs as given on the command line.
     #[serde(default)]
     pub settings: BTreeMap<String, String>,
+    /// Per method, every setting it reads, resolved (defaults included).
+    #[serde(default)]
+    pub method_settings: BTreeMap<String, BTreeMap<String, String>>,
     #[serde(default)]
     pub hops: Option<u8>,
     #[serde(default)]

@@ -94,7 +94,7 @@ fn question(h: &mut String, r: &RunRecord) {
             .map_or_else(|| "<i>no answer</i>".to_string(), esc),
         esc(r.gold.first().map(String::as_str).unwrap_or("")),
         r.turns,
-        esc(&r.stop),
+        r.stop.name(),
         classify(r).name()
     );
     if !r.question.is_empty() {
@@ -177,8 +177,45 @@ fn facts_table(h: &mut String, r: &RunRecord) {
     if let Some(e) = &r.error {
         rows.push(("error", format!("<span class=\"err\">{}</span>", esc(e))));
     }
-    for (k, v) in &r.extra {
-        rows.push(("extra", format!("{}: {}", esc(k), esc(&v.to_string()))));
+    if !r.settings.is_empty() {
+        let pairs: Vec<String> = r.settings.iter().map(|(k, v)| format!("{k}={v}")).collect();
+        rows.push(("settings", esc(&pairs.join(" "))));
+    }
+    if let Some(f1) = r.support_f1 {
+        rows.push(("support F1", format!("{:.0}%", 100.0 * f1)));
+    }
+    if let Some(e) = &r.outputs.evidence {
+        let cited: Vec<String> = e
+            .cited
+            .iter()
+            .map(|c| format!("{} ({})", c.title, c.sentence))
+            .collect();
+        rows.push(("cited", esc(&cited.join("; "))));
+        if e.rejected_total() > 0 {
+            let causes: Vec<String> = e
+                .rejected
+                .iter()
+                .map(|(c, n)| format!("{} {n}", c.name()))
+                .collect();
+            rows.push(("rejected actions", esc(&causes.join(", "))));
+        }
+    }
+    if let Some(first) = &r.first_attempt {
+        rows.push((
+            "first attempt",
+            format!(
+                "{} (EM {:.0}; {} attempts)",
+                esc(first.answer.as_deref().unwrap_or("no answer")),
+                100.0 * first.em,
+                r.outputs.attempts.len()
+            ),
+        ));
+    }
+    if let Some(f) = &r.outputs.final_call {
+        if let Some(a) = &f.retrieval_answer {
+            rows.push(("retrieval answer", esc(a)));
+        }
+        rows.push(("final call", format!("<pre>{}</pre>", esc(&f.response))));
     }
     h.push_str("<table class=\"facts\">");
     for (k, v) in rows {

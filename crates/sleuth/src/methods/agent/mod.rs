@@ -9,10 +9,11 @@ mod run;
 
 pub use run::LoopOutcome;
 
+use super::retry::{attempt_text, Attempt};
 use super::{AgentError, EnvFactory, Episode, Method, PromptSet, RunContext};
 use crate::data::Question;
 use crate::env::{Environment, PoolEnv};
-use crate::llm::{grammar, OutputConstraint};
+use crate::llm::{grammar, ChatRequest, Message, OutputConstraint};
 use crate::memory::{MemorySchema, Section, WorkingMemory};
 use crate::methods::settings::AgentSettings;
 use async_trait::async_trait;
@@ -107,7 +108,6 @@ impl TurnConstraint {
 
 /// A loop method: a style on the shared loop.
 pub struct AgentMethod {
-    name: String,
     style: Style,
     settings: AgentSettings,
     prompts: Arc<PromptSet>,
@@ -116,14 +116,8 @@ pub struct AgentMethod {
 }
 
 impl AgentMethod {
-    pub fn new(
-        name: impl Into<String>,
-        style: Style,
-        settings: AgentSettings,
-        prompts: Arc<PromptSet>,
-    ) -> Self {
+    pub fn new(style: Style, settings: AgentSettings, prompts: Arc<PromptSet>) -> Self {
         AgentMethod {
-            name: name.into(),
             style,
             settings,
             prompts,
@@ -227,12 +221,52 @@ impl AgentMethod {
 
 #[async_trait]
 impl Method for AgentMethod {
-    fn name(&self) -> &str {
-        &self.name
-    }
-
     async fn run(&self, question: &Question, ctx: &RunContext) -> Result<Episode, AgentError> {
         self.run_episode(question, ctx, None).await
+    }
+}
+
+/// Observation text kept per tool result when an episode is shown back for reflection.
+const REFLECTION_OBSERVATION_CHARS: usize = 600;
+
+/// Reflexion in the SLEUTH setting (SLEUTH paper §4, Reflexion with 2 episodes): a new
+/// episode carries the latest reflection, written on every episode so far.
+#[async_trait]
+impl Attempt for AgentMethod {
+    async fn attempt(
+        &self,
+        question: &Question,
+        ctx: &RunContext,
+        reflections: &[String],
+    ) -> Result<Episode, AgentError> {
+        self.run_episode(question, ctx, reflections.last().map(String::as_str))
+            .await
+    }
+
+    fn reflection(
+        &self,
+        question: &Question,
+        _last: &Episode,
+        so_far: &Episode,
+    ) -> Result<ChatRequest, AgentError> {
+        let prompt = self
+            .prompts
+            .render(
+                "reflection.txt",
+                context! {
+                    question => &question.text,
+                    answer => so_far.answer.as_deref().unwrap_or("(no answer: the turn budget ran out)"),
+                    trajectory => attempt_text(so_far, REFLECTION_OBSERVATION_CHARS),
+                },
+            )
+            .map_err(AgentError::config)?;
+        Ok(ChatRequest::new(vec![Message::user(prompt)])
+            .temperature(self.settings.temperature)
+            .max_tokens(self.settings.max_tokens))
+    }
+
+    fn max_attempts(&self) -> u32 {
+        self.settings.episodes
     }
 }
 

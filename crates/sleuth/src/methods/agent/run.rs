@@ -6,10 +6,13 @@
 //! Only the model's response is parsed; observations go back to the model as text.
 
 use crate::env::{Action, Environment, Observation};
-use crate::llm::{ChatRequest, LlmError, Message};
+use crate::llm::{ChatRequest, Message};
 use crate::memory::{check_adherence, parse_memory, MemorySchema, WorkingMemory};
+use crate::methods::outputs::MemoryCounts;
 use crate::methods::settings::{AgentSettings, Stopping};
-use crate::methods::{AgentError, CallKind, Episode, PromptSet, RunContext, StopReason, Turn};
+use crate::methods::{
+    call_model, AgentError, CallKind, Episode, PromptSet, RunContext, StopReason, Turn,
+};
 use minijinja::context;
 
 pub(super) struct AgentLoop<'a> {
@@ -140,15 +143,16 @@ impl AgentLoop<'_> {
         episode.retrieved = env.retrieved().to_vec();
         if self.schema.is_structured() {
             // Per turn: confirmed facts, hypotheses and open questions in the state.
-            let counts: Vec<[usize; 3]> = episode
+            episode.outputs.memory_counts = episode
                 .turns
                 .iter()
                 .filter_map(|t| t.state.as_ref())
-                .map(|s| [s.facts.len(), s.hypotheses.len(), s.questions.len()])
+                .map(|s| MemoryCounts {
+                    facts: s.facts.len(),
+                    hypotheses: s.hypotheses.len(),
+                    questions: s.questions.len(),
+                })
                 .collect();
-            episode
-                .extra
-                .insert("memory_counts".into(), serde_json::json!(counts));
         }
         Ok(episode)
     }
@@ -170,24 +174,21 @@ impl AgentLoop<'_> {
                 .temperature(self.settings.temperature)
                 .max_tokens(self.settings.max_tokens);
             request.constraint = constraint.clone();
-            let response = match self.ctx.model.complete(&request).await {
-                Ok(r) => r,
-                Err(LlmError::ContextOverflow { .. }) => return Ok(LoopOutcome::Overflow),
-                Err(source) => {
-                    let mut partial = episode.clone();
-                    partial.turns.push(turn.clone());
-                    partial.stop = StopReason::Error;
-                    partial.retrieved = env.retrieved().to_vec();
-                    return Err(AgentError::Llm {
-                        source,
-                        partial: Box::new(partial),
-                    });
-                }
+            let Some(text) = call_model(
+                self.ctx,
+                &request,
+                kind,
+                episode,
+                Some(turn),
+                env.retrieved(),
+            )
+            .await?
+            else {
+                return Ok(LoopOutcome::Overflow);
             };
-            episode.count_call(kind, &response);
             let enforce = self.settings.enforce && self.schema.is_structured();
             if enforce
-                && !check_adherence(&response.text, &self.schema)
+                && !check_adherence(&text, &self.schema)
                 && episode.reminders < self.settings.max_reminders
             {
                 episode.reminders += 1;
@@ -199,13 +200,13 @@ impl AgentLoop<'_> {
                     .collect::<Vec<_>>()
                     .join(", ");
                 let reminder = self.render("reminder.txt", context! { sections }, episode)?;
-                messages.push(Message::assistant(response.text.clone()));
+                messages.push(Message::assistant(text.clone()));
                 messages.push(Message::user(reminder));
-                turn.rejected.push(response.text);
+                turn.rejected.push(text);
                 kind = CallKind::Reminder;
                 continue;
             }
-            return Ok(LoopOutcome::Reply(response.text));
+            return Ok(LoopOutcome::Reply(text));
         }
     }
 

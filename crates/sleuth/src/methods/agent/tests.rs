@@ -4,7 +4,7 @@
 use super::*;
 use crate::data::{Dataset, Paragraph};
 use crate::llm::{ChatRequest, ScriptedModel};
-use crate::methods::registry::{build, MethodConfig};
+use crate::methods::registry::{build, MethodConfig, RegisteredMethod};
 use crate::methods::{CallKind, StopReason};
 use std::collections::BTreeMap;
 
@@ -38,20 +38,12 @@ fn question() -> Question {
     }
 }
 
-fn method(name: &str, pairs: &[(&str, &str)]) -> Arc<dyn Method> {
+fn method(name: &str, pairs: &[(&str, &str)]) -> RegisteredMethod {
     let settings: BTreeMap<String, String> = pairs
         .iter()
         .map(|(k, v)| (k.to_string(), v.to_string()))
         .collect();
-    build(
-        name,
-        &MethodConfig {
-            settings,
-            prompts: Arc::new(PromptSet::default()),
-            corpus: None,
-        },
-    )
-    .unwrap()
+    build(name, &MethodConfig::new(settings)).unwrap()
 }
 
 fn memory_reply(facts: usize, action: &str) -> String {
@@ -69,7 +61,7 @@ fn memory_reply(facts: usize, action: &str) -> String {
     s
 }
 
-async fn run(method: &Arc<dyn Method>, model: Arc<ScriptedModel>) -> Episode {
+async fn run(method: &RegisteredMethod, model: Arc<ScriptedModel>) -> Episode {
     method
         .run(&question(), &RunContext::new(model))
         .await
@@ -206,10 +198,13 @@ async fn dropped_fact_stays_in_state_and_is_given_back() {
         })
     }));
     let ep = run(&method("sleuth", &[]), model.clone()).await;
-    assert_eq!(
-        ep.extra["memory_counts"],
-        serde_json::json!([[2, 1, 1], [2, 0, 0], [2, 0, 0]])
-    );
+    let counts: Vec<[usize; 3]> = ep
+        .outputs
+        .memory_counts
+        .iter()
+        .map(|c| [c.facts, c.hypotheses, c.questions])
+        .collect();
+    assert_eq!(counts, [[2, 1, 1], [2, 0, 0], [2, 0, 0]]);
     let state = ep.turns[1].state.as_ref().unwrap();
     assert!(state.facts.iter().any(|f| f.statement == "fact number 1"));
     assert_eq!(ep.turns[2].state.as_ref().unwrap().facts.len(), 2);

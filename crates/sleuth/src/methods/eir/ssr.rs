@@ -298,10 +298,6 @@ impl Ssr {
 
 #[async_trait]
 impl Method for Ssr {
-    fn name(&self) -> &str {
-        "ssr"
-    }
-
     async fn run(&self, question: &Question, ctx: &RunContext) -> Result<Episode, AgentError> {
         let checker = Checker {
             shared: &self.shared,

@@ -1,0 +1,188 @@
+//! Settings of the shared agent loop (the SLEUTH-setting methods): the knobs the SLEUTH
+//! paper sweeps. They are parsed from `--set key=value` in [`super`], once, by the key
+//! catalogue; this file holds only the typed values and the rules that read them.
+
+use serde::{Deserialize, Serialize};
+use std::fmt;
+
+/// When the commitment nudge may fire.
+///
+/// A value never changes meaning with a decimal point: a bare number is always α (a
+/// fraction of the budget), a turn is written `turn:N`.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub enum NudgeAt {
+    /// At the first turn t ≥ ⌈α·T⌉ (SLEUTH paper §3.3: α = 0.7).
+    Fraction(f64),
+    /// At the first turn t ≥ this turn (the paper's Table 11 names turns: 6/10/14).
+    Turn(u32),
+    Never,
+}
+
+impl NudgeAt {
+    pub fn parse(value: &str) -> Result<NudgeAt, String> {
+        let v = value.trim().to_ascii_lowercase();
+        if matches!(v.as_str(), "none" | "off" | "never" | "false") {
+            return Ok(NudgeAt::Never);
+        }
+        if let Some(turn) = v.strip_prefix("turn:") {
+            return match turn.trim().parse::<u32>() {
+                Ok(t) if t >= 1 => Ok(NudgeAt::Turn(t)),
+                _ => Err(format!(
+                    "--set nudge={value}: expected turn:N with a turn number N >= 1"
+                )),
+            };
+        }
+        match v.parse::<f64>() {
+            Ok(alpha) if alpha > 0.0 && alpha <= 1.0 => Ok(NudgeAt::Fraction(alpha)),
+            Ok(n) if n > 1.0 && n.fract() == 0.0 => Err(format!(
+                "--set nudge={value}: a bare number is α, a fraction of the budget in (0,1]; for turn {n} write nudge=turn:{n}"
+            )),
+            _ => Err(format!(
+                "--set nudge={value}: expected α in (0,1] (e.g. 0.7), turn:N, or none"
+            )),
+        }
+    }
+}
+
+impl fmt::Display for NudgeAt {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            NudgeAt::Fraction(a) => write!(f, "{a}"),
+            NudgeAt::Turn(t) => write!(f, "turn:{t}"),
+            NudgeAt::Never => f.write_str("none"),
+        }
+    }
+}
+
+/// The commitment strategy (the paper's nudge, or an alternative of SLEUTH App. D.5).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Stopping {
+    /// The time-based nudge (SLEUTH's default).
+    Nudge,
+    /// Decompose up front; commit when every sub-question is resolved.
+    Structural,
+    /// Never revisit settled links; repeated retrievals are refused.
+    ForwardOnly,
+    /// Search only for evidence that separates hypotheses; commit on the survivor.
+    Contrastive,
+    /// Free search, then one verification of the chain before an answer is accepted.
+    LateVerification,
+}
+
+impl Stopping {
+    pub const NAMES: [&'static str; 5] = [
+        "nudge",
+        "structural",
+        "forward-only",
+        "contrastive",
+        "late-verification",
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Stopping::Nudge => "nudge",
+            Stopping::Structural => "structural",
+            Stopping::ForwardOnly => "forward-only",
+            Stopping::Contrastive => "contrastive",
+            Stopping::LateVerification => "late-verification",
+        }
+    }
+
+    pub fn parse(value: &str) -> Option<Stopping> {
+        [
+            Stopping::Nudge,
+            Stopping::Structural,
+            Stopping::ForwardOnly,
+            Stopping::Contrastive,
+            Stopping::LateVerification,
+        ]
+        .into_iter()
+        .find(|s| s.name() == value.trim())
+    }
+
+    pub fn template(self) -> Option<&'static str> {
+        match self {
+            Stopping::Nudge => None,
+            Stopping::Structural => Some("stop_structural.txt"),
+            Stopping::ForwardOnly => Some("stop_forward_only.txt"),
+            Stopping::Contrastive => Some("stop_contrastive.txt"),
+            Stopping::LateVerification => Some("stop_late_verification.txt"),
+        }
+    }
+}
+
+/// Settings of the shared agent loop.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AgentSettings {
+    /// Turn budget T (SLEUTH paper §4: T = 20).
+    pub turns: u32,
+    pub nudge: NudgeAt,
+    /// τ: confirmed facts needed before the nudge may fire (structured methods only).
+    pub tau: usize,
+    /// The paper's weaker variant: the nudge also needs an empty Open Questions list.
+    pub nudge_needs_empty_questions: bool,
+    /// Whether unstructured methods get the nudge too (the ReAct + nudge control).
+    pub nudge_all: bool,
+    pub top_k: usize,
+    /// Tool calls allowed in one response.
+    pub actions_per_turn: usize,
+    /// Runtime protocol enforcement (structured methods).
+    pub enforce: bool,
+    pub max_reminders: u32,
+    pub stopping: Stopping,
+    pub temperature: f32,
+    pub max_tokens: u32,
+    /// Reflexion: episodes per question.
+    pub episodes: u32,
+    /// The corpus setting's rule: the last turn accepts only an answer.
+    pub last_turn_answer_only: bool,
+    /// Attach the protocol's output grammar to requests (used by the embedded model).
+    pub grammar: bool,
+}
+
+impl Default for AgentSettings {
+    fn default() -> Self {
+        AgentSettings {
+            turns: 20,
+            nudge: NudgeAt::Fraction(0.7),
+            tau: 2,
+            nudge_needs_empty_questions: false,
+            nudge_all: false,
+            top_k: 3,
+            actions_per_turn: 1,
+            enforce: false,
+            max_reminders: 5,
+            stopping: Stopping::Nudge,
+            temperature: 0.0,
+            max_tokens: 1024,
+            episodes: 2,
+            last_turn_answer_only: false,
+            grammar: true,
+        }
+    }
+}
+
+impl AgentSettings {
+    /// The open-corpus setting's budget (EIR paper §4.3): 12 action turns, the last
+    /// accepting only an answer.
+    pub fn corpus() -> Self {
+        AgentSettings {
+            turns: 12,
+            last_turn_answer_only: true,
+            ..AgentSettings::default()
+        }
+    }
+
+    /// The first turn at which the nudge may fire, if any.
+    pub fn nudge_turn(&self) -> Option<u32> {
+        match self.nudge {
+            // The epsilon keeps 0.7 * 20 at 14 despite binary floating point.
+            NudgeAt::Fraction(alpha) => {
+                Some(((alpha * self.turns as f64) - 1e-9).ceil().max(1.0) as u32)
+            }
+            NudgeAt::Turn(t) => Some(t),
+            NudgeAt::Never => None,
+        }
+    }
+}

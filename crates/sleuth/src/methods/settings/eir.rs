@@ -1,0 +1,47 @@
+//! Settings of the EIR-setting methods: the read budget H the EIR paper sweeps,
+//! Reflexion's trials, SSR's verifier temperature, and EIR's three controls. Parsed in
+//! [`super`] by the key catalogue; `max_tokens` defaults to 2048 here, the output limit
+//! of the EIR paper's runs.
+
+use serde::{Deserialize, Serialize};
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct EirSettings {
+    /// H: paragraph reads per retrieval trajectory (EIR paper §3: H = 6; EIR then has one
+    /// submit-only turn; Direct, SSR, Reflexion: H turns including the submission).
+    pub reads: u32,
+    /// Reflexion trials (EIR paper App. D.2: 5).
+    pub trials: u32,
+    /// Temperature of Agentic SSR's verifier samples (EIR paper App. D.1: 0.7).
+    pub verifier_temperature: f32,
+    /// Control (EIR App. E.1): when false, EIR keeps updating its lists but leaves them
+    /// out of later action prompts.
+    pub list_feedback: bool,
+    /// Control (EIR App. E.3): conclusions carry `depends_on` links, and a change to a
+    /// conclusion triggers a repair call that revises its dependents.
+    pub dependency_repair: bool,
+    /// Control (EIR App. F.3): after the final answer, the model may read up to this many
+    /// more paragraphs; if it reads any, the final call runs again.
+    pub extra_reads: u32,
+    /// Send the action JSON schema as an output constraint (grammar-constrained local
+    /// models, OpenAI structured outputs). Responses are validated either way.
+    pub json_schema: bool,
+    pub temperature: f32,
+    pub max_tokens: u32,
+}
+
+impl Default for EirSettings {
+    fn default() -> Self {
+        EirSettings {
+            reads: 6,
+            trials: 5,
+            verifier_temperature: 0.7,
+            list_feedback: true,
+            dependency_repair: false,
+            extra_reads: 0,
+            json_schema: true,
+            temperature: 0.0,
+            max_tokens: 2048,
+        }
+    }
+}
