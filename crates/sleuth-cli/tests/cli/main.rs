@@ -9,6 +9,7 @@ mod eir;
 mod eval;
 mod index;
 mod local;
+mod methods;
 mod providers;
 mod report;
 mod score;

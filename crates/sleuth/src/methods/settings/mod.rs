@@ -81,19 +81,28 @@ pub const SETTINGS: &[SettingDef] = &[
     SettingDef {
         key: "turns",
         doc: "turn budget T (integer >= 1)",
-        apply: |s, v| Ok(s.agent.turns = positive("turns", v)?),
+        apply: |s, v| {
+            s.agent.turns = positive("turns", v)?;
+            Ok(())
+        },
         show: |s, _| s.agent.turns.to_string(),
     },
     SettingDef {
         key: "nudge",
         doc: "when the commitment nudge may fire: α in (0,1] (a fraction of T), turn:N, or none",
-        apply: |s, v| Ok(s.agent.nudge = NudgeAt::parse(v)?),
+        apply: |s, v| {
+            s.agent.nudge = NudgeAt::parse(v)?;
+            Ok(())
+        },
         show: |s, _| s.agent.nudge.to_string(),
     },
     SettingDef {
         key: "tau",
         doc: "τ, confirmed facts needed before the nudge may fire",
-        apply: |s, v| Ok(s.agent.tau = num("tau", v, "an integer >= 0")?),
+        apply: |s, v| {
+            s.agent.tau = num("tau", v, "an integer >= 0")?;
+            Ok(())
+        },
         show: |s, _| s.agent.tau.to_string(),
     },
     SettingDef {
@@ -114,7 +123,10 @@ pub const SETTINGS: &[SettingDef] = &[
     SettingDef {
         key: "nudge_all",
         doc: "true: methods without a memory get the nudge too, ungated (the ReAct + nudge control)",
-        apply: |s, v| Ok(s.agent.nudge_all = boolean("nudge_all", v)?),
+        apply: |s, v| {
+            s.agent.nudge_all = boolean("nudge_all", v)?;
+            Ok(())
+        },
         show: |s, _| s.agent.nudge_all.to_string(),
     },
     SettingDef {
@@ -139,85 +151,127 @@ pub const SETTINGS: &[SettingDef] = &[
     SettingDef {
         key: "top_k",
         doc: "paragraphs per search (integer >= 1)",
-        apply: |s, v| Ok(s.agent.top_k = positive("top_k", v)? as usize),
+        apply: |s, v| {
+            s.agent.top_k = positive("top_k", v)? as usize;
+            Ok(())
+        },
         show: |s, _| s.agent.top_k.to_string(),
     },
     SettingDef {
         key: "actions_per_turn",
         doc: "tool calls executed from one response (integer >= 1)",
-        apply: |s, v| Ok(s.agent.actions_per_turn = positive("actions_per_turn", v)? as usize),
+        apply: |s, v| {
+            s.agent.actions_per_turn = positive("actions_per_turn", v)? as usize;
+            Ok(())
+        },
         show: |s, _| s.agent.actions_per_turn.to_string(),
     },
     SettingDef {
         key: "enforce",
         doc: "true: runtime protocol enforcement (a response without the memory notation is re-prompted)",
-        apply: |s, v| Ok(s.agent.enforce = boolean("enforce", v)?),
+        apply: |s, v| {
+            s.agent.enforce = boolean("enforce", v)?;
+            Ok(())
+        },
         show: |s, _| s.agent.enforce.to_string(),
     },
     SettingDef {
         key: "max_reminders",
         doc: "enforcement reminders per episode",
-        apply: |s, v| Ok(s.agent.max_reminders = num("max_reminders", v, "an integer >= 0")?),
+        apply: |s, v| {
+            s.agent.max_reminders = num("max_reminders", v, "an integer >= 0")?;
+            Ok(())
+        },
         show: |s, _| s.agent.max_reminders.to_string(),
     },
     SettingDef {
         key: "episodes",
         doc: "Reflexion: episodes per question (integer >= 1)",
-        apply: |s, v| Ok(s.agent.episodes = positive("episodes", v)?),
+        apply: |s, v| {
+            s.agent.episodes = positive("episodes", v)?;
+            Ok(())
+        },
         show: |s, _| s.agent.episodes.to_string(),
     },
     SettingDef {
         key: "last_turn_answer_only",
         doc: "true: the last turn accepts only finish (the corpus setting's rule)",
-        apply: |s, v| Ok(s.agent.last_turn_answer_only = boolean("last_turn_answer_only", v)?),
+        apply: |s, v| {
+            s.agent.last_turn_answer_only = boolean("last_turn_answer_only", v)?;
+            Ok(())
+        },
         show: |s, _| s.agent.last_turn_answer_only.to_string(),
     },
     SettingDef {
         key: "grammar",
         doc: "false: send no output grammar (only the embedded model uses one)",
-        apply: |s, v| Ok(s.agent.grammar = boolean("grammar", v)?),
+        apply: |s, v| {
+            s.agent.grammar = boolean("grammar", v)?;
+            Ok(())
+        },
         show: |s, _| s.agent.grammar.to_string(),
     },
     SettingDef {
         key: "reads",
         doc: "read budget H (integer >= 1)",
-        apply: |s, v| Ok(s.eir.reads = positive("reads", v)?),
+        apply: |s, v| {
+            s.eir.reads = positive("reads", v)?;
+            Ok(())
+        },
         show: |s, _| s.eir.reads.to_string(),
     },
     SettingDef {
         key: "trials",
         doc: "Reflexion in the EIR setting: trials per question (integer >= 1)",
-        apply: |s, v| Ok(s.eir.trials = positive("trials", v)?),
+        apply: |s, v| {
+            s.eir.trials = positive("trials", v)?;
+            Ok(())
+        },
         show: |s, _| s.eir.trials.to_string(),
     },
     SettingDef {
         key: "verifier_temperature",
         doc: "Agentic SSR: temperature of the three verifier samples",
-        apply: |s, v| Ok(s.eir.verifier_temperature = temperature("verifier_temperature", v)?),
+        apply: |s, v| {
+            s.eir.verifier_temperature = temperature("verifier_temperature", v)?;
+            Ok(())
+        },
         show: |s, _| s.eir.verifier_temperature.to_string(),
     },
     SettingDef {
         key: "list_feedback",
         doc: "false: EIR keeps its lists out of later action prompts (control)",
-        apply: |s, v| Ok(s.eir.list_feedback = boolean("list_feedback", v)?),
+        apply: |s, v| {
+            s.eir.list_feedback = boolean("list_feedback", v)?;
+            Ok(())
+        },
         show: |s, _| s.eir.list_feedback.to_string(),
     },
     SettingDef {
         key: "dependency_repair",
         doc: "true: conclusions carry dependencies and a revision repairs its dependents (control)",
-        apply: |s, v| Ok(s.eir.dependency_repair = boolean("dependency_repair", v)?),
+        apply: |s, v| {
+            s.eir.dependency_repair = boolean("dependency_repair", v)?;
+            Ok(())
+        },
         show: |s, _| s.eir.dependency_repair.to_string(),
     },
     SettingDef {
         key: "extra_reads",
         doc: "further reads the model may request after its final answer (control)",
-        apply: |s, v| Ok(s.eir.extra_reads = num("extra_reads", v, "an integer >= 0")?),
+        apply: |s, v| {
+            s.eir.extra_reads = num("extra_reads", v, "an integer >= 0")?;
+            Ok(())
+        },
         show: |s, _| s.eir.extra_reads.to_string(),
     },
     SettingDef {
         key: "json_schema",
         doc: "false: send no JSON schema as an output constraint (responses are validated either way)",
-        apply: |s, v| Ok(s.eir.json_schema = boolean("json_schema", v)?),
+        apply: |s, v| {
+            s.eir.json_schema = boolean("json_schema", v)?;
+            Ok(())
+        },
         show: |s, _| s.eir.json_schema.to_string(),
     },
     SettingDef {
