@@ -6,6 +6,7 @@ use anyhow::{anyhow, bail, Context, Result};
 use sleuth::data::{self, Dataset, Paragraph, Question};
 use sleuth::eval::metrics;
 use sleuth::methods::{RunContext, TurnObserver};
+use sleuth::terminal::terminal_safe;
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -56,7 +57,7 @@ pub fn run(args: Args) -> Result<()> {
     let mut ctx = RunContext::new(stack.model());
     ctx.observer = Some(Arc::new(Printer { full: args.full }));
 
-    println!("Question: {}\n", question.text);
+    println!("Question: {}\n", terminal_safe(&question.text));
     let runtime = tokio::runtime::Runtime::new()?;
     let episode = runtime
         .block_on(method.run(&question, &ctx))
@@ -66,7 +67,7 @@ pub fn run(args: Args) -> Result<()> {
         let s = metrics::answer_scores(&question, episode.answer.as_deref());
         println!(
             "Gold: {}   EM {:.0}  F1 {:.2}",
-            question.answers.join(" | "),
+            terminal_safe(&question.answers.join(" | ")),
             s.em,
             s.f1
         );
