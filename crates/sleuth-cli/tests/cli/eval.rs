@@ -8,6 +8,8 @@ use sleuth_testkit::{MockServer, ReceivedRequest, Reply};
 use std::collections::{HashMap, HashSet};
 use std::io::Write;
 use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 
 /// A server that finishes every question with its HotpotQA gold answer on turn 2.
 fn oracle_server() -> MockServer {
@@ -253,12 +255,17 @@ fn wait_for_lock(dir: &Path, pid: u32) {
 
 #[test]
 fn a_second_writer_is_refused_with_the_holders_pid_and_a_dead_holder_frees_the_directory() {
-    // Slow replies keep the first run busy while the second one starts.
-    let server = MockServer::spawn(|_| {
-        Reply::delayed(
-            std::time::Duration::from_millis(300),
-            Reply::text("Action: finish[yes]"),
-        )
+    // The server holds every reply until the test opens the gate (10 s at most, so a
+    // broken lock fails the test instead of hanging it): the first run is certainly
+    // still running, and holding the directory, when the second one starts.
+    let gate = Arc::new(AtomicBool::new(false));
+    let open = gate.clone();
+    let server = MockServer::spawn(move |_| {
+        let waiting = std::time::Instant::now();
+        while !open.load(Ordering::SeqCst) && waiting.elapsed().as_secs() < 10 {
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+        Reply::text("Action: finish[yes]")
     });
     let url = format!("openai-compat:{}#slow", server.url());
     let dir = tempfile::tempdir().unwrap();
@@ -279,6 +286,7 @@ fn a_second_writer_is_refused_with_the_holders_pid_and_a_dead_holder_frees_the_d
             && err.contains(&format!("pid {}", first.id())),
         "{err}"
     );
+    gate.store(true, Ordering::SeqCst);
     let first = first.wait_with_output().unwrap();
     assert!(first.status.success(), "{}", stderr(&first));
     let records = read_records(&out);
@@ -287,11 +295,13 @@ fn a_second_writer_is_refused_with_the_holders_pid_and_a_dead_holder_frees_the_d
 
     // A holder killed with SIGKILL leaves its lock file (and pid) behind, but not the
     // lock: the next run takes the directory and resumes.
+    gate.store(false, Ordering::SeqCst);
     let more = eval(9);
     let mut killed = spawn_sleuth(&more.args());
     wait_for_lock(&out, killed.id());
     killed.kill().unwrap();
     killed.wait().unwrap();
+    gate.store(true, Ordering::SeqCst);
     more.ok();
     let records = read_records(&out);
     let keys: HashSet<String> = records
