@@ -182,3 +182,87 @@ fn ask_shows_hostile_data_and_model_text_escaped() {
     assert_eq!(live_controls(&err), Vec::<char>::new(), "{err:?}");
     assert!(err.contains("missing\\u{1b}[2J"), "{err}");
 }
+
+/// A server on 127.0.0.1 that answers every request with `307` to `target` (plus the
+/// request's path), as a hostile or misconfigured endpoint might. Returns its origin.
+fn redirector(target: String) -> String {
+    use std::io::{BufRead, BufReader, Read, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let origin = format!("http://{}", listener.local_addr().unwrap());
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { return };
+            let mut reader = BufReader::new(stream.try_clone().unwrap());
+            let (mut path, mut length, mut line) = (String::new(), 0usize, String::new());
+            while reader.read_line(&mut line).is_ok_and(|n| n > 0) && line != "\r\n" {
+                if path.is_empty() {
+                    path = line.split(' ').nth(1).unwrap_or("/").to_string();
+                }
+                if let Some(v) = line.to_ascii_lowercase().strip_prefix("content-length:") {
+                    length = v.trim().parse().unwrap_or(0);
+                }
+                line.clear();
+            }
+            let mut body = vec![0u8; length];
+            let _ = reader.read_exact(&mut body);
+            let _ = write!(
+                stream,
+                "HTTP/1.1 307 Temporary Redirect\r\nLocation: {target}{path}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+            );
+        }
+    });
+    origin
+}
+
+#[test]
+fn a_redirect_never_carries_the_key_or_the_prompt_elsewhere() {
+    let elsewhere =
+        sleuth_testkit::MockServer::spawn(|_| sleuth_testkit::Reply::text("Action: finish[x]"));
+    let from = redirector(elsewhere.origin());
+    let dir = tempfile::tempdir().unwrap();
+    let paragraphs = dir.path().join("p.json");
+    std::fs::write(&paragraphs, r#"[{"title": "T", "text": "Some text."}]"#).unwrap();
+    let canary = "sk-canary-never-elsewhere";
+    let compat = format!("openai-compat:{from}/v1#m");
+    for (model, base_var, key_var) in [
+        (
+            "anthropic:claude-test",
+            "ANTHROPIC_BASE_URL",
+            "ANTHROPIC_API_KEY",
+        ),
+        ("openai:gpt-test", "OPENAI_BASE_URL", "OPENAI_API_KEY"),
+        (compat.as_str(), "UNUSED_BASE_URL", "OPENAI_API_KEY"),
+    ] {
+        let base = if model.starts_with("anthropic") {
+            from.clone()
+        } else {
+            format!("{from}/v1")
+        };
+        let o = std::process::Command::new(env!("CARGO_BIN_EXE_sleuth"))
+            .args(["ask", "--method", "react", "--model", model, "--no-cache"])
+            .args([
+                "--question",
+                "q?",
+                "--paragraphs",
+                paragraphs.to_str().unwrap(),
+            ])
+            .env_remove("OPENAI_API_KEY")
+            .env_remove("ANTHROPIC_API_KEY")
+            .env(base_var, &base)
+            .env(key_var, canary)
+            .output()
+            .unwrap();
+        let err = stderr(&o);
+        assert!(!o.status.success(), "{model}: {err}");
+        assert!(
+            err.contains("307") && err.contains("does not follow redirects"),
+            "{model}: {err}"
+        );
+        assert!(!err.contains(canary) && !stdout(&o).contains(canary));
+    }
+    assert_eq!(
+        elsewhere.request_count(),
+        0,
+        "nothing reached the other server"
+    );
+}
