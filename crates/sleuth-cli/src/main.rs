@@ -3,6 +3,7 @@
 //! Arguments are parsed here (clap), then each command resolves them into real objects
 //! (datasets, models, methods) in one place and runs. `anyhow` lives only in this crate.
 
+mod bounds;
 mod commands;
 mod local;
 mod progress;
@@ -83,7 +84,9 @@ fn main() -> ExitCode {
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("error: {e:#}");
+            // Errors quote data and model text: escape what a terminal would act on.
+            let message = format!("{e:#}");
+            eprintln!("error: {}", sleuth::terminal::terminal_safe_lines(&message));
             ExitCode::FAILURE
         }
     }

@@ -29,13 +29,13 @@ pub struct QuestionArgs {
     #[arg(long)]
     pub data: PathBuf,
     /// Keep only questions with this many hops.
-    #[arg(long)]
+    #[arg(long, value_parser = clap::value_parser!(u8).range(1..))]
     pub hops: Option<u8>,
     /// Keep the first N questions (after --hops).
-    #[arg(long)]
+    #[arg(long, value_parser = crate::bounds::count(1..))]
     pub limit: Option<usize>,
     /// Keep a random sample of N questions (after --hops), chosen by --seed.
-    #[arg(long, conflicts_with = "limit")]
+    #[arg(long, conflicts_with = "limit", value_parser = crate::bounds::count(1..))]
     pub sample: Option<usize>,
     /// Seed for --sample.
     #[arg(long, default_value_t = 0)]
@@ -113,11 +113,11 @@ pub struct ModelArgs {
     /// local:NAME|PATH.gguf, scripted:FILE.
     #[arg(long)]
     pub model: String,
-    /// Seconds before one model request times out.
-    #[arg(long, default_value_t = 120)]
+    /// Seconds before one model request times out (1 to 86400).
+    #[arg(long, default_value_t = 120, value_parser = clap::value_parser!(u64).range(1..=86_400))]
     pub timeout: u64,
-    /// Attempts per model call, the first included (429/5xx/timeouts are retried).
-    #[arg(long, default_value_t = 6)]
+    /// Attempts per model call, the first included (429/5xx/timeouts are retried; 1 to 100).
+    #[arg(long, default_value_t = 6, value_parser = clap::value_parser!(u32).range(1..=100))]
     pub attempts: u32,
     /// Response cache directory (default: the user cache dir, e.g. ~/.cache/sleuth/responses).
     #[arg(long, env = "SLEUTH_CACHE")]
@@ -126,13 +126,13 @@ pub struct ModelArgs {
     #[arg(long, env = "SLEUTH_NO_CACHE")]
     pub no_cache: bool,
     /// Stop cleanly before the run's billed cost would exceed this many USD.
-    #[arg(long)]
+    #[arg(long, value_parser = crate::bounds::positive)]
     pub max_cost: Option<f64>,
     /// Requests per minute allowed to the provider (shared by all concurrent questions).
-    #[arg(long)]
+    #[arg(long, value_parser = crate::bounds::positive)]
     pub rpm: Option<f64>,
     /// Tokens per minute allowed to the provider.
-    #[arg(long)]
+    #[arg(long, value_parser = crate::bounds::positive)]
     pub tpm: Option<f64>,
     /// A TOML or JSON price table (USD per million tokens) overriding the built-in one.
     #[arg(long)]
@@ -225,7 +225,7 @@ pub struct MethodArgs {
     #[arg(long)]
     pub index: Option<PathBuf>,
     /// Read attempts per episode in the corpus setting.
-    #[arg(long, default_value_t = 6)]
+    #[arg(long, default_value_t = 6, value_parser = crate::bounds::count(1..))]
     pub corpus_reads: usize,
 }
 

@@ -1,8 +1,12 @@
 //! Rendering turns and outcomes for a person reading a terminal.
+//!
+//! Everything shown here is model output or benchmark data, so each piece goes through
+//! `terminal_safe` (one line each: a line break inside a fact cannot forge a line).
 
 use sleuth::env::Observation;
 use sleuth::eval::RunRecord;
 use sleuth::methods::Turn;
+use sleuth::terminal::terminal_safe;
 use std::fmt::Write;
 
 const OBSERVATION_LINES: usize = 4;
@@ -31,18 +35,18 @@ pub fn turn(turn: &Turn, full: bool) -> String {
                 || !state.questions.is_empty() =>
         {
             for f in &state.facts {
-                let _ = writeln!(out, "   {}", f.render());
+                let _ = writeln!(out, "   {}", terminal_safe(&f.render()));
             }
             for h in &state.hypotheses {
-                let _ = writeln!(out, "   {}", h.render());
+                let _ = writeln!(out, "   {}", terminal_safe(&h.render()));
             }
             for q in &state.questions {
-                let _ = writeln!(out, "   {}", q.render());
+                let _ = writeln!(out, "   {}", terminal_safe(&q.render()));
             }
         }
         Some(state) if state.notes.is_some() => {
             for line in state.notes.as_deref().unwrap_or("").lines() {
-                let _ = writeln!(out, "   notes: {line}");
+                let _ = writeln!(out, "   notes: {}", terminal_safe(line));
             }
         }
         _ => {
@@ -63,7 +67,7 @@ pub fn turn(turn: &Turn, full: bool) -> String {
         }
     }
     for (i, action) in turn.actions.iter().enumerate() {
-        let _ = writeln!(out, " → {action}");
+        let _ = writeln!(out, " → {}", terminal_safe(&action.to_string()));
         if let Some(obs) = turn.observations.get(i) {
             out.push_str(&observation(obs, full));
         }
@@ -84,7 +88,11 @@ fn observation(obs: &Observation, full: bool) -> String {
         let _ = writeln!(
             out,
             "   │ {}",
-            if full { line.to_string() } else { clip(line) }
+            if full {
+                terminal_safe(line).into_owned()
+            } else {
+                clip(line)
+            }
         );
     }
     if shown < lines.len() {
@@ -93,9 +101,11 @@ fn observation(obs: &Observation, full: bool) -> String {
     out
 }
 
+/// One line of untrusted text, escaped and cut to the display width.
 fn clip(line: &str) -> String {
+    let line = terminal_safe(line);
     if line.chars().count() <= LINE_WIDTH {
-        return line.to_string();
+        return line.into_owned();
     }
     let cut: String = line.chars().take(LINE_WIDTH).collect();
     format!("{cut}…")
@@ -105,7 +115,7 @@ fn clip(line: &str) -> String {
 pub fn outcome(r: &RunRecord) -> String {
     format!(
         "Answer: {}   ({} after {} turns, {} model calls, {} tokens{})",
-        r.answer.as_deref().unwrap_or("(none)"),
+        terminal_safe(r.answer.as_deref().unwrap_or("(none)")),
         r.stop.name(),
         r.turns,
         r.calls,

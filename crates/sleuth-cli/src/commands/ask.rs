@@ -6,6 +6,7 @@ use anyhow::{anyhow, bail, Context, Result};
 use sleuth::data::{self, Dataset, Paragraph, Question};
 use sleuth::eval::{run_episode, Outcome};
 use sleuth::methods::TurnObserver;
+use sleuth::terminal::terminal_safe;
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -55,7 +56,7 @@ pub fn run(args: Args) -> Result<()> {
     let stack = args.model.open_stack()?;
     let observer: Arc<dyn TurnObserver> = Arc::new(Printer { full: args.full });
 
-    println!("Question: {}\n", question.text);
+    println!("Question: {}\n", terminal_safe(&question.text));
     let runtime = tokio::runtime::Runtime::new()?;
     let record = match runtime.block_on(run_episode(
         &stack,
@@ -75,7 +76,7 @@ pub fn run(args: Args) -> Result<()> {
     if question.answers.iter().any(|a| !a.is_empty()) {
         println!(
             "Gold: {}   EM {:.0}  F1 {:.2}",
-            question.answers.join(" | "),
+            terminal_safe(&question.answers.join(" | ")),
             record.em,
             record.f1
         );

@@ -3,6 +3,7 @@
 
 use clap::{Args, Subcommand};
 use sleuth::data::{self, Corpus, Dataset, DatasetStats, Question};
+use sleuth::terminal::terminal_safe_lines;
 use std::path::{Path, PathBuf};
 
 #[derive(Subcommand)]
@@ -23,7 +24,7 @@ pub struct StatsArgs {
     #[arg(long)]
     pub data: PathBuf,
     /// Only questions with this many hops.
-    #[arg(long)]
+    #[arg(long, value_parser = clap::value_parser!(u8).range(1..))]
     pub hops: Option<u8>,
     /// Print one JSON object instead of a table.
     #[arg(long)]
@@ -73,7 +74,7 @@ fn stats(args: StatsArgs) -> anyhow::Result<()> {
         value["file"] = args.data.display().to_string().into();
         println!("{}", serde_json::to_string_pretty(&value)?);
     } else {
-        print!("{}", render(&args.data, &stats));
+        print!("{}", terminal_safe_lines(&render(&args.data, &stats)));
     }
     Ok(())
 }

@@ -28,7 +28,7 @@ pub struct Args {
     #[arg(long, default_value = "sleuth,react")]
     pub methods: String,
     /// How many of the bundled questions to run.
-    #[arg(long, default_value_t = 4)]
+    #[arg(long, default_value_t = 4, value_parser = crate::bounds::count(1..))]
     pub questions: usize,
     /// Method options (`--set key=value`); the demo defaults to turns=5, max_tokens=256.
     #[arg(long = "set", value_name = "KEY=VALUE")]

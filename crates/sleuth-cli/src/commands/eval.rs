@@ -3,7 +3,7 @@
 use crate::progress::EvalProgress;
 use crate::resolve::{self, MethodArgs, ModelArgs, QuestionArgs};
 use anyhow::Result;
-use sleuth::eval::{RunConfig, RunStore, Runner};
+use sleuth::eval::{RunConfig, RunStore, RunSummary, Runner};
 use std::path::PathBuf;
 
 #[derive(clap::Args)]
@@ -19,7 +19,7 @@ pub struct Args {
     pub method: MethodArgs,
     /// Questions answered at the same time (default 4; 1 for local: models, whose one
     /// inference thread would otherwise thrash its prefix cache between questions).
-    #[arg(long)]
+    #[arg(long, value_parser = crate::bounds::count(1..=4096))]
     pub concurrency: Option<usize>,
     /// Run again the questions whose earlier record ended in an error.
     #[arg(long)]
@@ -62,11 +62,12 @@ pub fn run(args: Args) -> Result<()> {
     let summary =
         tokio::runtime::Runtime::new()?.block_on(runner.run(&questions, &store, &progress))?;
     eprintln!(
-        "{} records written to {} ({} already there, {} with errors)",
+        "{} records written to {} ({} with errors); {} already there ({} with errors)",
         summary.written,
         store.records_path().display(),
+        summary.errors,
         summary.skipped,
-        summary.errors
+        summary.skipped_errors
     );
     let totals = runner.stack.totals();
     eprintln!(
@@ -81,9 +82,29 @@ pub fn run(args: Args) -> Result<()> {
     if let Some(reason) = &summary.halted {
         anyhow::bail!("stopped before exceeding the cost budget ({reason}); rerun with a larger --max-cost to continue");
     }
-    if summary.written > 0 && summary.errors == summary.written {
-        let first = summary.first_error.unwrap_or_default();
+    failures(&summary, &store)
+}
+
+/// A run whose selected questions all ended in errors is a failure, whether they
+/// failed now or in an earlier run of the directory (a re-run skips error records
+/// unless told to retry them); leftover errors in a run that otherwise worked are a
+/// hint, not a failure.
+fn failures(summary: &RunSummary, store: &RunStore) -> Result<()> {
+    let errors = summary.errors + summary.skipped_errors;
+    let first = summary.first_error.as_deref().unwrap_or_default();
+    let all_failed = summary.errors == summary.written && summary.skipped_errors == summary.skipped;
+    if summary.written > 0 && all_failed {
         anyhow::bail!("every question failed (first error: {first}); check the model endpoint and key, then rerun with --retry-errors");
+    }
+    if summary.written == 0 && summary.skipped > 0 && all_failed {
+        anyhow::bail!(
+            "nothing ran: all {} selected records in {} ended in errors (first error: {first}); rerun with --retry-errors to run them again",
+            summary.skipped,
+            store.dir().display()
+        );
+    }
+    if errors > 0 {
+        eprintln!("{errors} records ended in errors; rerun with --retry-errors to run them again");
     }
     Ok(())
 }

@@ -58,7 +58,7 @@ pub struct Args {
     #[arg(long, value_name = "DIR")]
     pub data_root: Option<PathBuf>,
     /// Override the recipe's per-split question limit (e.g. a 5-question smoke run).
-    #[arg(long)]
+    #[arg(long, value_parser = crate::bounds::count(1..))]
     pub limit: Option<usize>,
 }
 

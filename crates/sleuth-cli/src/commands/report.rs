@@ -8,6 +8,7 @@ use anyhow::{bail, Context};
 use sleuth::eval::analysis::{load, Analysis, Options};
 use sleuth::eval::stats::{DEFAULT_RESAMPLES, DEFAULT_SEED};
 use sleuth::report;
+use sleuth::terminal::{terminal_safe, terminal_safe_lines};
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
@@ -32,13 +33,13 @@ pub struct Args {
     pub html: bool,
     /// Memory-dynamics cohort: episodes lasting at least this many turns
     /// (default: 70% of the longest episode).
-    #[arg(long, value_name = "TURNS")]
+    #[arg(long, value_name = "TURNS", value_parser = clap::value_parser!(u32).range(1..))]
     pub cohort: Option<u32>,
     /// Bootstrap seed.
     #[arg(long, default_value_t = DEFAULT_SEED)]
     pub seed: u64,
     /// Bootstrap resamples.
-    #[arg(long, default_value_t = DEFAULT_RESAMPLES)]
+    #[arg(long, default_value_t = DEFAULT_RESAMPLES, value_parser = crate::bounds::count(1..=10_000_000))]
     pub resamples: usize,
 }
 
@@ -65,7 +66,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     };
     let analysis = Analysis::build(&set, &options);
     for w in &analysis.warnings {
-        eprintln!("warning: {w}");
+        eprintln!("warning: {}", terminal_safe(w));
     }
     if args.json {
         println!(
@@ -73,7 +74,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             serde_json::to_string_pretty(&report::json(&analysis))?
         );
     } else {
-        print!("{}", report::markdown(&analysis));
+        print!("{}", terminal_safe_lines(&report::markdown(&analysis)));
         if args.baseline.is_none() && analysis.summaries.len() > 1 {
             println!("\n(Pass --baseline METHOD for paired comparisons.)");
         }

@@ -3,6 +3,7 @@
 
 use super::data::{dataset, load};
 use sleuth::eval::metrics::{explain, read_predictions, score_all, Summary};
+use sleuth::terminal::{terminal_safe, terminal_safe_lines};
 use std::collections::HashSet;
 use std::path::PathBuf;
 
@@ -20,7 +21,7 @@ pub struct Args {
     #[arg(long)]
     pub predictions: PathBuf,
     /// Only score questions with this many hops.
-    #[arg(long)]
+    #[arg(long, value_parser = clap::value_parser!(u8).range(1..))]
     pub hops: Option<u8>,
     /// Print one JSON object instead of a table.
     #[arg(long)]
@@ -57,8 +58,11 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             anyhow::anyhow!("--explain: no question `{id}` in {}", args.data.display())
         })?;
         match predictions.by_id.get(id).and_then(|p| p.answer.as_deref()) {
-            Some(answer) => eprintln!("{id}: {}", explain(dataset, answer, &question.answers)),
-            None => eprintln!("{id}: no predicted answer (scores 0)"),
+            Some(answer) => {
+                let line = format!("{id}: {}", explain(dataset, answer, &question.answers));
+                eprintln!("{}", terminal_safe_lines(&line));
+            }
+            None => eprintln!("{}: no predicted answer (scores 0)", terminal_safe(id)),
         }
     }
     Ok(())

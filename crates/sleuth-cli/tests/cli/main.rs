@@ -7,6 +7,7 @@ mod corpus;
 mod data;
 mod eir;
 mod eval;
+mod hardening;
 mod index;
 mod local;
 mod methods;

@@ -8,14 +8,13 @@
 //! budget answers it) and no new question starts.
 
 use super::record::RecordContext;
-use super::store::{RecordKey, RunStore};
+use super::store::{Recorded, RunStore};
 use super::RunRecord;
 use crate::data::Question;
 use crate::llm::{ChatModel, LlmError, ModelStack};
 use crate::methods::{AgentError, RegisteredMethod, RunContext, TurnObserver};
 use crate::Result;
 use futures::StreamExt;
-use std::collections::HashSet;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
@@ -42,10 +41,14 @@ pub struct Runner {
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct RunSummary {
     pub planned: usize,
+    /// Planned episodes already recorded by an earlier run of the directory.
     pub skipped: usize,
+    /// Of those, how many ended in an error (kept until `retry_errors`).
+    pub skipped_errors: usize,
     pub written: usize,
     pub errors: usize,
-    /// The first error message of this run, for a summary line.
+    /// The first error message of this run (else of a skipped record), for a summary
+    /// line.
     pub first_error: Option<String>,
     /// Set when the cost budget stopped the run early.
     pub halted: Option<String>,
@@ -73,12 +76,15 @@ impl Runner {
         store: &RunStore,
         progress: &dyn Progress,
     ) -> Result<RunSummary> {
-        let done: HashSet<RecordKey> = store.prepare_resume(self.retry_errors)?;
+        let done: Recorded = store.prepare_resume(self.retry_errors)?;
         let mut jobs = Vec::new();
+        let mut skipped_errors = Vec::new();
         for q in questions {
             for m in &self.methods {
-                if !done.contains(&(q.id.clone(), m.name().to_string())) {
-                    jobs.push((q, m.clone()));
+                match done.get(&(q.id.clone(), m.name().to_string())) {
+                    None => jobs.push((q, m.clone())),
+                    Some(Some(error)) => skipped_errors.push(error.clone()),
+                    Some(None) => {}
                 }
             }
         }
@@ -86,6 +92,7 @@ impl Runner {
         let mut summary = RunSummary {
             planned,
             skipped: planned - jobs.len(),
+            skipped_errors: skipped_errors.len(),
             ..RunSummary::default()
         };
         progress.start(planned, summary.skipped);
@@ -112,6 +119,9 @@ impl Runner {
             }
         }
         progress.finish();
+        if summary.first_error.is_none() {
+            summary.first_error = skipped_errors.into_iter().next();
+        }
         Ok(summary)
     }
 

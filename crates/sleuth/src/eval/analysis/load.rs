@@ -146,7 +146,9 @@ pub fn load(paths: &[PathBuf]) -> Result<RecordSet> {
         } else {
             RunConfig::default()
         };
-        per_source.push(read_records(&file, &mut warnings)?);
+        let records = read_records(&file, &mut warnings)?;
+        warnings.extend(super::duplicates::within_file(&file, &records));
+        per_source.push(records);
         sources.push(Source {
             records_file: file,
             dir,

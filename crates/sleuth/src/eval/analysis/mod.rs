@@ -8,6 +8,7 @@
 //! numbers.
 
 mod compare;
+mod duplicates;
 mod dynamics;
 mod load;
 mod outcome;
