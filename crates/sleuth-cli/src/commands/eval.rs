@@ -45,7 +45,7 @@ pub fn run(args: Args) -> Result<()> {
         limit: args.questions.limit,
         sample: args.questions.sample,
         seed: args.questions.sample.map(|_| args.questions.seed),
-        shard: args.questions.shard.clone(),
+        shard: args.questions.shard()?.map(|s| s.to_string()),
         env: Some(args.method.env.clone()),
     };
     let store = RunStore::open(&args.out, &run_config)?;

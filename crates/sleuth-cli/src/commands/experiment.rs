@@ -60,6 +60,13 @@ pub struct Args {
     /// Override the recipe's per-split question limit (e.g. a 5-question smoke run).
     #[arg(long)]
     pub limit: Option<usize>,
+    /// Run shard I of N of every job (`I/N`, or `auto` from a Slurm array or Kubernetes
+    /// indexed Job); the shard writes its own tree, OUT/shard-I-of-N (docs/cluster.md).
+    #[arg(long, value_name = "I/N|auto")]
+    pub shard: Option<String>,
+    /// Response cache of every job: a directory (SQLite) or redis://HOST:PORT/DB.
+    #[arg(long, env = "SLEUTH_CACHE", value_name = "DIR|URL")]
+    pub cache: Option<String>,
 }
 
 /// A scalar recipe value (numbers and booleans are passed to eval as strings).
@@ -384,17 +391,33 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     if let Some(l) = args.limit {
         jobs.iter_mut().for_each(|j| j.limit = Some(l));
     }
-    let out_root = args
+    let shard = args
+        .shard
+        .as_deref()
+        .map(crate::shard::Shard::resolve)
+        .transpose()?;
+    let mut out_root = args
         .out
         .clone()
         .unwrap_or_else(|| PathBuf::from("runs").join(&name));
+    if let Some(s) = shard {
+        // Shards of one job may not share a run directory (run.json names its shard).
+        out_root = out_root.join(format!("shard-{}-of-{}", s.index, s.count));
+    }
+    let mut extra = Vec::new();
+    if let Some(s) = shard {
+        extra.extend(["--shard".to_string(), s.to_string()]);
+    }
+    if let Some(c) = &args.cache {
+        extra.extend(["--cache".to_string(), c.clone()]);
+    }
     for job in &jobs {
         validate(job).with_context(|| {
             format!("{}: job {}", args.file.display(), job.out_subdir.display())
         })?;
     }
     if args.dry_run {
-        print_plan(&name, &description, &jobs, &args.model, &out_root);
+        print_plan(&name, &description, &jobs, &args.model, &out_root, &extra);
         return Ok(());
     }
     for j in &jobs {
@@ -414,7 +437,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             job.methods.join(","),
             dir.display()
         );
-        run_job(job, &args.model, &out_root)
+        run_job(job, &args.model, &out_root, &extra)
             .with_context(|| format!("job {} ({})", i + 1, job.out_subdir.display()))?;
     }
     eprintln!("done: sleuth report {}", out_root.display());
@@ -435,20 +458,33 @@ fn validate(job: &ExperimentJob) -> anyhow::Result<()> {
 
 /// Runs one job exactly as its `sleuth eval` command line would, writing its run
 /// directory at `out_root/job.out_subdir`.
-fn run_job(job: &ExperimentJob, model: &str, out_root: &Path) -> anyhow::Result<()> {
+fn run_job(
+    job: &ExperimentJob,
+    model: &str,
+    out_root: &Path,
+    extra: &[String],
+) -> anyhow::Result<()> {
     use clap::Parser;
     #[derive(Parser)]
     struct EvalLine {
         #[command(flatten)]
         args: crate::commands::eval::Args,
     }
-    let argv = job.eval_args(model, out_root);
+    let mut argv = job.eval_args(model, out_root);
+    argv.extend(extra.iter().cloned());
     eprintln!("sleuth {}", argv.join(" "));
     let line = EvalLine::try_parse_from(argv)?;
     crate::commands::eval::run(line.args)
 }
 
-fn print_plan(name: &str, description: &str, jobs: &[ExperimentJob], model: &str, out_root: &Path) {
+fn print_plan(
+    name: &str,
+    description: &str,
+    jobs: &[ExperimentJob],
+    model: &str,
+    out_root: &Path,
+    extra: &[String],
+) {
     let title = format!("experiment {name}: {description}");
     let cols = [
         "#",
@@ -505,7 +541,9 @@ fn print_plan(name: &str, description: &str, jobs: &[ExperimentJob], model: &str
     }
     println!("\nequivalent commands:");
     for j in jobs {
-        println!("sleuth {}", j.eval_args(model, out_root).join(" "));
+        let mut argv = j.eval_args(model, out_root);
+        argv.extend(extra.iter().cloned());
+        println!("sleuth {}", argv.join(" "));
     }
 }
 
