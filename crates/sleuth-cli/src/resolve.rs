@@ -81,19 +81,21 @@ impl QuestionArgs {
         if let Some(n) = self.limit {
             questions.truncate(n);
         }
+        if questions.is_empty() {
+            bail!(
+                "no questions selected from {} (check --hops/--limit)",
+                self.data.display()
+            );
+        }
         if let Some(shard) = self.shard()? {
+            // May leave none: an array with more tasks than a split has questions is
+            // fine, the extra tasks have nothing to do (see `commands::eval`).
             questions = questions
                 .into_iter()
                 .enumerate()
                 .filter(|(k, _)| shard.owns(*k))
                 .map(|(_, q)| q)
                 .collect();
-        }
-        if questions.is_empty() {
-            bail!(
-                "no questions selected from {} (check --hops/--limit/--shard)",
-                self.data.display()
-            );
         }
         Ok(questions)
     }

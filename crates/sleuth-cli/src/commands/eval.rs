@@ -31,6 +31,13 @@ pub struct Args {
 
 pub fn run(args: Args) -> Result<()> {
     let questions = args.questions.load()?;
+    if questions.is_empty() {
+        // Only a shard can be empty (load refuses an empty selection).
+        if let Some(shard) = args.questions.shard()? {
+            eprintln!("shard {shard} has no questions of this selection: nothing to do");
+        }
+        return Ok(());
+    }
     let config = args.method.config()?;
     let methods = resolve::methods(&args.methods, &config)?;
     let stack = args.model.open_stack()?;

@@ -185,8 +185,21 @@ fn shard_auto_follows_slurm_and_kubernetes_and_fails_outside_them() {
         sorted(vec![ids[0].clone(), ids[3].clone()])
     );
 
-    // Without the count, and outside any scheduler: clear errors, no model call.
+    // More tasks than questions: the extra task has nothing to do, and says so.
     let before = server.request_count();
+    let out = tmp.path().join("extra");
+    let args = eval_args(&model, &out, 2, &["--shard", "auto", "--no-cache"]);
+    let env = slurm("3", "3", "1", "3");
+    let o = run(&strs(&args), &env_refs(&env));
+    succeeded(&o);
+    assert!(
+        stderr(&o).contains("shard 3/3 has no questions"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(!out.join("records.jsonl").exists());
+
+    // Without the count, and outside any scheduler: clear errors, no model call.
     let out = tmp.path().join("none");
     let args = eval_args(&model, &out, 6, &["--shard", "auto", "--no-cache"]);
     let o = run(&strs(&args), &[("JOB_COMPLETION_INDEX", "2")]);
