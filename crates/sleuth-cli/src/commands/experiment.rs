@@ -440,7 +440,13 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         run_job(job, &args.model, &out_root, &extra)
             .with_context(|| format!("job {} ({})", i + 1, job.out_subdir.display()))?;
     }
-    eprintln!("done: sleuth report {}", out_root.display());
+    match (shard, out_root.parent()) {
+        (Some(s), Some(all)) => eprintln!(
+            "done: shard {s}; once every shard is done, `sleuth report {}` merges them",
+            all.display()
+        ),
+        _ => eprintln!("done: sleuth report {}", out_root.display()),
+    }
     Ok(())
 }
 

@@ -9,7 +9,7 @@ use crate::util::*;
 use serde_json::Value;
 use sleuth_testkit::{MockServer, ReceivedRequest, RedisServer, Reply};
 use std::collections::HashSet;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::time::{Duration, Instant};
 
@@ -559,4 +559,93 @@ fn cache_entries_move_between_sqlite_and_redis() {
         &[],
     ));
     assert!(stats.contains("entries  0"), "{stats}");
+}
+
+/// The bash block of docs/cluster.md whose first comment line names `file`.
+fn doc_script(file: &str) -> String {
+    let doc = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../docs/cluster.md");
+    let text = std::fs::read_to_string(&doc).unwrap();
+    text.split("```bash\n")
+        .skip(1)
+        .map(|b| b.split("\n```").next().unwrap())
+        .find(|b| {
+            b.lines()
+                .nth(1)
+                .is_some_and(|l| l.starts_with(&format!("# {file}")))
+        })
+        .unwrap_or_else(|| panic!("no `{file}` block in {}", doc.display()))
+        .to_string()
+}
+
+#[test]
+fn the_documented_slurm_scripts_run_a_recipe_and_merge_it() {
+    let Some(redis) = RedisServer::start() else {
+        return;
+    };
+    let server = two_turn_server(Duration::from_millis(20));
+    let tmp = tempfile::tempdir().unwrap();
+    let recipe = write_recipe(tmp.path(), 4);
+    let out = tmp.path().join("runs");
+    let array = tmp.path().join("sleuth-array.sbatch");
+    let merge = tmp.path().join("sleuth-merge.sbatch");
+    std::fs::write(&array, doc_script("sleuth-array.sbatch")).unwrap();
+    std::fs::write(&merge, doc_script("sleuth-merge.sbatch")).unwrap();
+    let bin_dir = Path::new(env!("CARGO_BIN_EXE_sleuth")).parent().unwrap();
+    let path = format!(
+        "{}:{}",
+        bin_dir.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let model = model_of(&server);
+    let url = redis.url(0);
+    let vars = [
+        ("PATH", path.as_str()),
+        ("RECIPE", recipe.to_str().unwrap()),
+        ("MODEL", model.as_str()),
+        ("DATA_ROOT", "/"),
+        ("OUT", out.to_str().unwrap()),
+        ("SLEUTH_CACHE", url.as_str()),
+    ];
+    // What Slurm does for `--array=1-2`: both tasks at once, each with its own id.
+    let tasks: Vec<_> = ["1", "2"]
+        .iter()
+        .map(|id| {
+            let mut cmd = Command::new("bash");
+            cmd.arg(&array);
+            for v in AMBIENT {
+                cmd.env_remove(v);
+            }
+            cmd.envs(vars.iter().copied())
+                .envs(
+                    slurm(id, "2", "1", "2")
+                        .iter()
+                        .map(|(k, v)| (*k, v.as_str())),
+                )
+                .stdout(std::process::Stdio::piped())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    for t in tasks {
+        succeeded(&t.wait_with_output().unwrap());
+    }
+    let mut cmd = Command::new("bash");
+    cmd.arg(&merge).envs(vars.iter().copied());
+    succeeded(&cmd.output().unwrap());
+    let report: Value = serde_json::from_str(
+        &std::fs::read_to_string(out.join("report").join("report.json")).unwrap(),
+    )
+    .unwrap();
+    let summary = &report["tables"][0];
+    let rows = summary["rows"].as_array().unwrap();
+    assert!(
+        !rows.is_empty() && rows.iter().all(|r| r["n"] == 4),
+        "{summary}"
+    );
+    assert_eq!(
+        server.request_count(),
+        8,
+        "4 questions x 2 turns, once each"
+    );
 }
