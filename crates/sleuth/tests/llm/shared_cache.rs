@@ -5,11 +5,15 @@
 
 use crate::support::{compat_spec, options, question};
 use futures::future::join_all;
-use sleuth::llm::middleware::{CacheEntry, CacheStore, Claim, RedisCache, FORMAT_VERSION};
-use sleuth::llm::{open_stack, CacheSpec, ChatModel, ChatResponse, ModelOptions, Usage};
+use sleuth::llm::middleware::{
+    cache_key, CacheEntry, CacheStore, Claim, RedisCache, ResponseCache, FORMAT_VERSION,
+};
+use sleuth::llm::{
+    open_provider, open_stack, CacheSpec, ChatModel, ChatResponse, ModelOptions, ModelStack, Usage,
+};
 use sleuth_testkit::{MockServer, RedisServer, Reply};
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 fn redis_options(redis: &RedisServer) -> ModelOptions {
     ModelOptions {
@@ -163,4 +167,66 @@ async fn a_dead_redis_costs_calls_not_results() {
     let r = model.complete(&question("q1")).await.unwrap();
     assert_eq!(r.text, first.text);
     assert_eq!(server.request_count(), 7);
+}
+
+/// A stack over `server` whose cache is a Redis store with claims lasting `ttl`.
+fn stack_with_claim_ttl(
+    server: &MockServer,
+    redis: &RedisServer,
+    ttl: Duration,
+) -> (sleuth::llm::ModelStack, String) {
+    let provider = open_provider(&compat_spec(server, "m"), &options()).unwrap();
+    let name = provider.name().to_string();
+    let store = RedisCache::open(&redis.url(4)).unwrap().with_claim_ttl(ttl);
+    let stack = ModelStack::builder(provider).cache(ResponseCache::new(store));
+    (stack, name)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_claim_whose_owner_died_lapses_and_the_waiter_calls() {
+    let Some(redis) = RedisServer::start() else {
+        return;
+    };
+    let server = slow_server(0).await;
+    let ttl = Duration::from_millis(400);
+    let (stack, name) = stack_with_claim_ttl(&server, &redis, ttl);
+    let q = question("orphaned");
+    // A process that claimed the request and was killed before answering.
+    let dead = RedisCache::open(&redis.url(4)).unwrap().with_claim_ttl(ttl);
+    assert!(matches!(
+        dead.claim(&cache_key(&name, &q)).await.unwrap(),
+        Claim::Owned(_)
+    ));
+    let t = Instant::now();
+    let r = stack.model().complete(&q).await.unwrap();
+    assert!(
+        t.elapsed() >= Duration::from_millis(300),
+        "{:?}",
+        t.elapsed()
+    );
+    assert!(!r.cached);
+    assert_eq!(server.request_count(), 1);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_live_owner_keeps_its_claim_past_the_ttl() {
+    let Some(redis) = RedisServer::start() else {
+        return;
+    };
+    // The call takes five claim lifetimes: without renewal the waiter would call too.
+    let server = slow_server(1500).await;
+    let ttl = Duration::from_millis(300);
+    let (owner, _) = stack_with_claim_ttl(&server, &redis, ttl);
+    let (waiter, _) = stack_with_claim_ttl(&server, &redis, ttl);
+    let q = question("slow one");
+    let first = {
+        let (m, q) = (owner.model(), q.clone());
+        tokio::spawn(async move { m.complete(&q).await.unwrap() })
+    };
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    let second = waiter.model().complete(&q).await.unwrap();
+    let first = first.await.unwrap();
+    assert_eq!(server.request_count(), 1);
+    assert!(!first.cached && second.cached);
+    assert_eq!(first.text, second.text);
 }

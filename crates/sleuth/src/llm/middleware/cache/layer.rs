@@ -195,8 +195,8 @@ struct ClaimGuard {
 impl ClaimGuard {
     fn hold(store: Arc<dyn CacheStore>, key: &str, token: String) -> ClaimGuard {
         let (s, k, t) = (store.clone(), key.to_string(), token.clone());
+        let period = store.claim_ttl().unwrap_or(Duration::from_secs(30)) / 3;
         let renewer = tokio::spawn(async move {
-            let period = super::redis::CLAIM_TTL / 3;
             loop {
                 tokio::time::sleep(period).await;
                 if !matches!(s.renew(&k, &t).await, Ok(true)) {

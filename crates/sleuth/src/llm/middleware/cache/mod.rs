@@ -187,6 +187,11 @@ pub trait CacheStore: Send + Sync + std::fmt::Debug {
     /// whether it was stored.
     async fn put(&self, entry: &CacheEntry) -> Result<bool, CacheError>;
 
+    /// How long an owned claim lives without renewal (None: the store has no claims).
+    fn claim_ttl(&self) -> Option<std::time::Duration> {
+        None
+    }
+
     /// Asks to be the one process computing `key`.
     async fn claim(&self, _key: &str) -> Result<Claim, CacheError> {
         Ok(Claim::Unshared)

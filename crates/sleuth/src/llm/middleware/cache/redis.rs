@@ -36,6 +36,7 @@ pub struct RedisCache {
     client: Client,
     location: String,
     prefix: String,
+    claim_ttl: Duration,
     conn: Mutex<Option<MultiplexedConnection>>,
 }
 
@@ -68,6 +69,7 @@ impl RedisCache {
             client,
             location,
             prefix: prefix.to_string(),
+            claim_ttl: CLAIM_TTL,
             conn: Mutex::new(None),
         };
         // A blocking PING: this runs once, before any model call.
@@ -83,6 +85,14 @@ impl RedisCache {
             return Err(cache.fail(format!("PING answered {pong:?}")));
         }
         Ok(Arc::new(cache))
+    }
+
+    /// The same cache with claims that lapse after `ttl` (tests of a dead owner).
+    pub fn with_claim_ttl(mut self: Arc<Self>, ttl: Duration) -> Arc<RedisCache> {
+        Arc::get_mut(&mut self)
+            .expect("set the claim TTL before sharing the cache")
+            .claim_ttl = ttl;
+        self
     }
 
     fn fail(&self, message: impl std::fmt::Display) -> CacheError {
@@ -201,6 +211,10 @@ impl CacheStore for RedisCache {
         Ok(set.is_some())
     }
 
+    fn claim_ttl(&self) -> Option<Duration> {
+        Some(self.claim_ttl)
+    }
+
     async fn claim(&self, key: &str) -> Result<Claim, CacheError> {
         let token = format!("{}-{:016x}", std::process::id(), rand::random::<u64>());
         let set: Option<String> = self
@@ -210,7 +224,7 @@ impl CacheStore for RedisCache {
                     .arg(&token)
                     .arg("NX")
                     .arg("PX")
-                    .arg(CLAIM_TTL.as_millis() as u64),
+                    .arg(self.claim_ttl.as_millis() as u64),
             )
             .await?;
         Ok(if set.is_some() {
@@ -228,7 +242,7 @@ impl CacheStore for RedisCache {
                     .arg(1)
                     .arg(self.claim_key(key))
                     .arg(token)
-                    .arg(CLAIM_TTL.as_millis() as u64),
+                    .arg(self.claim_ttl.as_millis() as u64),
             )
             .await?;
         Ok(n == 1)
