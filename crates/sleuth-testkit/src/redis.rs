@@ -60,20 +60,12 @@ impl RedisServer {
             STARTED.fetch_add(1, Ordering::Relaxed)
         ));
         std::fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
-        let child = Command::new(binary)
-            .args(["--port", &port.to_string(), "--bind", "127.0.0.1"])
-            .args(["--save", "", "--appendonly", "no", "--daemonize", "no"])
-            .arg("--dir")
-            .arg(&dir)
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .map_err(|e| e.to_string())?;
         let mut server = RedisServer {
-            child: Some(child),
+            child: None,
             port,
             dir,
         };
+        server.child = Some(server.spawn(binary).map_err(|e| e.to_string())?);
         let deadline = Instant::now() + Duration::from_secs(10);
         while Instant::now() < deadline {
             if server.ping() {
@@ -88,6 +80,23 @@ impl RedisServer {
         Err(format!("no answer on port {port} within 10 s"))
     }
 
+    /// Starts the server again on the same port after [`RedisServer::kill`] (its data
+    /// is gone: the tests run it without persistence).
+    pub fn restart(&mut self) {
+        self.kill();
+        let binary = std::env::var("SLEUTH_REDIS_SERVER").unwrap_or_else(|_| "redis-server".into());
+        self.child = Some(self.spawn(&binary).expect("restart redis-server"));
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while !self.ping() {
+            assert!(
+                Instant::now() < deadline,
+                "redis-server did not come back on port {}",
+                self.port
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
     /// `redis://127.0.0.1:PORT/DB`.
     pub fn url(&self, db: u8) -> String {
         format!("redis://127.0.0.1:{}/{db}", self.port)
@@ -95,6 +104,17 @@ impl RedisServer {
 
     pub fn port(&self) -> u16 {
         self.port
+    }
+
+    fn spawn(&self, binary: &str) -> std::io::Result<Child> {
+        Command::new(binary)
+            .args(["--port", &self.port.to_string(), "--bind", "127.0.0.1"])
+            .args(["--save", "", "--appendonly", "no", "--daemonize", "no"])
+            .arg("--dir")
+            .arg(&self.dir)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
     }
 
     /// Whether the server answers PING now.

@@ -230,3 +230,28 @@ async fn a_live_owner_keeps_its_claim_past_the_ttl() {
     assert!(!first.cached && second.cached);
     assert_eq!(first.text, second.text);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn the_cache_comes_back_with_the_server() {
+    let Some(mut redis) = RedisServer::start() else {
+        return;
+    };
+    let server = slow_server(0).await;
+    let provider = open_provider(&compat_spec(&server, "m"), &options()).unwrap();
+    let store = RedisCache::open(&redis.url(0)).unwrap();
+    let cache = ResponseCache::with_retry_after(store.clone(), Duration::from_millis(200));
+    let model = ModelStack::builder(provider).cache(cache).model();
+    model.complete(&question("before")).await.unwrap();
+
+    redis.kill();
+    assert!(!model.complete(&question("during")).await.unwrap().cached);
+    redis.restart();
+    // Still resting: the next call neither reads nor writes the store.
+    model.complete(&question("resting")).await.unwrap();
+    tokio::time::sleep(Duration::from_millis(250)).await;
+    model.complete(&question("after")).await.unwrap();
+    assert!(model.complete(&question("after")).await.unwrap().cached);
+    let stats = store.stats().await.unwrap();
+    assert_eq!(stats.entries, 1, "only the call after the rest was stored");
+    assert_eq!(server.request_count(), 4);
+}

@@ -32,6 +32,7 @@ type Outcome = Result<ChatResponse, LlmError>;
 /// A store shared by every session of a model stack.
 pub struct ResponseCache {
     store: Arc<dyn CacheStore>,
+    retry_after: Duration,
     inflight: Mutex<HashMap<String, Arc<OnceCell<Outcome>>>>,
     /// When the store failed last, while it is considered down.
     down_since: Mutex<Option<Instant>>,
@@ -48,8 +49,17 @@ impl std::fmt::Debug for ResponseCache {
 
 impl ResponseCache {
     pub fn new(store: Arc<dyn CacheStore>) -> Arc<ResponseCache> {
+        ResponseCache::with_retry_after(store, RETRY_STORE_AFTER)
+    }
+
+    /// Like [`ResponseCache::new`], trying a failed store again after `retry_after`.
+    pub fn with_retry_after(
+        store: Arc<dyn CacheStore>,
+        retry_after: Duration,
+    ) -> Arc<ResponseCache> {
         Arc::new(ResponseCache {
             store,
+            retry_after,
             inflight: Mutex::new(HashMap::new()),
             down_since: Mutex::new(None),
             in_outage: AtomicBool::new(false),
@@ -73,7 +83,7 @@ impl ResponseCache {
     /// when skipped or failed (the caller then acts as if there were no cache).
     async fn guard<T>(&self, op: impl Future<Output = Result<T, CacheError>>) -> Option<T> {
         if let Some(t) = *self.down_since.lock().expect("cache health") {
-            if t.elapsed() < RETRY_STORE_AFTER {
+            if t.elapsed() < self.retry_after {
                 return None;
             }
         }
@@ -94,7 +104,7 @@ impl ResponseCache {
                 if !self.in_outage.swap(true, Ordering::SeqCst) {
                     tracing::warn!(
                         "{e}; continuing without the response cache (calls go to the model; retrying the cache every {} s)",
-                        RETRY_STORE_AFTER.as_secs()
+                        self.retry_after.as_secs_f64()
                     );
                 }
                 None
