@@ -16,12 +16,19 @@ pub struct RedisServer {
     child: Option<Child>,
     port: u16,
     dir: PathBuf,
+    /// `requirepass`, when the server was started with a password.
+    password: Option<String>,
 }
 
 impl RedisServer {
     /// Starts a server, or `None` when `redis-server` is missing and
     /// `SLEUTH_REQUIRE_REDIS` is not `1` (then it panics instead).
     pub fn start() -> Option<RedisServer> {
+        Self::start_with_password(None)
+    }
+
+    /// Like [`RedisServer::start`], requiring `password` from clients when given.
+    pub fn start_with_password(password: Option<&str>) -> Option<RedisServer> {
         let binary = std::env::var("SLEUTH_REDIS_SERVER").unwrap_or_else(|_| "redis-server".into());
         let installed = Command::new(&binary)
             .arg("--version")
@@ -40,7 +47,7 @@ impl RedisServer {
         // redis-server binds, so try a few.
         let mut last = String::new();
         for _ in 0..5 {
-            match Self::try_start(&binary) {
+            match Self::try_start(&binary, password) {
                 Ok(server) => return Some(server),
                 Err(e) => last = e,
             }
@@ -48,7 +55,7 @@ impl RedisServer {
         panic!("redis-server would not start: {last}");
     }
 
-    fn try_start(binary: &str) -> Result<RedisServer, String> {
+    fn try_start(binary: &str, password: Option<&str>) -> Result<RedisServer, String> {
         let port = TcpListener::bind("127.0.0.1:0")
             .and_then(|l| l.local_addr())
             .map_err(|e| e.to_string())?
@@ -64,6 +71,7 @@ impl RedisServer {
             child: None,
             port,
             dir,
+            password: password.map(str::to_string),
         };
         server.child = Some(server.spawn(binary).map_err(|e| e.to_string())?);
         let deadline = Instant::now() + Duration::from_secs(10);
@@ -97,9 +105,12 @@ impl RedisServer {
         }
     }
 
-    /// `redis://127.0.0.1:PORT/DB`.
+    /// `redis://127.0.0.1:PORT/DB`, with the password when there is one.
     pub fn url(&self, db: u8) -> String {
-        format!("redis://127.0.0.1:{}/{db}", self.port)
+        match &self.password {
+            Some(p) => format!("redis://:{p}@127.0.0.1:{}/{db}", self.port),
+            None => format!("redis://127.0.0.1:{}/{db}", self.port),
+        }
     }
 
     pub fn port(&self) -> u16 {
@@ -107,8 +118,11 @@ impl RedisServer {
     }
 
     fn spawn(&self, binary: &str) -> std::io::Result<Child> {
-        Command::new(binary)
-            .args(["--port", &self.port.to_string(), "--bind", "127.0.0.1"])
+        let mut cmd = Command::new(binary);
+        if let Some(p) = &self.password {
+            cmd.args(["--requirepass", p]);
+        }
+        cmd.args(["--port", &self.port.to_string(), "--bind", "127.0.0.1"])
             .args(["--save", "", "--appendonly", "no", "--daemonize", "no"])
             .arg("--dir")
             .arg(&self.dir)
@@ -125,8 +139,10 @@ impl RedisServer {
         let _ = s.set_read_timeout(Some(Duration::from_secs(1)));
         let mut buf = [0u8; 16];
         s.write_all(b"PING\r\n").is_ok()
-            && s.read(&mut buf)
-                .is_ok_and(|n| buf[..n].starts_with(b"+PONG"))
+            && s.read(&mut buf).is_ok_and(|n| {
+                // A server with a password answers NOAUTH: it is up all the same.
+                buf[..n].starts_with(b"+PONG") || buf[..n].starts_with(b"-NOAUTH")
+            })
     }
 
     /// Kills the server at once (SIGKILL), as a crash or a lost node would.

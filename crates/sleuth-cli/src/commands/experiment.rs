@@ -478,9 +478,18 @@ fn run_job(
     }
     let mut argv = job.eval_args(model, out_root);
     argv.extend(extra.iter().cloned());
-    eprintln!("sleuth {}", argv.join(" "));
+    eprintln!("sleuth {}", shown(&argv));
     let line = EvalLine::try_parse_from(argv)?;
     crate::commands::eval::run(line.args)
+}
+
+/// A command line for people to read: a cache URL's password is left out.
+fn shown(argv: &[String]) -> String {
+    let parts: Vec<String> = argv
+        .iter()
+        .map(|a| sleuth::llm::middleware::redact(a))
+        .collect();
+    parts.join(" ")
 }
 
 fn print_plan(
@@ -549,7 +558,7 @@ fn print_plan(
     for j in jobs {
         let mut argv = j.eval_args(model, out_root);
         argv.extend(extra.iter().cloned());
-        println!("sleuth {}", argv.join(" "));
+        println!("sleuth {}", shown(&argv));
     }
 }
 

@@ -649,3 +649,76 @@ fn the_documented_slurm_scripts_run_a_recipe_and_merge_it() {
         "4 questions x 2 turns, once each"
     );
 }
+
+#[test]
+fn a_redis_password_never_shows() {
+    const CANARY: &str = "pw-canary-5d1e";
+    let Some(redis) = RedisServer::start_with_password(Some(CANARY)) else {
+        return;
+    };
+    let server = two_turn_server(Duration::ZERO);
+    let model = model_of(&server);
+    let tmp = tempfile::tempdir().unwrap();
+    let recipe = write_recipe(tmp.path(), 2);
+    let out = tmp.path().join("runs");
+    let url = redis.url(0);
+    assert!(url.contains(CANARY));
+    let mut seen = String::new();
+    let runs = [
+        vec![
+            "experiment",
+            recipe.to_str().unwrap(),
+            "--model",
+            &model,
+            "--out",
+            out.to_str().unwrap(),
+            "--cache",
+            &url,
+            "--shard",
+            "1/1",
+        ],
+        vec![
+            "experiment",
+            recipe.to_str().unwrap(),
+            "--model",
+            &model,
+            "--out",
+            out.to_str().unwrap(),
+            "--cache",
+            &url,
+            "--dry-run",
+        ],
+        vec!["cache", "stats", "--cache", &url],
+    ];
+    for args in runs {
+        let o = run(&args, &[]);
+        succeeded(&o);
+        seen.push_str(&stdout(&o));
+        seen.push_str(&stderr(&o));
+    }
+    // A wrong password: a clear error, still without the password.
+    let wrong = url.replace(CANARY, "not-it");
+    let o = run(&["cache", "stats", "--cache", &wrong], &[]);
+    assert!(!o.status.success());
+    assert!(stderr(&o).contains("redis://127.0.0.1"), "{}", stderr(&o));
+    seen.push_str(&stderr(&o));
+    assert!(seen.contains("entries  4"), "{seen}");
+    assert!(!seen.contains(CANARY) && !seen.contains("not-it"), "{seen}");
+    for entry in walk(&out) {
+        let text = std::fs::read_to_string(&entry).unwrap_or_default();
+        assert!(!text.contains(CANARY), "{}", entry.display());
+    }
+}
+
+fn walk(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).unwrap() {
+        let p = e.unwrap().path();
+        if p.is_dir() {
+            out.extend(walk(&p));
+        } else {
+            out.push(p);
+        }
+    }
+    out
+}
