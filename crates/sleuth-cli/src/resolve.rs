@@ -117,7 +117,12 @@ pub struct ModelArgs {
     pub attempts: u32,
     /// Response cache: a directory (SQLite; default ~/.cache/sleuth/responses) or a
     /// shared Redis, redis://HOST:PORT/DB (docs/cluster.md).
-    #[arg(long, env = "SLEUTH_CACHE", value_name = "DIR|URL")]
+    #[arg(
+        long,
+        env = "SLEUTH_CACHE",
+        hide_env_values = true,
+        value_name = "DIR|URL"
+    )]
     pub cache: Option<String>,
     /// Do not read or write the response cache.
     #[arg(long, env = "SLEUTH_NO_CACHE")]

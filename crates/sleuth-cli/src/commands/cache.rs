@@ -27,7 +27,12 @@ pub enum CacheCommand {
 pub struct Location {
     /// The cache: a directory (SQLite; default ~/.cache/sleuth/responses) or
     /// redis://HOST:PORT/DB.
-    #[arg(long, env = "SLEUTH_CACHE", value_name = "DIR|URL")]
+    #[arg(
+        long,
+        env = "SLEUTH_CACHE",
+        hide_env_values = true,
+        value_name = "DIR|URL"
+    )]
     pub cache: Option<String>,
 }
 

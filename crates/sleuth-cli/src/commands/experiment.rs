@@ -65,7 +65,12 @@ pub struct Args {
     #[arg(long, value_name = "I/N|auto")]
     pub shard: Option<String>,
     /// Response cache of every job: a directory (SQLite) or redis://HOST:PORT/DB.
-    #[arg(long, env = "SLEUTH_CACHE", value_name = "DIR|URL")]
+    #[arg(
+        long,
+        env = "SLEUTH_CACHE",
+        hide_env_values = true,
+        value_name = "DIR|URL"
+    )]
     pub cache: Option<String>,
 }
 

@@ -696,6 +696,16 @@ fn a_redis_password_never_shows() {
         seen.push_str(&stdout(&o));
         seen.push_str(&stderr(&o));
     }
+    // `--help` shows where SLEUTH_CACHE comes from, not its value.
+    for cmd in [
+        &["eval", "--help"][..],
+        &["experiment", "--help"],
+        &["cache", "stats", "--help"],
+    ] {
+        let o = run(cmd, &[("SLEUTH_CACHE", url.as_str())]);
+        succeeded(&o);
+        seen.push_str(&stdout(&o));
+    }
     // A wrong password: a clear error, still without the password.
     let wrong = url.replace(CANARY, "not-it");
     let o = run(&["cache", "stats", "--cache", &wrong], &[]);
