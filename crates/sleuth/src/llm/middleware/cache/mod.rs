@@ -145,7 +145,8 @@ pub enum Claim {
 pub struct CacheStats {
     pub location: String,
     pub entries: u64,
-    /// Bytes of stored entries (values only, as serialized).
+    /// Bytes of stored values as serialized (SQLite: the response JSON; Redis: the
+    /// whole entry JSON), a guide to size rather than the store's own footprint.
     pub bytes: u64,
     pub by_model: BTreeMap<String, u64>,
     pub by_format: BTreeMap<u32, u64>,
