@@ -8,6 +8,7 @@ mod commands;
 mod local;
 mod progress;
 mod resolve;
+mod shard;
 mod show;
 
 use clap::{Parser, Subcommand};
@@ -49,6 +50,9 @@ enum Command {
     Experiment(commands::experiment::Args),
     /// List the methods, or show one method's settings and call estimate.
     Methods(commands::methods::Args),
+    /// Inspect a response cache, or move its entries between SQLite and Redis.
+    #[command(subcommand)]
+    Cache(commands::cache::CacheCommand),
 }
 
 /// Restores the default SIGPIPE action so `sleuth report | head` ends quietly instead
@@ -65,7 +69,12 @@ fn restore_sigpipe() {
 fn main() -> ExitCode {
     restore_sigpipe();
     tracing_subscriber::fmt()
-        .with_env_filter(tracing_subscriber::EnvFilter::from_env("SLEUTH_LOG"))
+        // Unset SLEUTH_LOG shows our own warnings (e.g. a response cache gone away)
+        // but not the embedded model's chatter.
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_env("SLEUTH_LOG")
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("error,sleuth=warn")),
+        )
         .with_writer(std::io::stderr)
         .init();
     let cli = Cli::parse();
@@ -80,6 +89,7 @@ fn main() -> ExitCode {
         Command::Demo(a) => commands::demo::run(a),
         Command::Experiment(a) => commands::experiment::run(a),
         Command::Methods(a) => commands::methods::run(a),
+        Command::Cache(c) => commands::cache::run(c),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -1,6 +1,7 @@
 //! Turning parsed arguments into real objects, in one place: benchmark questions,
 //! the model, the methods. Every failure here is a one-line error that says what to do.
 
+use crate::shard::Shard;
 use anyhow::{anyhow, bail, Result};
 use clap::Args;
 use rand::seq::SliceRandom;
@@ -8,7 +9,8 @@ use rand::SeedableRng;
 use sleuth::data::{self, Dataset, Question};
 use sleuth::env::CorpusOptions;
 use sleuth::llm::{
-    open_stack, stack_with, CostBudget, ModelOptions, ModelSpec, ModelStack, PriceTable, RateLimit,
+    open_stack, stack_with, CacheSpec, CostBudget, ModelOptions, ModelSpec, ModelStack, PriceTable,
+    RateLimit,
 };
 use sleuth::methods::corpus::CorpusSetting;
 use sleuth::methods::registry::{self, MethodConfig};
@@ -40,14 +42,20 @@ pub struct QuestionArgs {
     /// Seed for --sample.
     #[arg(long, default_value_t = 0)]
     pub seed: u64,
-    /// Run only shard I of N (`I/N`, 1-based): questions are dealt round-robin.
-    #[arg(long)]
+    /// Run only shard I of N (`I/N`, 1-based): questions are dealt round-robin. `auto`
+    /// reads I and N from a Slurm job array or a Kubernetes indexed Job (docs/cluster.md).
+    #[arg(long, value_name = "I/N|auto")]
     pub shard: Option<String>,
 }
 
 impl QuestionArgs {
     pub fn dataset(&self) -> Result<Dataset> {
         self.dataset.parse::<Dataset>().map_err(|e| anyhow!("{e}"))
+    }
+
+    /// The shard this process runs (`auto` resolved from the scheduler's environment).
+    pub fn shard(&self) -> Result<Option<Shard>> {
+        self.shard.as_deref().map(Shard::resolve).transpose()
     }
 
     pub fn load(&self) -> Result<Vec<Question>> {
@@ -73,36 +81,24 @@ impl QuestionArgs {
         if let Some(n) = self.limit {
             questions.truncate(n);
         }
-        if let Some(spec) = &self.shard {
-            let (i, n) = parse_shard(spec)?;
-            questions = questions
-                .into_iter()
-                .enumerate()
-                .filter(|(k, _)| k % n == i - 1)
-                .map(|(_, q)| q)
-                .collect();
-        }
         if questions.is_empty() {
             bail!(
-                "no questions selected from {} (check --hops/--limit/--shard)",
+                "no questions selected from {} (check --hops/--limit)",
                 self.data.display()
             );
         }
+        if let Some(shard) = self.shard()? {
+            // May leave none: an array with more tasks than a split has questions is
+            // fine, the extra tasks have nothing to do (see `commands::eval`).
+            questions = questions
+                .into_iter()
+                .enumerate()
+                .filter(|(k, _)| shard.owns(*k))
+                .map(|(_, q)| q)
+                .collect();
+        }
         Ok(questions)
     }
-}
-
-pub fn parse_shard(spec: &str) -> Result<(usize, usize)> {
-    let err = || anyhow!("--shard {spec}: expected I/N with 1 <= I <= N, e.g. 2/4");
-    let (i, n) = spec.split_once('/').ok_or_else(err)?;
-    let (i, n): (usize, usize) = (
-        i.trim().parse().map_err(|_| err())?,
-        n.trim().parse().map_err(|_| err())?,
-    );
-    if i == 0 || n == 0 || i > n {
-        return Err(err());
-    }
-    Ok((i, n))
 }
 
 /// Which model to call and how: provider spec, transport, and the middleware stack
@@ -119,9 +115,15 @@ pub struct ModelArgs {
     /// Attempts per model call, the first included (429/5xx/timeouts are retried; 1 to 100).
     #[arg(long, default_value_t = 6, value_parser = clap::value_parser!(u32).range(1..=100))]
     pub attempts: u32,
-    /// Response cache directory (default: the user cache dir, e.g. ~/.cache/sleuth/responses).
-    #[arg(long, env = "SLEUTH_CACHE")]
-    pub cache: Option<PathBuf>,
+    /// Response cache: a directory (SQLite; default ~/.cache/sleuth/responses) or a
+    /// shared Redis, redis://HOST:PORT/DB (docs/cluster.md).
+    #[arg(
+        long,
+        env = "SLEUTH_CACHE",
+        hide_env_values = true,
+        value_name = "DIR|URL"
+    )]
+    pub cache: Option<String>,
     /// Do not read or write the response cache.
     #[arg(long, env = "SLEUTH_NO_CACHE")]
     pub no_cache: bool,
@@ -165,10 +167,7 @@ impl ModelArgs {
         };
         opts.retry.max_attempts = self.attempts.max(1);
         if !self.no_cache {
-            opts.cache_dir = Some(match &self.cache {
-                Some(dir) => dir.clone(),
-                None => default_cache_dir()?,
-            });
+            opts.cache = Some(cache_spec(self.cache.as_deref())?);
         }
         if let Some(path) = &self.prices {
             opts.prices = Arc::new(PriceTable::defaults_with_file(path)?);
@@ -196,6 +195,14 @@ impl ModelArgs {
             return Ok(open_stack(&spec, &opts)?);
         }
         Ok(stack_with(crate::local::open(&spec, &self.local)?, &opts)?)
+    }
+}
+
+/// `--cache` resolved: a Redis URL or a directory, else the default directory.
+pub fn cache_spec(cache: Option<&str>) -> Result<CacheSpec> {
+    match cache {
+        Some(text) => Ok(CacheSpec::parse(text)?),
+        None => Ok(CacheSpec::Sqlite(default_cache_dir()?)),
     }
 }
 

@@ -31,6 +31,13 @@ pub struct Args {
 
 pub fn run(args: Args) -> Result<()> {
     let questions = args.questions.load()?;
+    if questions.is_empty() {
+        // Only a shard can be empty (load refuses an empty selection).
+        if let Some(shard) = args.questions.shard()? {
+            eprintln!("shard {shard} has no questions of this selection: nothing to do");
+        }
+        return Ok(());
+    }
     let config = args.method.config()?;
     let methods = resolve::methods(&args.methods, &config)?;
     let stack = args.model.open_stack()?;
@@ -49,7 +56,7 @@ pub fn run(args: Args) -> Result<()> {
         limit: args.questions.limit,
         sample: args.questions.sample,
         seed: args.questions.sample.map(|_| args.questions.seed),
-        shard: args.questions.shard.clone(),
+        shard: args.questions.shard()?.map(|s| s.to_string()),
         env: Some(args.method.env.clone()),
     };
     let store = RunStore::open(&args.out, &run_config)?;

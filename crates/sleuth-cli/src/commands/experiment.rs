@@ -60,6 +60,18 @@ pub struct Args {
     /// Override the recipe's per-split question limit (e.g. a 5-question smoke run).
     #[arg(long, value_parser = crate::bounds::count(1..))]
     pub limit: Option<usize>,
+    /// Run shard I of N of every job (`I/N`, or `auto` from a Slurm array or Kubernetes
+    /// indexed Job); the shard writes its own tree, OUT/shard-I-of-N (docs/cluster.md).
+    #[arg(long, value_name = "I/N|auto")]
+    pub shard: Option<String>,
+    /// Response cache of every job: a directory (SQLite) or redis://HOST:PORT/DB.
+    #[arg(
+        long,
+        env = "SLEUTH_CACHE",
+        hide_env_values = true,
+        value_name = "DIR|URL"
+    )]
+    pub cache: Option<String>,
 }
 
 /// A scalar recipe value (numbers and booleans are passed to eval as strings).
@@ -360,17 +372,33 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     if let Some(l) = args.limit {
         jobs.iter_mut().for_each(|j| j.limit = Some(l));
     }
-    let out_root = args
+    let shard = args
+        .shard
+        .as_deref()
+        .map(crate::shard::Shard::resolve)
+        .transpose()?;
+    let mut out_root = args
         .out
         .clone()
         .unwrap_or_else(|| PathBuf::from("runs").join(&name));
+    if let Some(s) = shard {
+        // Shards of one job may not share a run directory (run.json names its shard).
+        out_root = out_root.join(format!("shard-{}-of-{}", s.index, s.count));
+    }
+    let mut extra = Vec::new();
+    if let Some(s) = shard {
+        extra.extend(["--shard".to_string(), s.to_string()]);
+    }
+    if let Some(c) = &args.cache {
+        extra.extend(["--cache".to_string(), c.clone()]);
+    }
     for job in &jobs {
         validate(job).with_context(|| {
             format!("{}: job {}", args.file.display(), job.out_subdir.display())
         })?;
     }
     if args.dry_run {
-        return print_plan(&name, &description, &jobs, &args.model, &out_root);
+        return print_plan(&name, &description, &jobs, &args.model, &out_root, &extra);
     }
     for j in &jobs {
         if !j.data.is_file() {
@@ -389,10 +417,16 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             job.methods.join(","),
             dir.display()
         );
-        run_job(job, &args.model, &out_root)
+        run_job(job, &args.model, &out_root, &extra)
             .with_context(|| format!("job {} ({})", i + 1, job.out_subdir.display()))?;
     }
-    eprintln!("done: sleuth report {}", out_root.display());
+    match (shard, out_root.parent()) {
+        (Some(s), Some(all)) => eprintln!(
+            "done: shard {s}; once every shard is done, `sleuth report {}` merges them",
+            all.display()
+        ),
+        _ => eprintln!("done: sleuth report {}", out_root.display()),
+    }
     Ok(())
 }
 
@@ -405,17 +439,32 @@ fn validate(job: &ExperimentJob) -> anyhow::Result<()> {
 
 /// Runs one job exactly as its `sleuth eval` command line would, writing its run
 /// directory at `out_root/job.out_subdir`.
-fn run_job(job: &ExperimentJob, model: &str, out_root: &Path) -> anyhow::Result<()> {
+fn run_job(
+    job: &ExperimentJob,
+    model: &str,
+    out_root: &Path,
+    extra: &[String],
+) -> anyhow::Result<()> {
     use clap::Parser;
     #[derive(Parser)]
     struct EvalLine {
         #[command(flatten)]
         args: crate::commands::eval::Args,
     }
-    let argv = job.eval_args(model, out_root);
-    eprintln!("sleuth {}", argv.join(" "));
+    let mut argv = job.eval_args(model, out_root);
+    argv.extend(extra.iter().cloned());
+    eprintln!("sleuth {}", shown(&argv));
     let line = EvalLine::try_parse_from(argv)?;
     crate::commands::eval::run(line.args)
+}
+
+/// A command line for people to read: a cache URL's password is left out.
+fn shown(argv: &[String]) -> String {
+    let parts: Vec<String> = argv
+        .iter()
+        .map(|a| sleuth::llm::middleware::redact(a))
+        .collect();
+    parts.join(" ")
 }
 
 fn print_plan(
@@ -424,6 +473,7 @@ fn print_plan(
     jobs: &[ExperimentJob],
     model: &str,
     out_root: &Path,
+    extra: &[String],
 ) -> anyhow::Result<()> {
     let title = format!("experiment {name}: {description}");
     let cols = [
@@ -481,7 +531,9 @@ fn print_plan(
     }
     println!("\nequivalent commands:");
     for j in jobs {
-        println!("sleuth {}", j.eval_args(model, out_root).join(" "));
+        let mut argv = j.eval_args(model, out_root);
+        argv.extend(extra.iter().cloned());
+        println!("sleuth {}", shown(&argv));
     }
     Ok(())
 }

@@ -2,6 +2,7 @@
 //! and run.
 
 pub mod ask;
+pub mod cache;
 pub mod data;
 pub mod demo;
 pub mod eval;

@@ -20,8 +20,8 @@ mod types;
 pub use anthropic::{AnthropicClient, AnthropicConfig};
 pub use error::LlmError;
 pub use middleware::{
-    CallStats, CostBudget, MeteredModel, ModelStack, Price, PriceTable, RateLimit, ResponseCache,
-    RetryPolicy, StatsSnapshot,
+    CacheSpec, CallStats, CostBudget, MeteredModel, ModelStack, Price, PriceTable, RateLimit,
+    ResponseCache, RetryPolicy, StatsSnapshot,
 };
 pub use openai::{OpenAiClient, OpenAiConfig};
 pub use quirks::{MaxTokensField, Quirks};

@@ -14,7 +14,8 @@
 
 use super::anthropic::{AnthropicClient, AnthropicConfig, ANTHROPIC_BASE_URL};
 use super::middleware::{
-    CostBudget, ModelStack, PriceTable, RateLimit, RateLimiter, ResponseCache, RetryPolicy,
+    CacheSpec, CostBudget, ModelStack, PriceTable, RateLimit, RateLimiter, ResponseCache,
+    RetryPolicy,
 };
 use super::openai::{OpenAiClient, OpenAiConfig};
 use super::quirks::Quirks;
@@ -219,8 +220,8 @@ pub struct ModelOptions {
     /// Per-request timeout (one attempt).
     pub timeout: Duration,
     pub retry: RetryPolicy,
-    /// Directory of the response cache; `None` disables caching.
-    pub cache_dir: Option<PathBuf>,
+    /// Where the response cache lives (a SQLite directory or Redis); `None` disables it.
+    pub cache: Option<CacheSpec>,
     pub rate_limit: Option<RateLimit>,
     pub prices: Arc<PriceTable>,
     /// The run's spending cap (`--max-cost`), shared across models of one run.
@@ -235,7 +236,7 @@ impl Default for ModelOptions {
         ModelOptions {
             timeout: Duration::from_secs(120),
             retry: RetryPolicy::default(),
-            cache_dir: None,
+            cache: None,
             rate_limit: None,
             prices: Arc::new(PriceTable::defaults()),
             budget: None,
@@ -315,8 +316,8 @@ pub fn stack_with(
     let mut stack = ModelStack::builder(provider)
         .retry(opts.retry.clone())
         .prices(opts.prices.clone());
-    if let Some(dir) = &opts.cache_dir {
-        stack = stack.cache(ResponseCache::open(dir)?);
+    if let Some(spec) = &opts.cache {
+        stack = stack.cache(ResponseCache::open(spec)?);
     }
     if let Some(budget) = &opts.budget {
         stack = stack.budget(budget.clone());

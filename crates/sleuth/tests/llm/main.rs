@@ -5,5 +5,6 @@ mod anthropic;
 mod middleware;
 mod openai;
 mod secrets;
+mod shared_cache;
 mod specs;
 mod support;
