@@ -118,13 +118,9 @@ pub struct ToolCatalogue {
 }
 
 impl ToolCatalogue {
-    /// A catalogue of `tools`. Panics when it is empty, names a verb twice or lacks
-    /// `finish`: those are programming errors, and every episode must be able to end.
+    /// A catalogue of `tools`. Panics when it names a verb twice or lacks `finish`:
+    /// those are programming errors, and every episode must be able to end.
     pub fn new(tools: Vec<Tool>) -> Self {
-        assert!(
-            !tools.is_empty(),
-            "a tool catalogue needs at least one tool"
-        );
         for (i, t) in tools.iter().enumerate() {
             assert!(
                 !tools[..i].iter().any(|u| u.kind == t.kind),
