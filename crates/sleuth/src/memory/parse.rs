@@ -6,23 +6,20 @@
 use super::{
     Confidence, Fact, Hypothesis, MemorySchema, OpenQuestion, Priority, Section, WorkingMemory,
 };
+use crate::env::protocol;
 use regex::Regex;
 use std::sync::OnceLock;
 
 /// Splits a response into its memory sections: `(section, body lines)` in order.
-/// A section ends at the next header or at an `Action:`/`Thought:` line.
+/// A section ends at the next header or at a protocol line (`Action:`, `Thought:`, see
+/// [`protocol::ends_section`]).
 fn sections(text: &str) -> Vec<(Section, Vec<&str>)> {
     static HEADER: OnceLock<Regex> = OnceLock::new();
-    static END: OnceLock<Regex> = OnceLock::new();
     let header = HEADER.get_or_init(|| {
         Regex::new(
             r"(?i)^[\s#>*_`\-]*(confirmed facts|active hypotheses|open questions|notes|scratchpad)\s*[*_`]*\s*:?\s*[*_`]*\s*(.*)$",
         )
         .expect("valid header regex")
-    });
-    let end = END.get_or_init(|| {
-        Regex::new(r"(?i)^[\s>*_`\-]*(action|thought|final answer|answer)\s*(\d+\s*)?[*_`]*\s*:")
-            .expect("valid end regex")
     });
     let mut out: Vec<(Section, Vec<&str>)> = Vec::new();
     let mut open = false;
@@ -40,7 +37,7 @@ fn sections(text: &str) -> Vec<(Section, Vec<&str>)> {
             if !rest.trim().is_empty() {
                 out.last_mut().expect("just pushed").1.push(rest);
             }
-        } else if end.is_match(line) {
+        } else if protocol::ends_section(line) {
             open = false;
         } else if open {
             out.last_mut().expect("open section").1.push(line);

@@ -22,10 +22,6 @@ impl EnvFactory for CorpusSetting {
     fn make(&self, _question: &Question, _settings: &AgentSettings) -> Box<dyn Environment> {
         Box::new(CorpusEnv::new(self.index.clone(), self.options))
     }
-
-    fn tools(&self) -> &'static [&'static str] {
-        &["search", "read", "finish"]
-    }
 }
 
 impl EvidenceEnvFactory for CorpusSetting {

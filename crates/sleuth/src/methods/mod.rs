@@ -61,11 +61,6 @@ impl AgentError {
 /// paragraph pool; the corpus setting plugs in a BM25 index here).
 pub trait EnvFactory: Send + Sync {
     fn make(&self, question: &Question, settings: &AgentSettings) -> Box<dyn Environment>;
-
-    /// The tool names its environments accept (for output grammars).
-    fn tools(&self) -> &'static [&'static str] {
-        &["search", "lookup", "finish"]
-    }
 }
 
 /// Sees each turn as soon as it is complete (`sleuth ask` prints them live).

@@ -12,7 +12,7 @@ pub use run::LoopOutcome;
 use super::retry::{attempt_text, Attempt};
 use super::{AgentError, EnvFactory, Episode, Method, PromptSet, RunContext};
 use crate::data::Question;
-use crate::env::{Environment, PoolEnv};
+use crate::env::{Environment, PoolEnv, ToolCatalogue};
 use crate::llm::{grammar, ChatRequest, Message, OutputConstraint};
 use crate::memory::{MemorySchema, Section, WorkingMemory};
 use crate::methods::settings::AgentSettings;
@@ -45,12 +45,12 @@ impl Style {
 
     /// The output grammar that keeps a response inside this style's protocol (honoured
     /// by the embedded model, ignored by providers without grammar support).
-    fn grammar(&self, tools: &'static [&'static str]) -> TurnConstraint {
+    fn grammar(&self, tools: &ToolCatalogue) -> TurnConstraint {
         let fixed = |g: String| TurnConstraint::Fixed(OutputConstraint::Grammar(g));
         match self {
             Style::Memory(schema) => TurnConstraint::Memory {
                 schema: schema.clone(),
-                tools,
+                tools: tools.clone(),
             },
             Style::Notes => fixed(grammar::working_memory(&self.schema(), tools)),
             Style::SelfAsk | Style::Ircot => fixed(grammar::lines_then_action(tools)),
@@ -79,7 +79,7 @@ pub(super) enum TurnConstraint {
     /// The working-memory grammar rebuilt each turn from the episode so far.
     Memory {
         schema: MemorySchema,
-        tools: &'static [&'static str],
+        tools: ToolCatalogue,
     },
 }
 
@@ -189,7 +189,7 @@ impl AgentMethod {
                 self.settings.top_k,
             )),
         };
-        let system = self.system_prompt(&env.tool_descriptions())?;
+        let system = self.system_prompt(&env.tools().prompt())?;
         let first = self
             .prompts
             .render(
@@ -197,12 +197,8 @@ impl AgentMethod {
                 context! { question => &question.text, reflection => reflection.unwrap_or("") },
             )
             .map_err(AgentError::config)?;
-        let tools = self
-            .env
-            .as_ref()
-            .map_or(grammar::REACT_TOOLS, |f| f.tools());
         let constraint = if self.settings.grammar {
-            self.style.grammar(tools)
+            self.style.grammar(env.tools())
         } else {
             TurnConstraint::None
         };
