@@ -87,7 +87,8 @@ impl AgentLoop<'_> {
 
             let mut feedback: Vec<String> = Vec::new();
             if actions.is_empty() {
-                feedback.push(self.render("no_action.txt", context! {}, &episode)?);
+                let tools = action_choices(env.tools());
+                feedback.push(self.render("no_action.txt", context! { tools }, &episode)?);
             }
             for action in &actions {
                 if let Action::Finish(answer) = action {
@@ -109,7 +110,10 @@ impl AgentLoop<'_> {
                     ));
                     break;
                 }
-                episode.tool_calls += 1;
+                // A tool the environment does not offer is refused, not run.
+                if env.tools().refusal(action).is_none() {
+                    episode.tool_calls += 1;
+                }
                 let observation = if self.refuses_repeat(action, &past_actions) {
                     Observation::new(self.render(
                         "forward_only_repeat.txt",
@@ -291,6 +295,25 @@ fn append_to_last_user(messages: &mut [Message], text: &str) {
     {
         m.content.push_str("\n\n");
         m.content.push_str(text);
+    }
+}
+
+/// The catalogue's action lines for a reminder: `Action: a`, `Action: b` or `Action: c`.
+fn action_choices(tools: &crate::env::ToolCatalogue) -> String {
+    let lines: Vec<String> = tools
+        .tools()
+        .iter()
+        .map(|t| {
+            format!(
+                "`{}`",
+                crate::env::protocol::action_line(t.name(), &format!("<{}>", t.arg))
+            )
+        })
+        .collect();
+    match lines.split_last() {
+        Some((last, [])) => last.clone(),
+        Some((last, rest)) => format!("{} or {last}", rest.join(", ")),
+        None => String::new(),
     }
 }
 

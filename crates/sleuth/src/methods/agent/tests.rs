@@ -349,12 +349,13 @@ async fn missing_action_is_an_observation_and_uses_the_turn() {
     }));
     let ep = run(&method("react", &[]), model.clone()).await;
     assert_eq!(ep.turns.len(), 2);
+    // The reminder lists the environment's own tools (the pool's here).
     assert!(model.requests()[1]
         .messages
         .last()
         .unwrap()
         .content
-        .contains("No action found"));
+        .contains("No action found in your response. End it with a line `Action: search[<query>]`, `Action: lookup[<title>]` or `Action: finish[<answer>]`."));
 }
 
 #[tokio::test]
