@@ -139,7 +139,9 @@ impl Runner {
         };
         match outcome {
             Ok(episode) => {
-                Outcome::Record(Box::new(RunRecord::from_episode(question, episode, &ctx)))
+                let mut record = RunRecord::from_episode(question, episode, &ctx);
+                note_dropped_constraints(&mut record, stats.constraints_dropped);
+                Outcome::Record(Box::new(record))
             }
             Err(AgentError::Llm {
                 source: LlmError::Refused(reason),
@@ -153,9 +155,20 @@ impl Runner {
                 let partial = err.partial().cloned().unwrap_or_default();
                 let mut record = RunRecord::from_episode(question, partial, &ctx);
                 record.error = Some(message);
+                note_dropped_constraints(&mut record, stats.constraints_dropped);
                 Outcome::Record(Box::new(record))
             }
         }
+    }
+}
+
+/// Marks a record whose calls ran without the output constraint the method asked for
+/// (the server refused it), so a report can tell constrained from unconstrained runs.
+fn note_dropped_constraints(record: &mut RunRecord, dropped: u64) {
+    if dropped > 0 {
+        record
+            .extra
+            .insert("constraints_dropped".into(), dropped.into());
     }
 }
 

@@ -2,11 +2,15 @@
 //!
 //! | spec | provider | key |
 //! |---|---|---|
-//! | `openai:MODEL` | api.openai.com (`OPENAI_BASE_URL` overrides) | `OPENAI_API_KEY`, required |
-//! | `openai-compat:BASE_URL#MODEL[?key_env=VAR&preset=NAME]` | any OpenAI-compatible server | `VAR`, else `SLEUTH_API_KEY_ENV`'s variable, else `OPENAI_API_KEY`; optional |
-//! | `anthropic:MODEL` | api.anthropic.com (`ANTHROPIC_BASE_URL` overrides) | `ANTHROPIC_API_KEY`, required |
+//! | `openai:MODEL` | api.openai.com (`OPENAI_BASE_URL` overrides, version included: `https://host/v1`) | `OPENAI_API_KEY`, required |
+//! | `openai-compat:BASE_URL#MODEL[?key_env=VAR&preset=NAME]` | any OpenAI-compatible server (`BASE_URL` as for the OpenAI SDK, e.g. `http://host:8000/v1`) | `VAR`, else `SLEUTH_API_KEY_ENV`'s variable (either must then be set), else `OPENAI_API_KEY` if set |
+//! | `anthropic:MODEL` | api.anthropic.com (`ANTHROPIC_BASE_URL` overrides: the host root as for the Anthropic SDK; a trailing `/v1` is accepted) | `ANTHROPIC_API_KEY`, required |
 //! | `scripted:FILE` | replies from a JSON array or JSON Lines of strings, in order, repeating the last | none |
 //! | `local:NAME\|PATH.gguf` | the embedded model (crate `sleuth-local`, opened by the CLI) | none |
+//!
+//! Options parse here and nowhere else; options before the `#`, on another provider,
+//! unknown, repeated or empty are refused, so a `key_env` can never silently turn into
+//! part of a URL while the default key goes to that server.
 //!
 //! `local:` parses to [`ModelSpec::Local`] but is not opened here: the core crate does
 //! not depend on llama.cpp. The CLI opens the local model itself and wraps it with
@@ -56,9 +60,12 @@ pub enum ModelSpec {
 
 fn spec_error(spec: &str, why: &str) -> LlmError {
     LlmError::Config(format!(
-        "invalid model spec `{spec}`: {why} (expected openai:MODEL, anthropic:MODEL, openai-compat:BASE_URL#MODEL, local:NAME|PATH.gguf or scripted:FILE)"
+        "invalid model spec `{spec}`: {why} (expected openai:MODEL, anthropic:MODEL, openai-compat:BASE_URL#MODEL[?key_env=VAR&preset=NAME], local:NAME|PATH.gguf or scripted:FILE)"
     ))
 }
+
+/// The options a spec can carry, after its model: `openai-compat:BASE_URL#MODEL?OPTS`.
+const OPTIONS: &str = "key_env=VAR, preset=NAME";
 
 impl FromStr for ModelSpec {
     type Err = LlmError;
@@ -74,6 +81,12 @@ impl FromStr for ModelSpec {
                 Ok(v.to_string())
             }
         };
+        if kind != "openai-compat" && carries_options(rest, kind) {
+            return Err(spec_error(
+                s,
+                &format!("`{kind}:` takes no options ({OPTIONS} belong to openai-compat:BASE_URL#MODEL?...)"),
+            ));
+        }
         match kind {
             "openai" => Ok(ModelSpec::OpenAi {
                 model: nonempty(rest, "model name")?,
@@ -93,14 +106,47 @@ impl FromStr for ModelSpec {
     }
 }
 
+/// Whether a spec's remainder tries to pass options. API model names never hold `?`;
+/// file paths (local:, scripted:) may, so for them only a known option counts.
+fn carries_options(rest: &str, kind: &str) -> bool {
+    match kind {
+        "openai" | "anthropic" => rest.contains('?'),
+        _ => ["?key_env=", "?preset=", "&key_env=", "&preset="]
+            .iter()
+            .any(|o| rest.contains(o)),
+    }
+}
+
+/// Whether `name` can be an environment variable's name.
+fn is_var_name(name: &str) -> bool {
+    let mut chars = name.chars();
+    chars
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
+}
+
 fn parse_compat(spec: &str, rest: &str) -> Result<ModelSpec, LlmError> {
-    let (base_url, model_opts) = rest
-        .split_once('#')
-        .ok_or_else(|| spec_error(spec, "openai-compat needs BASE_URL#MODEL"))?;
+    let Some((base_url, model_opts)) = rest.split_once('#') else {
+        let why = if rest.contains('?') {
+            "openai-compat needs BASE_URL#MODEL, with options after the model (BASE_URL#MODEL?key_env=VAR)"
+        } else {
+            "openai-compat needs BASE_URL#MODEL"
+        };
+        return Err(spec_error(spec, why));
+    };
     if !(base_url.starts_with("http://") || base_url.starts_with("https://")) {
         return Err(spec_error(
             spec,
             "the base URL must start with http:// or https://",
+        ));
+    }
+    // Options before the `#` would become part of the URL (and `key_env` would be
+    // ignored, sending the default key to that server): refuse them.
+    if let Some((_, query)) = base_url.split_once('?') {
+        return Err(spec_error(
+            spec,
+            &format!("options go after the model, not in the URL: write BASE_URL#MODEL?{query}"),
         ));
     }
     let (model, opts) = model_opts.split_once('?').unwrap_or((model_opts, ""));
@@ -109,19 +155,36 @@ fn parse_compat(spec: &str, rest: &str) -> Result<ModelSpec, LlmError> {
     }
     let (mut key_env, mut preset) = (None, None);
     for pair in opts.split('&').filter(|p| !p.is_empty()) {
-        match pair.split_once('=') {
-            Some(("key_env", v)) if !v.is_empty() => key_env = Some(v.to_string()),
-            Some(("preset", v)) => {
-                Quirks::preset(v)?;
-                preset = Some(v.to_string());
-            }
+        let (name, value) = pair.split_once('=').unwrap_or((pair, ""));
+        let slot = match name {
+            "key_env" => &mut key_env,
+            "preset" => &mut preset,
             _ => {
                 return Err(spec_error(
                     spec,
-                    &format!("unknown option `{pair}` (known: key_env=VAR, preset=NAME)"),
+                    &format!("unknown option `{name}` (known: {OPTIONS})"),
                 ))
             }
+        };
+        if value.is_empty() {
+            return Err(spec_error(spec, &format!("option `{name}` has no value")));
         }
+        if slot.is_some() {
+            return Err(spec_error(spec, &format!("option `{name}` given twice")));
+        }
+        match name {
+            // Not echoing the spec: a value that is not a variable name may be a key.
+            "key_env" if !is_var_name(value) => {
+                return Err(LlmError::Config(
+                    "invalid model spec: `key_env=` takes the name of an environment variable (letters, digits, _), not a key".into(),
+                ))
+            }
+            "preset" => {
+                Quirks::preset(value)?;
+            }
+            _ => {}
+        }
+        *slot = Some(value.to_string());
     }
     Ok(ModelSpec::OpenAiCompat {
         base_url: base_url.trim_end_matches('/').to_string(),
@@ -253,6 +316,31 @@ fn required_key(env: &EnvSource, var: &str, spec: &ModelSpec) -> Result<ApiKey, 
     })
 }
 
+/// The key for an `openai-compat:` server. A variable named by the spec (`?key_env=`)
+/// or by `SLEUTH_API_KEY_ENV` must be set: failing here, before any request, beats a
+/// 401 later or a request without the key the user meant. Unnamed, `OPENAI_API_KEY` is
+/// sent when set (as the OpenAI SDKs do for any base URL); local servers need none.
+fn compat_key(
+    env: &EnvSource,
+    key_env: Option<&str>,
+    spec: &ModelSpec,
+) -> Result<Option<ApiKey>, LlmError> {
+    let named = match key_env {
+        Some(var) => Some((var.to_string(), "?key_env=")),
+        None => env
+            .get("SLEUTH_API_KEY_ENV")
+            .map(|var| (var, "SLEUTH_API_KEY_ENV")),
+    };
+    match named {
+        Some((var, by)) => env.get(&var).map(|k| Some(ApiKey::new(k))).ok_or_else(|| {
+            LlmError::Config(format!(
+                "model `{spec}` takes its key from {var} (named by {by}), but {var} is not set"
+            ))
+        }),
+        None => Ok(env.get("OPENAI_API_KEY").map(ApiKey::new)),
+    }
+}
+
 /// Opens the bare provider for `spec`, without middleware.
 pub fn open_provider(
     spec: &ModelSpec,
@@ -270,16 +358,12 @@ pub fn open_provider(
             Arc::new(OpenAiClient::new(config)?)
         }
         ModelSpec::OpenAiCompat { base_url, model, key_env, preset } => {
-            let var = key_env
-                .clone()
-                .or_else(|| opts.env.get("SLEUTH_API_KEY_ENV"))
-                .unwrap_or_else(|| "OPENAI_API_KEY".into());
             let quirks = match preset {
                 Some(p) => Quirks::preset(p)?,
                 None => Quirks::generic(),
             };
             let config = OpenAiConfig::new(base_url, model)
-                .api_key(opts.env.get(&var).map(ApiKey::new))
+                .api_key(compat_key(&opts.env, key_env.as_deref(), spec)?)
                 .timeout(opts.timeout)
                 .quirks(quirks)
                 .name(format!("openai-compat:{base_url}#{model}"));
@@ -414,15 +498,81 @@ mod tests {
             ("openai-compat:http://h/v1", "BASE_URL#MODEL"),
             ("openai-compat:h/v1#m", "http://"),
             ("openai-compat:http://h/v1#", "missing model"),
-            ("openai-compat:http://h/v1#m?x=1", "unknown option `x=1`"),
+            ("openai-compat:http://h/v1#m?x=1", "unknown option `x`"),
             (
                 "openai-compat:http://h/v1#m?preset=nope",
                 "unknown server preset",
+            ),
+            // Misplaced: before the `#` the options would be part of the URL.
+            (
+                "openai-compat:http://h/v1?key_env=MYKEY#mock",
+                "options go after the model",
+            ),
+            (
+                "openai-compat:http://h/v1?preset=bogus#m",
+                "BASE_URL#MODEL?preset=bogus",
+            ),
+            (
+                "openai-compat:http://h/v1?key_env=K",
+                "options after the model",
+            ),
+            ("openai:gpt-4o?key_env=K", "`openai:` takes no options"),
+            (
+                "anthropic:claude?preset=vllm",
+                "`anthropic:` takes no options",
+            ),
+            ("local:smollm2?key_env=K", "`local:` takes no options"),
+            ("scripted:r.json&preset=x", "`scripted:` takes no options"),
+            (
+                "openai-compat:http://h/v1#m?key_env=",
+                "`key_env` has no value",
+            ),
+            (
+                "openai-compat:http://h/v1#m?preset",
+                "`preset` has no value",
+            ),
+            (
+                "openai-compat:http://h/v1#m?key_env=A&key_env=B",
+                "`key_env` given twice",
             ),
         ] {
             let e = ModelSpec::parse(s).unwrap_err().to_string();
             assert!(e.contains(why), "{s}: {e}");
         }
+        // A key pasted where its variable's name belongs is refused without echoing it.
+        let e = ModelSpec::parse("openai-compat:http://h/v1#m?key_env=sk-live-123")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("name of an environment variable") && !e.contains("sk-live"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn a_named_key_variable_must_be_set_before_any_request() {
+        let env = EnvSource::isolated().set("OPENAI_API_KEY", "sk-default");
+        let opts = ModelOptions {
+            env: env.clone(),
+            ..ModelOptions::default()
+        };
+        let spec =
+            ModelSpec::parse("openai-compat:http://127.0.0.1:9/v1#m?key_env=UNSET_VAR").unwrap();
+        let e = open_model(&spec, &opts).err().unwrap().to_string();
+        assert!(
+            e.contains("UNSET_VAR") && e.contains("?key_env=") && e.contains("not set"),
+            "{e}"
+        );
+        let opts = ModelOptions {
+            env: env.set("SLEUTH_API_KEY_ENV", "ALSO_UNSET"),
+            ..ModelOptions::default()
+        };
+        let spec = ModelSpec::parse("openai-compat:http://127.0.0.1:9/v1#m").unwrap();
+        let e = open_model(&spec, &opts).err().unwrap().to_string();
+        assert!(
+            e.contains("ALSO_UNSET") && e.contains("SLEUTH_API_KEY_ENV"),
+            "{e}"
+        );
     }
 
     #[test]

@@ -6,4 +6,5 @@ mod middleware;
 mod openai;
 mod secrets;
 mod specs;
+mod structured;
 mod support;
