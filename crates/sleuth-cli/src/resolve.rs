@@ -109,14 +109,23 @@ pub fn parse_shard(spec: &str) -> Result<(usize, usize)> {
 /// (retries, response cache, rate limits, cost budget).
 #[derive(Args, Debug, Clone)]
 pub struct ModelArgs {
-    /// Model spec: openai:MODEL, anthropic:MODEL, openai-compat:BASE_URL#MODEL,
-    /// local:NAME|PATH.gguf, scripted:FILE.
+    /// Model spec: openai:MODEL, anthropic:MODEL,
+    /// openai-compat:BASE_URL#MODEL[?key_env=VAR&preset=NAME], local:NAME|PATH.gguf,
+    /// scripted:FILE.
+    ///
+    /// Base URLs follow the official SDKs: BASE_URL and OPENAI_BASE_URL include the
+    /// version (http://host:8000/v1; /chat/completions is appended), ANTHROPIC_BASE_URL
+    /// is the host root (https://api.anthropic.com; /v1/messages is appended, and a
+    /// trailing /v1 is accepted). Presets: openai, openai-reasoning, vllm, sglang,
+    /// llama-cpp, llama-cpp-python, ollama, lmstudio, generic. A variable named by
+    /// key_env or SLEUTH_API_KEY_ENV must be set.
     #[arg(long)]
     pub model: String,
     /// Seconds before one model request times out.
     #[arg(long, default_value_t = 120)]
     pub timeout: u64,
-    /// Attempts per model call, the first included (429/5xx/timeouts are retried).
+    /// Attempts per model call, the first included (429/5xx/timeouts are retried;
+    /// bad requests, unknown models and failed validation are not).
     #[arg(long, default_value_t = 6)]
     pub attempts: u32,
     /// Response cache directory (default: the user cache dir, e.g. ~/.cache/sleuth/responses).

@@ -74,6 +74,12 @@ pub fn run(args: Args) -> Result<()> {
         totals.usage.output_tokens,
         totals.cost_usd
     );
+    if totals.constraints_dropped > 0 {
+        eprintln!(
+            "{} calls ran without their output constraint: the server refused it (records say so in extra.constraints_dropped; see the server preset)",
+            totals.constraints_dropped
+        );
+    }
     if let Some(reason) = &summary.halted {
         anyhow::bail!("stopped before exceeding the cost budget ({reason}); rerun with a larger --max-cost to continue");
     }
