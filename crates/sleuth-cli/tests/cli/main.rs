@@ -12,4 +12,5 @@ mod local;
 mod providers;
 mod report;
 mod score;
+mod servers;
 mod util;
