@@ -329,10 +329,9 @@ impl ChatModel for OpenAiClient {
         let (body, dropped) = match self.post(&self.body(request, constrain)).await {
             Ok(body) => (body, refused_before),
             Err(e) if constrain && refuses_constraint(&e) => {
-                let Ok(body) = self.post(&self.body(request, false)).await else {
-                    // Not the constraint's fault after all: report the real request's error.
-                    return Err(e);
-                };
+                // If this fails too, its error is the one that matters: the constraint
+                // was not (only) the problem, and a transient failure stays retryable.
+                let body = self.post(&self.body(request, false)).await?;
                 let kind = form.expect("constrained requests have a form");
                 if !self.refused(kind).swap(true, Ordering::Relaxed) {
                     tracing::warn!(

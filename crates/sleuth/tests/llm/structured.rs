@@ -210,3 +210,25 @@ async fn openai_base_urls_include_the_version_as_in_the_sdk() {
         .iter()
         .all(|r| r.path == "/v1/chat/completions"));
 }
+
+#[tokio::test]
+async fn a_transient_failure_of_the_fallback_request_stays_retryable() {
+    let server = MockServer::start(|req| {
+        if req.body.get("response_format").is_some() {
+            llama_cpp_python(req)
+        } else if req.index == 1 {
+            Reply::status(503)
+        } else {
+            Reply::text(r#"{"a": "x"}"#)
+        }
+    })
+    .await;
+    let stack = open_stack(&spec(&server, "vllm"), &options()).unwrap();
+    let session = stack.session();
+    let req = question("q").constraint(OutputConstraint::JsonSchema(schema()));
+    let r = session.complete(&req).await.unwrap();
+    assert!(r.constraint_dropped);
+    // refused, 503 without it, then (retry) refused again, then answered.
+    assert_eq!(server.request_count(), 4);
+    assert_eq!(session.stats().snapshot().retries, 1);
+}
