@@ -192,6 +192,8 @@ struct Route {
     model: String,
     env: Vec<(&'static str, String)>,
     methods: &'static str,
+    /// A response cache directory (inside the scanned output) instead of none.
+    cache: bool,
 }
 
 fn run_path(path: &Route, out: &Path, servers: &[&Server]) -> Vec<Value> {
@@ -203,6 +205,11 @@ fn run_path(path: &Route, out: &Path, servers: &[&Server]) -> Vec<Value> {
         .set("turns=3")
         .set("reads=2")
         .set("max_tokens=192");
+    let eval = if path.cache {
+        eval.opt("--cache", out.join("cache").display())
+    } else {
+        eval
+    };
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_sleuth"));
     cmd.args(eval.args())
         .env_remove("OPENAI_API_KEY")
@@ -210,7 +217,10 @@ fn run_path(path: &Route, out: &Path, servers: &[&Server]) -> Vec<Value> {
         .env_remove("OPENAI_BASE_URL")
         .env_remove("ANTHROPIC_BASE_URL")
         .env_remove("SLEUTH_API_KEY_ENV")
-        .env("SLEUTH_NO_CACHE", "true");
+        .env_remove("SLEUTH_CACHE");
+    if !path.cache {
+        cmd.env("SLEUTH_NO_CACHE", "true");
+    }
     for (k, v) in &path.env {
         cmd.env(k, v);
     }
@@ -312,6 +322,7 @@ fn every_method_family_runs_through_real_servers_with_counted_usage_and_no_key_o
             ),
             env: vec![("LLAMA_KEY", SERVER_KEY.into())],
             methods: all,
+            cache: false,
         },
         // The same server with a preset whose schema form it refuses (json_schema):
         // the constraint is dropped and recorded, not retried into failure.
@@ -323,6 +334,7 @@ fn every_method_family_runs_through_real_servers_with_counted_usage_and_no_key_o
             ),
             env: vec![("LLAMA_KEY", SERVER_KEY.into())],
             methods: "eir",
+            cache: false,
         },
         // The proxy's OpenAI endpoint; the key comes from OPENAI_API_KEY as in the SDK.
         Route {
@@ -330,6 +342,7 @@ fn every_method_family_runs_through_real_servers_with_counted_usage_and_no_key_o
             model: format!("openai-compat:http://127.0.0.1:{}/v1#{ALIAS}", proxy.port),
             env: vec![("OPENAI_API_KEY", PROXY_KEY.into())],
             methods: all,
+            cache: true,
         },
         // The proxy's Anthropic Messages endpoint, base URL as the Anthropic SDK takes it.
         Route {
@@ -340,6 +353,7 @@ fn every_method_family_runs_through_real_servers_with_counted_usage_and_no_key_o
                 ("ANTHROPIC_BASE_URL", format!("http://127.0.0.1:{}", proxy.port)),
             ],
             methods: all,
+            cache: true,
         },
     ];
     let outs = tempfile::tempdir().unwrap();
@@ -363,6 +377,15 @@ fn every_method_family_runs_through_real_servers_with_counted_usage_and_no_key_o
             );
         }
     }
+    assert!(
+        outs.path()
+            .join("path2/cache")
+            .read_dir()
+            .unwrap()
+            .next()
+            .is_some(),
+        "the response cache was written (and is scanned)"
+    );
     for key in [SERVER_KEY, PROXY_KEY] {
         let leaked = files_holding(outs.path(), key);
         assert!(leaked.is_empty(), "a key reached {leaked:?}");
