@@ -105,14 +105,23 @@ impl QuestionArgs {
 /// (retries, response cache, rate limits, cost budget).
 #[derive(Args, Debug, Clone)]
 pub struct ModelArgs {
-    /// Model spec: openai:MODEL, anthropic:MODEL, openai-compat:BASE_URL#MODEL,
-    /// local:NAME|PATH.gguf, scripted:FILE.
+    /// Model spec: openai:MODEL, anthropic:MODEL,
+    /// openai-compat:BASE_URL#MODEL[?key_env=VAR&preset=NAME], local:NAME|PATH.gguf,
+    /// scripted:FILE.
+    ///
+    /// Base URLs follow the official SDKs: BASE_URL and OPENAI_BASE_URL include the
+    /// version (http://host:8000/v1; /chat/completions is appended), ANTHROPIC_BASE_URL
+    /// is the host root (https://api.anthropic.com; /v1/messages is appended, and a
+    /// trailing /v1 is accepted). Presets: openai, openai-reasoning, vllm, sglang,
+    /// llama-cpp, llama-cpp-python, ollama, lmstudio, generic. A variable named by
+    /// key_env or SLEUTH_API_KEY_ENV must be set.
     #[arg(long)]
     pub model: String,
     /// Seconds before one model request times out (1 to 86400).
     #[arg(long, default_value_t = 120, value_parser = clap::value_parser!(u64).range(1..=86_400))]
     pub timeout: u64,
-    /// Attempts per model call, the first included (429/5xx/timeouts are retried; 1 to 100).
+    /// Attempts per model call, the first included (429/5xx/timeouts are retried;
+    /// bad requests, unknown models and failed validation are not; 1 to 100).
     #[arg(long, default_value_t = 6, value_parser = clap::value_parser!(u32).range(1..=100))]
     pub attempts: u32,
     /// Response cache: a directory (SQLite; default ~/.cache/sleuth/responses) or a

@@ -86,6 +86,12 @@ pub fn run(args: Args) -> Result<()> {
         totals.usage.output_tokens,
         totals.cost_usd
     );
+    if totals.constraints_dropped > 0 {
+        eprintln!(
+            "{} calls ran without their output constraint: the server refused it (records say so in constraints_dropped; see the server preset)",
+            totals.constraints_dropped
+        );
+    }
     if let Some(reason) = &summary.halted {
         anyhow::bail!("stopped before exceeding the cost budget ({reason}); rerun with a larger --max-cost to continue");
     }

@@ -27,7 +27,7 @@ fn turn(prompt: &str) -> u32 {
         .unwrap_or(0)
 }
 
-fn reply(req: &ReceivedRequest) -> Reply {
+pub(crate) fn reply(req: &ReceivedRequest) -> Reply {
     let p = req.last_message().unwrap_or("").to_string();
     let text = if p.contains("You are collecting evidence") {
         if turn(&p) == 1 {

@@ -51,6 +51,10 @@ pub struct RunRecord {
     pub cost_usd: f64,
     #[serde(default)]
     pub retries: u32,
+    /// Calls answered without the output constraint the method asked for (the server
+    /// refused the form; the client resent the request without it).
+    #[serde(default)]
+    pub constraints_dropped: u64,
     pub nudge_turn: Option<u32>,
     pub reminders: u32,
     /// Fraction of structured turns that followed the memory notation (None for
@@ -99,6 +103,8 @@ pub struct RecordContext<'a> {
     pub retries: u32,
     /// What the provider billed for this episode (cache hits cost nothing).
     pub cost_usd: f64,
+    /// Calls that ran without their output constraint because the server refused it.
+    pub constraints_dropped: u64,
 }
 
 impl RunRecord {
@@ -161,6 +167,7 @@ impl RunRecord {
             cached_input_tokens: episode.usage.cached_input_tokens,
             cost_usd: ctx.cost_usd,
             retries: ctx.retries,
+            constraints_dropped: ctx.constraints_dropped,
             nudge_turn: episode.nudge_turn,
             reminders: episode.reminders,
             adherence,

@@ -165,6 +165,7 @@ pub async fn run_episode(
         model: model_name,
         retries: stats.retries as u32,
         cost_usd: stats.cost_usd,
+        constraints_dropped: stats.constraints_dropped,
     };
     match outcome {
         Ok(episode) => Outcome::Record(Box::new(RunRecord::from_episode(question, episode, &ctx))),

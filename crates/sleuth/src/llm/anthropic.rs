@@ -18,12 +18,14 @@ use serde::Deserialize;
 use serde_json::{json, Map, Value};
 use std::time::Duration;
 
-pub const ANTHROPIC_BASE_URL: &str = "https://api.anthropic.com/v1";
+/// The host root, as the official SDKs take it; `/v1/messages` is appended.
+pub const ANTHROPIC_BASE_URL: &str = "https://api.anthropic.com";
 pub const ANTHROPIC_VERSION: &str = "2023-06-01";
 
 #[derive(Debug, Clone)]
 pub struct AnthropicConfig {
-    /// e.g. `https://api.anthropic.com/v1`; `/messages` is appended.
+    /// The host root, e.g. `https://api.anthropic.com` (as in the official SDKs);
+    /// `/v1/messages` is appended. A base ending in `/v1` is accepted too.
     pub base_url: String,
     pub model: String,
     pub api_key: Option<ApiKey>,
@@ -80,7 +82,7 @@ impl std::fmt::Debug for AnthropicClient {
 impl AnthropicClient {
     pub fn new(config: AnthropicConfig) -> Result<AnthropicClient, LlmError> {
         let http = http::client(config.timeout)?;
-        let url = format!("{}/messages", config.base_url);
+        let url = super::endpoint::anthropic_messages_url(&config.base_url);
         Ok(AnthropicClient { config, http, url })
     }
 
@@ -196,6 +198,7 @@ pub(crate) fn parse_response(body: &str, provider: &str) -> Result<ChatResponse,
         },
         finish_reason,
         cached: false,
+        constraint_dropped: false,
     })
 }
 

@@ -6,6 +6,7 @@
 //! wraps any `ChatModel` and is itself one.
 
 pub mod anthropic;
+mod endpoint;
 mod error;
 pub mod grammar;
 mod http;
@@ -24,7 +25,7 @@ pub use middleware::{
     ResponseCache, RetryPolicy, StatsSnapshot,
 };
 pub use openai::{OpenAiClient, OpenAiConfig};
-pub use quirks::{MaxTokensField, Quirks};
+pub use quirks::{GrammarForm, MaxTokensField, Quirks, SchemaForm};
 pub use scripted::ScriptedModel;
 pub use secret::ApiKey;
 pub use spec::{

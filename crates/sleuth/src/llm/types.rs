@@ -132,6 +132,10 @@ pub struct ChatResponse {
     /// True when the response came from sleuth's own response cache (billed cost 0).
     #[serde(default)]
     pub cached: bool,
+    /// True when the request carried an output constraint that the server refused, and
+    /// this reply was generated without it (the caller's parser still validates it).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub constraint_dropped: bool,
 }
 
 impl ChatResponse {
@@ -141,6 +145,7 @@ impl ChatResponse {
             usage,
             finish_reason: FinishReason::Stop,
             cached: false,
+            constraint_dropped: false,
         }
     }
 }

@@ -7,4 +7,5 @@ mod openai;
 mod secrets;
 mod shared_cache;
 mod specs;
+mod structured;
 mod support;

@@ -69,6 +69,7 @@ fn record(ep: Episode) -> RunRecord {
         model: "scripted",
         retries: 0,
         cost_usd: 0.0,
+        constraints_dropped: 0,
     };
     RunRecord::from_episode(&question(), ep, &ctx)
 }
