@@ -227,7 +227,8 @@ fn default_cache_dir() -> Result<PathBuf> {
 /// Method options shared by `ask`, `eval` and `experiment`.
 #[derive(Args, Debug, Clone, Default)]
 pub struct MethodArgs {
-    /// A method option, `key=value` (repeatable), e.g. turns=15, nudge=none, enforce=true.
+    /// A method option, `key=value` (repeatable), e.g. turns=15, nudge=turn:14, enforce=true;
+    /// `sleuth methods NAME` lists the keys a method reads and their defaults.
     #[arg(long = "set", value_name = "KEY=VALUE")]
     pub set: Vec<String>,
     /// A directory of prompt templates that replace the built-in ones by file name.

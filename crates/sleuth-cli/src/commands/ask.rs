@@ -12,7 +12,7 @@ use std::sync::Arc;
 
 #[derive(clap::Args)]
 pub struct Args {
-    /// Method name, e.g. sleuth or react.
+    /// Method name, e.g. sleuth or react (`sleuth methods` lists them).
     #[arg(long, default_value = "sleuth")]
     pub method: String,
     #[command(flatten)]

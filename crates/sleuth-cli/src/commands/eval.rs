@@ -10,7 +10,7 @@ use std::path::PathBuf;
 pub struct Args {
     #[command(flatten)]
     pub questions: QuestionArgs,
-    /// Comma-separated method names, e.g. react,sleuth.
+    /// Comma-separated method names, e.g. react,sleuth (`sleuth methods` lists them).
     #[arg(long)]
     pub methods: String,
     #[command(flatten)]
