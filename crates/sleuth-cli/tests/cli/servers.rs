@@ -202,9 +202,15 @@ fn run_path(path: &Route, out: &Path, servers: &[&Server]) -> Vec<Value> {
         .opt("--concurrency", 1)
         .opt("--attempts", 2)
         .opt("--timeout", 300)
-        .set("turns=3")
-        .set("reads=2")
         .set("max_tokens=192");
+    // Only keys the path's methods read: any other key is refused.
+    let loop_method = path.methods.split(',').any(|m| m != "eir");
+    let eval = if loop_method { eval.set("turns=3") } else { eval };
+    let eval = if path.methods.contains("eir") {
+        eval.set("reads=2")
+    } else {
+        eval
+    };
     let eval = if path.cache {
         eval.opt("--cache", out.join("cache").display())
     } else {
