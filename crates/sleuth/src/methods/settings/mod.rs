@@ -131,7 +131,7 @@ pub const SETTINGS: &[SettingDef] = &[
     },
     SettingDef {
         key: "stopping",
-        doc: "nudge, none, structural, forward-only, contrastive or late-verification (the alternatives replace the nudge)",
+        doc: "nudge, none, structural (commit once every open question is resolved), forward-only, contrastive, late-verification (free search without memory, then a chain check) or late-verification-memory; the alternatives replace the nudge",
         apply: |s, v| {
             if v.trim() == "none" {
                 s.agent.stopping = Stopping::Nudge;
@@ -159,7 +159,7 @@ pub const SETTINGS: &[SettingDef] = &[
     },
     SettingDef {
         key: "actions_per_turn",
-        doc: "tool calls executed from one response (integer >= 1)",
+        doc: "cap on tool calls executed from one response (integer >= 1, default 8); one beyond it is answered \"not run\"",
         apply: |s, v| {
             s.agent.actions_per_turn = positive("actions_per_turn", v)? as usize;
             Ok(())
@@ -174,6 +174,15 @@ pub const SETTINGS: &[SettingDef] = &[
             Ok(())
         },
         show: |s, _| s.agent.enforce.to_string(),
+    },
+    SettingDef {
+        key: "restore_facts",
+        doc: "true: hand confirmed facts the model left out back in the next observation (always on under enforce)",
+        apply: |s, v| {
+            s.agent.restore_facts = boolean("restore_facts", v)?;
+            Ok(())
+        },
+        show: |s, _| s.agent.restore_facts.to_string(),
     },
     SettingDef {
         key: "max_reminders",
