@@ -15,4 +15,5 @@ mod methods;
 mod providers;
 mod report;
 mod score;
+mod sleuth_paper;
 mod util;

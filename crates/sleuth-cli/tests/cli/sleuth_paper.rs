@@ -1,0 +1,226 @@
+//! The SLEUTH paper's rules, one scripted test each, through the binary against a local
+//! OpenAI-compatible server: what the harness hands back, when the commitment triggers
+//! fire, how late verification searches, how many tool calls a turn runs, and what the
+//! prompts carry (App. K, L, M, D.5).
+
+use crate::agents::{eval_one, memory, turn_of};
+use crate::util::*;
+use serde_json::Value;
+use sleuth_testkit::{MockServer, ReceivedRequest, Reply};
+
+/// The text of the last message of a request (the observation the model answers).
+fn last_message(req: &ReceivedRequest) -> String {
+    req.body["messages"]
+        .as_array()
+        .and_then(|m| m.last())
+        .and_then(|m| m["content"].as_str())
+        .unwrap_or_default()
+        .to_string()
+}
+
+fn system_prompt(req: &ReceivedRequest) -> String {
+    req.body["messages"][0]["content"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string()
+}
+
+const NONE_BUT_FACT_2: &str = "Confirmed Facts:\n- [F2] established point 2 (source: Some Title)\nActive Hypotheses:\n- none\nOpen Questions:\n- none\nAction: search[second]";
+const HAND_BACK: &str = "left out facts you had already confirmed";
+
+fn dropping_server() -> MockServer {
+    MockServer::spawn(|req| {
+        Reply::text(match turn_of(req) {
+            1 => memory(2, "search[first]"),
+            2 => NONE_BUT_FACT_2.into(),
+            _ => "Confirmed Facts:\n- none\nActive Hypotheses:\n- none\nOpen Questions:\n- none\nAction: finish[done]".into(),
+        })
+    })
+}
+
+#[test]
+fn dropped_facts_stay_in_the_record_and_are_handed_back_only_when_asked() {
+    // Default (Table 1's setting, App. M): no runtime help.
+    let server = dropping_server();
+    let dir = tempfile::tempdir().unwrap();
+    let r = &eval_one(&server, "sleuth", dir.path(), &[])[0];
+    assert_eq!(r["settings"]["restore_facts"], "false");
+    let facts = |t: usize| r["trace"][t]["state"]["facts"].as_array().unwrap().len();
+    assert_eq!((facts(0), facts(1), facts(2)), (2, 2, 2), "state is monotonic");
+    assert_eq!(r["trace"][1]["dropped"], serde_json::json!(["F1"]));
+    assert!(server
+        .requests()
+        .iter()
+        .all(|q| !last_message(q).contains(HAND_BACK)));
+
+    // The named option, and enforcement, hand them back.
+    for set in ["restore_facts=true", "enforce=true"] {
+        let server = dropping_server();
+        let dir = tempfile::tempdir().unwrap();
+        let r = &eval_one(&server, "sleuth", dir.path(), &["--set", set])[0];
+        assert_eq!(r["trace"][1]["dropped"], serde_json::json!(["F1"]), "{set}");
+        let third = last_message(&server.requests()[2]);
+        assert!(
+            third.contains(HAND_BACK) && third.contains("[F1] established point 1"),
+            "{set}: {third}"
+        );
+    }
+}
+
+#[test]
+fn every_action_of_a_turn_runs_and_one_beyond_the_cap_is_answered() {
+    let reply = |req: &ReceivedRequest| {
+        Reply::text(if turn_of(req) == 1 {
+            "Thought: both at once\nAction: search[Mingus]\nAction: search[Arizona]\nAction: search[IndyCar]"
+        } else {
+            "Thought: done\nAction: finish[Mario Andretti]"
+        })
+    };
+    let server = MockServer::spawn(reply);
+    let dir = tempfile::tempdir().unwrap();
+    let r = &eval_one(&server, "react", dir.path(), &[])[0];
+    assert_eq!((r["turns"].clone(), r["tool_calls"].clone()), (2.into(), 3.into()));
+    assert_eq!(r["trace"][0]["observations"].as_array().unwrap().len(), 3);
+    assert_eq!(r["settings"]["actions_per_turn"], "8");
+
+    let server = MockServer::spawn(reply);
+    let dir = tempfile::tempdir().unwrap();
+    let r = &eval_one(&server, "react", dir.path(), &["--set", "actions_per_turn=2"])[0];
+    assert_eq!(r["tool_calls"], 2);
+    assert_eq!(r["trace"][0]["actions"].as_array().unwrap().len(), 3);
+    let third = r["trace"][0]["observations"][2]["text"].as_str().unwrap();
+    assert!(third.contains("search[IndyCar] was not run"), "{third}");
+    assert!(last_message(&server.requests()[1]).contains("search[IndyCar] was not run"));
+}
+
+#[test]
+fn notes_gets_the_commitment_nudge_and_the_verbatim_rule() {
+    let server = MockServer::spawn(|_| {
+        Reply::text("Notes:\nMingus Plays Piano is by Charles Mingus.\nThought: more\nAction: search[more]")
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let r = &eval_one(&server, "notes", dir.path(), &[])[0];
+    assert_eq!(r["nudge_turn"], 14);
+    assert_eq!(r["settings"]["nudge"], "0.7");
+    let reqs = server.requests();
+    assert!(last_message(&reqs[13]).contains("what your notes already hold"));
+    assert!(!last_message(&reqs[12]).contains("Stop searching now"));
+    let system = system_prompt(&reqs[0]);
+    assert!(system.contains("as you recorded it in your notes"), "{system}");
+    assert!(system.contains("\"1964 to 1974\""));
+
+    // An empty scratchpad has nothing to synthesize from: no nudge.
+    let server = MockServer::spawn(|_| Reply::text("Thought: more\nAction: search[more]"));
+    let dir = tempfile::tempdir().unwrap();
+    let r = &eval_one(&server, "notes", dir.path(), &[])[0];
+    assert_eq!(r["nudge_turn"], Value::Null);
+}
+
+const DECOMPOSED: &str = "Confirmed Facts:\n- none\nActive Hypotheses:\n- none\nOpen Questions:\n- [Q1] Who performed the album? | action: album performer | priority: high\n- [Q2] Where was the performer born? | action: performer birthplace | priority: medium\nAction: search[album performer]";
+const Q1_RESOLVED: &str = "Confirmed Facts:\n- [F1] The album is by Charles Mingus (source: Mingus Plays Piano)\nActive Hypotheses:\n- [H1] Arizona | confidence: low | supports: F1 | contradicts: -\nOpen Questions:\n- [Q1] Who performed the album? (resolved)\n- [Q2] Where was the performer born? | action: performer birthplace | priority: high\nAction: search[performer birthplace]";
+const ALL_RESOLVED: &str = "Confirmed Facts:\n- [F1] The album is by Charles Mingus (source: Mingus Plays Piano)\n- [F2] Charles Mingus was born in Nogales, Arizona (source: Charles Mingus)\nActive Hypotheses:\n- [H1] Arizona | confidence: high | supports: F1, F2 | contradicts: -\nOpen Questions:\n- none\nAction: search[Nogales]";
+
+#[test]
+fn structural_completion_triggers_on_the_memory_state() {
+    let server = MockServer::spawn(|req| {
+        Reply::text(match turn_of(req) {
+            1 => DECOMPOSED.into(),
+            2 => Q1_RESOLVED.into(),
+            3 => ALL_RESOLVED.into(),
+            _ => ALL_RESOLVED.replace("search[Nogales]", "finish[Arizona]"),
+        })
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let r = &eval_one(&server, "sleuth", dir.path(), &["--set", "stopping=structural"])[0];
+    assert_eq!(r["trace"][1]["resolved"], serde_json::json!(["Q1"]));
+    assert_eq!(r["trace"][2]["resolved"], serde_json::json!(["Q2"]));
+    assert_eq!(
+        r["trace"][2]["state"]["resolved"].as_array().unwrap().len(),
+        2
+    );
+    assert_eq!(r["nudge_turn"], 4, "the trigger comes with turn 4's prompt");
+    assert_eq!(r["trace"][3]["nudged"], true);
+    let reqs = server.requests();
+    assert!(last_message(&reqs[3]).contains("Every sub-question in your Open Questions is now resolved (2 in all)"));
+    assert!(reqs[..3]
+        .iter()
+        .all(|q| !last_message(q).contains("now resolved")));
+    assert_eq!(r["answer"], "Arizona");
+
+    // The nudge does not stand in for it: a memory that keeps questions open never
+    // gets the commit message.
+    let server = MockServer::spawn(|_| Reply::text(memory(2, "search[more]")));
+    let dir = tempfile::tempdir().unwrap();
+    let r = &eval_one(&server, "sleuth", dir.path(), &["--set", "stopping=structural"])[0];
+    assert_eq!(r["nudge_turn"], Value::Null);
+}
+
+#[test]
+fn late_verification_searches_without_memory_then_checks_the_chain() {
+    let server = MockServer::spawn(|req| {
+        Reply::text(match turn_of(req) {
+            1 => "Thought: find the album\nAction: search[Mingus Plays Piano]",
+            _ => "Thought: I can answer\nAction: finish[Arizona]",
+        })
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let r = &eval_one(&server, "sleuth", dir.path(), &["--set", "stopping=late-verification"])[0];
+    let reqs = server.requests();
+    let system = system_prompt(&reqs[0]);
+    assert!(!system.contains("Confirmed Facts:"), "no state tracking: {system}");
+    assert!(system.contains("late verification"));
+    assert!(last_message(&reqs[2]).contains("verify the chain"));
+    assert_eq!(r["turns"], 3, "the first finish is answered with the check");
+    assert_eq!(r["answer"], "Arizona");
+    assert!(r["trace"][0].get("state").is_none());
+
+    // The memory-keeping variant stays as an option.
+    let server = MockServer::spawn(|req| {
+        Reply::text(match turn_of(req) {
+            1 => memory(1, "search[Mingus]"),
+            _ => memory(2, "finish[Arizona]"),
+        })
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let r = &eval_one(
+        &server,
+        "sleuth",
+        dir.path(),
+        &["--set", "stopping=late-verification-memory"],
+    )[0];
+    assert!(system_prompt(&server.requests()[0]).contains("Confirmed Facts:"));
+    assert!(last_message(&server.requests()[2]).contains("verify the chain"));
+    assert_eq!(r["trace"][2]["state"]["facts"].as_array().unwrap().len(), 2);
+}
+
+#[test]
+fn prompts_carry_the_shared_answer_format_and_sleuths_extraction_rule() {
+    let prompt = |method: &str| {
+        let server = MockServer::spawn(|_| Reply::text("Action: finish[x]"));
+        let dir = tempfile::tempdir().unwrap();
+        eval_one(&server, method, dir.path(), &[]);
+        system_prompt(&server.requests()[0])
+    };
+    for method in ["react", "react-cot", "self-ask", "ircot", "reflexion", "notes", "sleuth"] {
+        let p = prompt(method);
+        for rule in [
+            "a short entity name, a number, a date, yes / no, or a brief phrase",
+            "no explanation and no reasoning",
+            "answer \"twice\", not \"2\"",
+        ] {
+            assert!(p.contains(rule), "{method}: {rule}");
+        }
+    }
+    let s = prompt("sleuth");
+    for rule in [
+        "as you recorded it in your Confirmed Facts",
+        "do not paraphrase, abbreviate, expand or reformat",
+        "answered with \"yes\" or \"no\" alone",
+        "the answer is \"1964 to 1974\", not \"1964-1974\"",
+        "Mark the questions the result answered",
+        "call finish[answer] IMMEDIATELY",
+    ] {
+        assert!(s.contains(rule), "sleuth: {rule}");
+    }
+    assert!(!prompt("react").contains("1964 to 1974"));
+}
