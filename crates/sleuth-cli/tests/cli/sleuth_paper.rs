@@ -224,3 +224,76 @@ fn prompts_carry_the_shared_answer_format_and_sleuths_extraction_rule() {
     }
     assert!(!prompt("react").contains("1964 to 1974"));
 }
+
+/// Splits a documented command line on spaces, keeping '...' quoted parts whole.
+fn shell_words(line: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut word = String::new();
+    let mut quoted = false;
+    for c in line.chars() {
+        match c {
+            '\'' => quoted = !quoted,
+            ' ' if !quoted => {
+                if !word.is_empty() {
+                    out.push(std::mem::take(&mut word));
+                }
+            }
+            _ => word.push(c),
+        }
+    }
+    if !word.is_empty() {
+        out.push(word);
+    }
+    out
+}
+
+#[test]
+fn every_sleuth_recipe_runs_two_questions_and_its_report_command_works() {
+    let root = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../experiments");
+    let recipes = [
+        "sleuth-table1",
+        "nudge-sweep",
+        "nudge-sweep-hotpotqa",
+        "budget-sweep",
+        "budget-best",
+        "topk-sweep",
+        "stopping",
+        "adherence",
+    ];
+    let server = MockServer::spawn(|_| Reply::text("Thought: enough\nAction: finish[yes]"));
+    let url = format!("openai-compat:{}#m", server.url());
+    let data_root = shared_data("");
+    let dir = tempfile::tempdir().unwrap();
+    for name in recipes {
+        let recipe = root.join(format!("{name}.toml"));
+        let text = std::fs::read_to_string(&recipe).unwrap();
+        let out = dir.path().join(name);
+        ok(&[
+            "experiment",
+            recipe.to_str().unwrap(),
+            "--model",
+            &url,
+            "--limit",
+            "2",
+            "--data-root",
+            data_root.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+        ]);
+        // The recipe's documented report command, on this run's output.
+        let line = text
+            .lines()
+            .find_map(|l| l.strip_prefix("# Report: "))
+            .unwrap_or_else(|| panic!("{name}: no `# Report:` line"));
+        let mut args = shell_words(line);
+        assert_eq!(args[..2], ["sleuth", "report"], "{name}");
+        args[2] = out.to_string_lossy().into_owned();
+        let args: Vec<&str> = args[1..].iter().map(String::as_str).collect();
+        let report = ok(&args);
+        assert!(report.contains("EM"), "{name}: {report}");
+        if name == "sleuth-table1" {
+            assert!(report.contains("reflexion:first-attempt"), "{report}");
+            assert!(report.contains("within each method row across datasets"));
+        }
+    }
+}
