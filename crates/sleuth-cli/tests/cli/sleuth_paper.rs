@@ -259,7 +259,20 @@ fn every_sleuth_recipe_runs_two_questions_and_its_report_command_works() {
         "topk-sweep",
         "stopping",
         "adherence",
+        "cross-model",
     ];
+    // experiments/README.md maps every table and figure to these recipes.
+    let readme = std::fs::read_to_string(root.join("README.md")).unwrap();
+    let sleuth_part = &readme[readme.find("## SLEUTH paper").expect("SLEUTH section")..];
+    for n in 1..=15 {
+        assert!(sleuth_part.contains(&format!("| Table {n} |")), "Table {n}");
+    }
+    for n in 2..=5 {
+        assert!(sleuth_part.contains(&format!("| Figure {n}")), "Figure {n}");
+    }
+    for name in recipes {
+        assert!(sleuth_part.contains(&format!("`{name}.toml`")), "{name}");
+    }
     let server = MockServer::spawn(|_| Reply::text("Thought: enough\nAction: finish[yes]"));
     let url = format!("openai-compat:{}#m", server.url());
     let data_root = shared_data("");
@@ -296,4 +309,191 @@ fn every_sleuth_recipe_runs_two_questions_and_its_report_command_works() {
             assert!(report.contains("within each method row across datasets"));
         }
     }
+}
+
+/// App. L's question: MuSiQue `4hop1__802394_153080_33897_81096`.
+const APP_L_ID: &str = "4hop1__802394_153080_33897_81096";
+const GOLD: [&str; 4] = [
+    "Mingus Plays Piano",
+    "Charles Mingus",
+    "Tucson, Arizona",
+    "Desert Diamond West Valley Phoenix Grand Prix",
+];
+
+/// The question from the real MuSiQue file, with a pool we wrote around the paper's
+/// four gold titles (plus distractors), in sleuth's own JSONL schema.
+fn app_l_question(dir: &std::path::Path) -> std::path::PathBuf {
+    let all = shared_data("musique/musique_ans_dev_all_questions_no_paragraphs.jsonl");
+    let line = std::fs::read_to_string(all)
+        .unwrap()
+        .lines()
+        .find(|l| l.contains(APP_L_ID))
+        .expect("App. L question in the MuSiQue dev file")
+        .to_string();
+    let q: Value = serde_json::from_str(&line).unwrap();
+    let paragraphs = [
+        (GOLD[0], "Mingus Plays Piano is a solo piano record that the jazz bassist and composer Charles Mingus made for Impulse! Records."),
+        (GOLD[1], "Charles Mingus was an American jazz double bassist, pianist and bandleader. He was born in Nogales, Arizona, and raised in Los Angeles."),
+        (GOLD[2], "Tucson is the seat of Pima County. It is the second-largest city in Arizona; the largest city in Arizona is Phoenix."),
+        (GOLD[3], "The Desert Diamond West Valley Phoenix Grand Prix was an IndyCar race at the oval west of Phoenix. Mario Andretti won the race."),
+        ("Mingus Ah Um", "Mingus Ah Um is a studio album by Charles Mingus with his band."),
+        ("Nogales, Sonora", "Nogales is a city in the Mexican state of Sonora, across the border from Nogales, Arizona."),
+        ("Phoenix Mercury", "The Phoenix Mercury is a basketball team based in Phoenix."),
+        ("Long Beach Grand Prix", "The Long Beach Grand Prix is an IndyCar street race in California."),
+    ];
+    let record = serde_json::json!({
+        "id": q["id"],
+        "question": q["question"],
+        "answers": [q["answer"]],
+        "paragraphs": paragraphs.iter().map(|(t, x)| serde_json::json!({"title": t, "text": x})).collect::<Vec<_>>(),
+        "supporting": GOLD,
+    });
+    let path = dir.join("app_l.jsonl");
+    std::fs::write(&path, format!("{record}\n")).unwrap();
+    path
+}
+
+const F1: &str = "- [F1] Mingus Plays Piano is by Charles Mingus (source: Mingus Plays Piano)\n";
+const F2: &str = "- [F2] Charles Mingus was born in Nogales, Arizona (source: Charles Mingus)\n";
+const F3: &str = "- [F3] the largest city in Arizona is Phoenix (source: Tucson, Arizona)\n";
+const F4: &str = "- [F4] Mario Andretti won the race (source: Desert Diamond West Valley Phoenix Grand Prix)\n";
+const QS: [&str; 4] = [
+    "[Q1] Who performed Mingus Plays Piano? | action: Mingus Plays Piano | priority: high",
+    "[Q2] What state is the performer from? | action: Charles Mingus born | priority: high",
+    "[Q3] What is the largest city in that state? | action: largest city Arizona | priority: medium",
+    "[Q4] Who won the IndyCar race in that city? | action: IndyCar race Phoenix | priority: medium",
+];
+
+/// One SLEUTH turn of the worked example: the facts so far, a hypothesis, the four
+/// sub-questions with the first `resolved` of them marked, and the actions.
+fn app_l_turn(facts: &[&str], hypothesis: &str, resolved: usize, actions: &[&str]) -> String {
+    let mut s = String::from("Confirmed Facts:\n");
+    if facts.is_empty() {
+        s.push_str("- none\n");
+    }
+    facts.iter().for_each(|f| s.push_str(f));
+    s.push_str("Active Hypotheses:\n");
+    s.push_str(&format!("- {hypothesis}\n"));
+    s.push_str("Open Questions:\n");
+    for (i, q) in QS.iter().enumerate() {
+        if i < resolved {
+            let text = q.split(" | ").next().unwrap();
+            s.push_str(&format!("- {text} (resolved)\n"));
+        } else {
+            s.push_str(&format!("- {q}\n"));
+        }
+    }
+    for a in actions {
+        s.push_str(&format!("Action: {a}\n"));
+    }
+    s
+}
+
+fn app_l_script(turn: usize) -> String {
+    let h0 = "[H1] unknown winner | confidence: low | supports: - | contradicts: -";
+    let h1 = "[H1] a race in Arizona | confidence: low | supports: F1, F2 | contradicts: -";
+    let h2 = "[H1] the Phoenix IndyCar race winner | confidence: medium | supports: F2, F3 | contradicts: -";
+    let h3 = "[H1] Mario Andretti | confidence: high | supports: F3, F4 | contradicts: -";
+    match turn {
+        1 => app_l_turn(&[], h0, 0, &["search[Mingus Plays Piano]", "lookup[Mingus Plays Piano]"]),
+        2 => app_l_turn(&[F1], h0, 1, &["lookup[Charles Mingus]"]),
+        3 => app_l_turn(&[F1], h0, 1, &["search[Charles Mingus born]", "search[Mingus birthplace state]"]),
+        4 => app_l_turn(&[F1, F2], h1, 2, &["search[largest city Arizona]"]),
+        5 => app_l_turn(&[F1, F2], h1, 2, &["search[largest city in Arizona]", "lookup[Tucson, Arizona]"]),
+        6 => app_l_turn(&[F1, F2, F3], h2, 3, &["search[IndyCar race Phoenix]"]),
+        7 => app_l_turn(&[F1, F2, F3], h2, 3, &["search[Phoenix Grand Prix]"]),
+        8 => app_l_turn(&[F1, F2, F3], h2, 3, &["search[IndyCar race Phoenix]"]),
+        9 => app_l_turn(&[F1, F2, F3], h2, 3, &["search[Desert Diamond winner]", "search[Phoenix IndyCar results]"]),
+        10 => app_l_turn(&[F1, F2, F3], h2, 3, &["lookup[Desert Diamond West Valley Phoenix Grand Prix]", "search[Mario Andretti Phoenix]"]),
+        _ => app_l_turn(&[F1, F2, F3, F4], h3, 4, &["finish[Mario Andretti]"]),
+    }
+}
+
+#[test]
+fn app_l_worked_example_replays_with_its_memory_states_turns_and_tool_calls() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = app_l_question(dir.path());
+    let server = MockServer::spawn(|req| Reply::text(app_l_script(turn_of(req))));
+    let url = format!("openai-compat:{}#m", server.url());
+    let out = dir.path().join("run");
+    Eval::new("jsonl", &data, "sleuth", &url, &out).ok();
+    let r = &crate::agents::read_records(&out)[0];
+    assert_eq!(r["id"], APP_L_ID);
+    assert_eq!(r["answer"], "Mario Andretti");
+    assert_eq!(r["em"], 1.0);
+    // "SLEUTH (succeeds in 11 turns, 15 tool calls)", before the nudge (turn 14).
+    assert_eq!((r["turns"].clone(), r["tool_calls"].clone()), (11.into(), 15.into()));
+    assert_eq!(r["nudge_turn"], Value::Null);
+    let trace = r["trace"].as_array().unwrap();
+    let calls: u64 = trace
+        .iter()
+        .map(|t| t["observations"].as_array().unwrap().len() as u64)
+        .sum();
+    assert_eq!(calls, 15, "one observation per tool call in the trace");
+    // Memory states: the facts of turns 2, 4, 6 and 11, kept monotonically.
+    let facts: Vec<usize> = trace
+        .iter()
+        .map(|t| t["state"]["facts"].as_array().unwrap().len())
+        .collect();
+    assert_eq!(facts, [0, 1, 1, 2, 2, 3, 3, 3, 3, 3, 4]);
+    assert_eq!(
+        trace[5]["state"]["facts"][2]["statement"],
+        "the largest city in Arizona is Phoenix"
+    );
+    // Resolved questions: Q1 at turn 2, Q2 at 4, Q3 at 6, Q4 at 11.
+    let resolved_at: Vec<(usize, String)> = trace
+        .iter()
+        .enumerate()
+        .flat_map(|(i, t)| {
+            t["resolved"]
+                .as_array()
+                .cloned()
+                .unwrap_or_default()
+                .into_iter()
+                .map(move |q| (i + 1, q.as_str().unwrap().to_string()))
+        })
+        .collect();
+    assert_eq!(
+        resolved_at,
+        [(2, "Q1".into()), (4, "Q2".into()), (6, "Q3".into()), (11, "Q4".into())]
+    );
+    assert_eq!(trace[10]["state"]["questions"], serde_json::json!([]));
+    assert_eq!(trace[10]["state"]["resolved"].as_array().unwrap().len(), 4);
+    // Supporting-paragraph recall 1.0: all four gold titles retrieved.
+    let retrieved: Vec<&str> = r["retrieved"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t.as_str().unwrap())
+        .collect();
+    assert!(GOLD.iter().all(|g| retrieved.contains(g)), "{retrieved:?}");
+    // The trace viewer shows the same run.
+    let html_dir = dir.path().join("report");
+    ok(&[
+        "report",
+        out.to_str().unwrap(),
+        "--out",
+        html_dir.to_str().unwrap(),
+        "--html",
+    ]);
+    let html = walk_find(&html_dir, "trace.html");
+    let page = std::fs::read_to_string(html).unwrap();
+    assert!(page.contains("Mario Andretti won the race"));
+}
+
+fn walk_find(dir: &std::path::Path, name: &str) -> std::path::PathBuf {
+    find_below(dir, name).unwrap_or_else(|| panic!("{name} not under {}", dir.display()))
+}
+
+fn find_below(dir: &std::path::Path, name: &str) -> Option<std::path::PathBuf> {
+    std::fs::read_dir(dir).ok()?.flatten().find_map(|entry| {
+        let p = entry.path();
+        if p.file_name().is_some_and(|n| n == name) {
+            Some(p)
+        } else if p.is_dir() {
+            find_below(&p, name)
+        } else {
+            None
+        }
+    })
 }
