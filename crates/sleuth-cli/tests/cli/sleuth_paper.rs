@@ -46,7 +46,11 @@ fn dropped_facts_stay_in_the_record_and_are_handed_back_only_when_asked() {
     let r = &eval_one(&server, "sleuth", dir.path(), &[])[0];
     assert_eq!(r["settings"]["restore_facts"], "false");
     let facts = |t: usize| r["trace"][t]["state"]["facts"].as_array().unwrap().len();
-    assert_eq!((facts(0), facts(1), facts(2)), (2, 2, 2), "state is monotonic");
+    assert_eq!(
+        (facts(0), facts(1), facts(2)),
+        (2, 2, 2),
+        "state is monotonic"
+    );
     assert_eq!(r["trace"][1]["dropped"], serde_json::json!(["F1"]));
     assert!(server
         .requests()
@@ -79,13 +83,21 @@ fn every_action_of_a_turn_runs_and_one_beyond_the_cap_is_answered() {
     let server = MockServer::spawn(reply);
     let dir = tempfile::tempdir().unwrap();
     let r = &eval_one(&server, "react", dir.path(), &[])[0];
-    assert_eq!((r["turns"].clone(), r["tool_calls"].clone()), (2.into(), 3.into()));
+    assert_eq!(
+        (r["turns"].clone(), r["tool_calls"].clone()),
+        (2.into(), 3.into())
+    );
     assert_eq!(r["trace"][0]["observations"].as_array().unwrap().len(), 3);
     assert_eq!(r["settings"]["actions_per_turn"], "8");
 
     let server = MockServer::spawn(reply);
     let dir = tempfile::tempdir().unwrap();
-    let r = &eval_one(&server, "react", dir.path(), &["--set", "actions_per_turn=2"])[0];
+    let r = &eval_one(
+        &server,
+        "react",
+        dir.path(),
+        &["--set", "actions_per_turn=2"],
+    )[0];
     assert_eq!(r["tool_calls"], 2);
     assert_eq!(r["trace"][0]["actions"].as_array().unwrap().len(), 3);
     let third = r["trace"][0]["observations"][2]["text"].as_str().unwrap();
@@ -96,7 +108,9 @@ fn every_action_of_a_turn_runs_and_one_beyond_the_cap_is_answered() {
 #[test]
 fn notes_gets_the_commitment_nudge_and_the_verbatim_rule() {
     let server = MockServer::spawn(|_| {
-        Reply::text("Notes:\nMingus Plays Piano is by Charles Mingus.\nThought: more\nAction: search[more]")
+        Reply::text(
+            "Notes:\nMingus Plays Piano is by Charles Mingus.\nThought: more\nAction: search[more]",
+        )
     });
     let dir = tempfile::tempdir().unwrap();
     let r = &eval_one(&server, "notes", dir.path(), &[])[0];
@@ -106,7 +120,10 @@ fn notes_gets_the_commitment_nudge_and_the_verbatim_rule() {
     assert!(last_message(&reqs[13]).contains("what your notes already hold"));
     assert!(!last_message(&reqs[12]).contains("Stop searching now"));
     let system = system_prompt(&reqs[0]);
-    assert!(system.contains("as you recorded it in your notes"), "{system}");
+    assert!(
+        system.contains("as you recorded it in your notes"),
+        "{system}"
+    );
     assert!(system.contains("\"1964 to 1974\""));
 
     // An empty scratchpad has nothing to synthesize from: no nudge.
@@ -131,7 +148,12 @@ fn structural_completion_triggers_on_the_memory_state() {
         })
     });
     let dir = tempfile::tempdir().unwrap();
-    let r = &eval_one(&server, "sleuth", dir.path(), &["--set", "stopping=structural"])[0];
+    let r = &eval_one(
+        &server,
+        "sleuth",
+        dir.path(),
+        &["--set", "stopping=structural"],
+    )[0];
     assert_eq!(r["trace"][1]["resolved"], serde_json::json!(["Q1"]));
     assert_eq!(r["trace"][2]["resolved"], serde_json::json!(["Q2"]));
     assert_eq!(
@@ -141,7 +163,8 @@ fn structural_completion_triggers_on_the_memory_state() {
     assert_eq!(r["nudge_turn"], 4, "the trigger comes with turn 4's prompt");
     assert_eq!(r["trace"][3]["nudged"], true);
     let reqs = server.requests();
-    assert!(last_message(&reqs[3]).contains("Every sub-question in your Open Questions is now resolved (2 in all)"));
+    assert!(last_message(&reqs[3])
+        .contains("Every sub-question in your Open Questions is now resolved (2 in all)"));
     assert!(reqs[..3]
         .iter()
         .all(|q| !last_message(q).contains("now resolved")));
@@ -151,7 +174,12 @@ fn structural_completion_triggers_on_the_memory_state() {
     // gets the commit message.
     let server = MockServer::spawn(|_| Reply::text(memory(2, "search[more]")));
     let dir = tempfile::tempdir().unwrap();
-    let r = &eval_one(&server, "sleuth", dir.path(), &["--set", "stopping=structural"])[0];
+    let r = &eval_one(
+        &server,
+        "sleuth",
+        dir.path(),
+        &["--set", "stopping=structural"],
+    )[0];
     assert_eq!(r["nudge_turn"], Value::Null);
 }
 
@@ -164,10 +192,18 @@ fn late_verification_searches_without_memory_then_checks_the_chain() {
         })
     });
     let dir = tempfile::tempdir().unwrap();
-    let r = &eval_one(&server, "sleuth", dir.path(), &["--set", "stopping=late-verification"])[0];
+    let r = &eval_one(
+        &server,
+        "sleuth",
+        dir.path(),
+        &["--set", "stopping=late-verification"],
+    )[0];
     let reqs = server.requests();
     let system = system_prompt(&reqs[0]);
-    assert!(!system.contains("Confirmed Facts:"), "no state tracking: {system}");
+    assert!(
+        !system.contains("Confirmed Facts:"),
+        "no state tracking: {system}"
+    );
     assert!(system.contains("late verification"));
     assert!(last_message(&reqs[2]).contains("verify the chain"));
     assert_eq!(r["turns"], 3, "the first finish is answered with the check");
@@ -201,7 +237,15 @@ fn prompts_carry_the_shared_answer_format_and_sleuths_extraction_rule() {
         eval_one(&server, method, dir.path(), &[]);
         system_prompt(&server.requests()[0])
     };
-    for method in ["react", "react-cot", "self-ask", "ircot", "reflexion", "notes", "sleuth"] {
+    for method in [
+        "react",
+        "react-cot",
+        "self-ask",
+        "ircot",
+        "reflexion",
+        "notes",
+        "sleuth",
+    ] {
         let p = prompt(method);
         for rule in [
             "a short entity name, a number, a date, yes / no, or a brief phrase",
@@ -356,7 +400,8 @@ fn app_l_question(dir: &std::path::Path) -> std::path::PathBuf {
 const F1: &str = "- [F1] Mingus Plays Piano is by Charles Mingus (source: Mingus Plays Piano)\n";
 const F2: &str = "- [F2] Charles Mingus was born in Nogales, Arizona (source: Charles Mingus)\n";
 const F3: &str = "- [F3] the largest city in Arizona is Phoenix (source: Tucson, Arizona)\n";
-const F4: &str = "- [F4] Mario Andretti won the race (source: Desert Diamond West Valley Phoenix Grand Prix)\n";
+const F4: &str =
+    "- [F4] Mario Andretti won the race (source: Desert Diamond West Valley Phoenix Grand Prix)\n";
 const QS: [&str; 4] = [
     "[Q1] Who performed Mingus Plays Piano? | action: Mingus Plays Piano | priority: high",
     "[Q2] What state is the performer from? | action: Charles Mingus born | priority: high",
@@ -395,16 +440,50 @@ fn app_l_script(turn: usize) -> String {
     let h2 = "[H1] the Phoenix IndyCar race winner | confidence: medium | supports: F2, F3 | contradicts: -";
     let h3 = "[H1] Mario Andretti | confidence: high | supports: F3, F4 | contradicts: -";
     match turn {
-        1 => app_l_turn(&[], h0, 0, &["search[Mingus Plays Piano]", "lookup[Mingus Plays Piano]"]),
+        1 => app_l_turn(
+            &[],
+            h0,
+            0,
+            &["search[Mingus Plays Piano]", "lookup[Mingus Plays Piano]"],
+        ),
         2 => app_l_turn(&[F1], h0, 1, &["lookup[Charles Mingus]"]),
-        3 => app_l_turn(&[F1], h0, 1, &["search[Charles Mingus born]", "search[Mingus birthplace state]"]),
+        3 => app_l_turn(
+            &[F1],
+            h0,
+            1,
+            &[
+                "search[Charles Mingus born]",
+                "search[Mingus birthplace state]",
+            ],
+        ),
         4 => app_l_turn(&[F1, F2], h1, 2, &["search[largest city Arizona]"]),
-        5 => app_l_turn(&[F1, F2], h1, 2, &["search[largest city in Arizona]", "lookup[Tucson, Arizona]"]),
+        5 => app_l_turn(
+            &[F1, F2],
+            h1,
+            2,
+            &["search[largest city in Arizona]", "lookup[Tucson, Arizona]"],
+        ),
         6 => app_l_turn(&[F1, F2, F3], h2, 3, &["search[IndyCar race Phoenix]"]),
         7 => app_l_turn(&[F1, F2, F3], h2, 3, &["search[Phoenix Grand Prix]"]),
         8 => app_l_turn(&[F1, F2, F3], h2, 3, &["search[IndyCar race Phoenix]"]),
-        9 => app_l_turn(&[F1, F2, F3], h2, 3, &["search[Desert Diamond winner]", "search[Phoenix IndyCar results]"]),
-        10 => app_l_turn(&[F1, F2, F3], h2, 3, &["lookup[Desert Diamond West Valley Phoenix Grand Prix]", "search[Mario Andretti Phoenix]"]),
+        9 => app_l_turn(
+            &[F1, F2, F3],
+            h2,
+            3,
+            &[
+                "search[Desert Diamond winner]",
+                "search[Phoenix IndyCar results]",
+            ],
+        ),
+        10 => app_l_turn(
+            &[F1, F2, F3],
+            h2,
+            3,
+            &[
+                "lookup[Desert Diamond West Valley Phoenix Grand Prix]",
+                "search[Mario Andretti Phoenix]",
+            ],
+        ),
         _ => app_l_turn(&[F1, F2, F3, F4], h3, 4, &["finish[Mario Andretti]"]),
     }
 }
@@ -422,7 +501,10 @@ fn app_l_worked_example_replays_with_its_memory_states_turns_and_tool_calls() {
     assert_eq!(r["answer"], "Mario Andretti");
     assert_eq!(r["em"], 1.0);
     // "SLEUTH (succeeds in 11 turns, 15 tool calls)", before the nudge (turn 14).
-    assert_eq!((r["turns"].clone(), r["tool_calls"].clone()), (11.into(), 15.into()));
+    assert_eq!(
+        (r["turns"].clone(), r["tool_calls"].clone()),
+        (11.into(), 15.into())
+    );
     assert_eq!(r["nudge_turn"], Value::Null);
     let trace = r["trace"].as_array().unwrap();
     let calls: u64 = trace
@@ -455,7 +537,12 @@ fn app_l_worked_example_replays_with_its_memory_states_turns_and_tool_calls() {
         .collect();
     assert_eq!(
         resolved_at,
-        [(2, "Q1".into()), (4, "Q2".into()), (6, "Q3".into()), (11, "Q4".into())]
+        [
+            (2, "Q1".into()),
+            (4, "Q2".into()),
+            (6, "Q3".into()),
+            (11, "Q4".into())
+        ]
     );
     assert_eq!(trace[10]["state"]["questions"], serde_json::json!([]));
     assert_eq!(trace[10]["state"]["resolved"].as_array().unwrap().len(), 4);

@@ -119,7 +119,10 @@ impl WorkingMemory {
                 .iter()
                 .any(|w| w.id == q.id && !w.resolved);
             if !still_open {
-                let marked = written.questions.iter().find(|w| w.id == q.id && w.resolved);
+                let marked = written
+                    .questions
+                    .iter()
+                    .find(|w| w.id == q.id && w.resolved);
                 let mut done = marked.cloned().unwrap_or_else(|| q.clone());
                 done.resolved = true;
                 resolved.push(done);
@@ -128,7 +131,10 @@ impl WorkingMemory {
         // Marked resolved in the same turn it was written: resolved too.
         for w in written.questions.iter().filter(|w| w.resolved) {
             let known = self.questions.iter().any(|q| q.id == w.id)
-                || self.resolved.iter().any(|r| r.id == w.id && r.text == w.text);
+                || self
+                    .resolved
+                    .iter()
+                    .any(|r| r.id == w.id && r.text == w.text);
             if !known {
                 resolved.push(w.clone());
             }

@@ -15,8 +15,7 @@ mod outcome;
 mod summary;
 
 pub use compare::{
-    compare_to_baseline, compare_to_baseline_in, sweeps, Comparison, HolmFamily, Sweep,
-    SweepPoint,
+    compare_to_baseline, compare_to_baseline_in, sweeps, Comparison, HolmFamily, Sweep, SweepPoint,
 };
 pub use dynamics::{
     accuracy_at_turn, error_decomposition, memory_dynamics, AccuracyCurve, ErrorDecomposition,

@@ -68,11 +68,8 @@ impl AgentLoop<'_> {
                 episode.nudge_turn = Some(number);
             } else if self.structural_due(&state, &episode) {
                 let resolved = state.resolved.len();
-                let commit = self.render(
-                    "stop_structural_due.txt",
-                    context! { resolved },
-                    &episode,
-                )?;
+                let commit =
+                    self.render("stop_structural_due.txt", context! { resolved }, &episode)?;
                 append_to_last_user(&mut messages, &commit);
                 turn.nudged = true;
                 episode.nudge_turn = Some(number);

@@ -332,7 +332,11 @@ async fn several_actions_per_turn_are_counted_apart_from_turns() {
     assert_eq!(all.turns[0].observations.len(), 2);
     assert_eq!(all.tool_calls, 2 * all.turns.len() as u32);
     let capped_model = Arc::new(ScriptedModel::new(vec![two.into()]));
-    let capped = run(&method("react", &[("actions_per_turn", "1")]), capped_model.clone()).await;
+    let capped = run(
+        &method("react", &[("actions_per_turn", "1")]),
+        capped_model.clone(),
+    )
+    .await;
     assert_eq!(capped.tool_calls, capped.turns.len() as u32);
     assert_eq!(capped.turns[0].actions.len(), 2);
     assert!(capped.turns[0].observations[1].text.contains("was not run"));
@@ -367,8 +371,14 @@ async fn each_ablation_prompt_holds_only_its_sections() {
             verbatim(name),
             "{name}: source-faithful rule"
         );
-        assert!(system.contains("\"1964 to 1974\"") == verbatim(name), "{name}");
-        assert!(system.contains("\"twice\""), "{name}: the shared answer format");
+        assert!(
+            system.contains("\"1964 to 1974\"") == verbatim(name),
+            "{name}"
+        );
+        assert!(
+            system.contains("\"twice\""),
+            "{name}: the shared answer format"
+        );
     }
 }
 

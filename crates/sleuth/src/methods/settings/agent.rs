@@ -201,10 +201,11 @@ impl Default for AgentSettings {
 
 impl AgentSettings {
     /// The open-corpus setting's budget (EIR paper §4.3): 12 action turns, the last
-    /// accepting only an answer.
+    /// accepting only an answer, and at most six reads per turn.
     pub fn corpus() -> Self {
         AgentSettings {
             turns: 12,
+            actions_per_turn: 6,
             last_turn_answer_only: true,
             ..AgentSettings::default()
         }

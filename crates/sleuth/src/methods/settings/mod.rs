@@ -159,7 +159,7 @@ pub const SETTINGS: &[SettingDef] = &[
     },
     SettingDef {
         key: "actions_per_turn",
-        doc: "cap on tool calls executed from one response (integer >= 1, default 8); one beyond it is answered \"not run\"",
+        doc: "cap on tool calls executed from one response (integer >= 1; default 8, corpus setting 6); one beyond it is answered \"not run\"",
         apply: |s, v| {
             s.agent.actions_per_turn = positive("actions_per_turn", v)? as usize;
             Ok(())
