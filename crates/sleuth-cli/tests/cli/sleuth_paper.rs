@@ -170,6 +170,29 @@ fn structural_completion_triggers_on_the_memory_state() {
         .all(|q| !last_message(q).contains("now resolved")));
     assert_eq!(r["answer"], "Arizona");
 
+    // A turn that drifts out of the notation (no memory written) resolves nothing.
+    let server = MockServer::spawn(|req| {
+        Reply::text(match turn_of(req) {
+            1 => DECOMPOSED,
+            _ => "Thought: just searching\nAction: search[anything]",
+        })
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let r = &eval_one(
+        &server,
+        "sleuth",
+        dir.path(),
+        &["--set", "stopping=structural", "--set", "turns=4"],
+    )[0];
+    assert_eq!(r["nudge_turn"], Value::Null);
+    assert_eq!(
+        r["trace"][3]["state"]["questions"]
+            .as_array()
+            .unwrap()
+            .len(),
+        2
+    );
+
     // The nudge does not stand in for it: a memory that keeps questions open never
     // gets the commit message.
     let server = MockServer::spawn(|_| Reply::text(memory(2, "search[more]")));

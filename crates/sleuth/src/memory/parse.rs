@@ -168,6 +168,11 @@ fn parse_question(id: &str, body: &str) -> OpenQuestion {
     }
 }
 
+/// Whether a response writes `section` at all (a header, even over an empty list).
+pub fn writes_section(text: &str, section: Section) -> bool {
+    sections(text).iter().any(|(s, _)| *s == section)
+}
+
 /// Parses the sections of `schema` out of a model response.
 pub fn parse_memory(text: &str, schema: &MemorySchema) -> WorkingMemory {
     let [fact_re, hyp_re, q_re] = entry_regexes();

@@ -134,3 +134,15 @@ fn questions_resolve_by_mark_or_removal_and_stay_recorded() {
     assert!(state.all_questions_resolved());
     assert_eq!(state.resolved.len(), 3);
 }
+
+#[test]
+fn a_response_without_the_questions_section_is_told_apart() {
+    assert!(writes_section(
+        "Open Questions:\n- none",
+        Section::Questions
+    ));
+    assert!(!writes_section(
+        "Confirmed Facts:\n- [F1] x (source: y)\nAction: search[z]",
+        Section::Questions
+    ));
+}

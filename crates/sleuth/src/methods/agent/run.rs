@@ -250,9 +250,17 @@ impl AgentLoop<'_> {
             return Vec::new();
         }
         let written = parse_memory(&turn.response, &self.schema);
+        // A response that drifted out of the notation (no Open Questions section at
+        // all) resolves nothing: for the merge, its questions are the ones still open.
+        let mut folded = written.clone();
+        if self.schema.has(crate::memory::Section::Questions)
+            && !crate::memory::writes_section(&turn.response, crate::memory::Section::Questions)
+        {
+            folded.questions = state.questions.clone();
+        }
         turn.adherent = Some(check_adherence(&turn.response, &self.schema));
         let dropped = if self.schema.is_structured() {
-            let merged = state.merge(&written);
+            let merged = state.merge(&folded);
             turn.dropped = merged.dropped.iter().map(|f| f.id.clone()).collect();
             turn.resolved = merged.resolved;
             merged.dropped
