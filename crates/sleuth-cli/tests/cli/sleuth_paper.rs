@@ -607,3 +607,65 @@ fn find_below(dir: &std::path::Path, name: &str) -> Option<std::path::PathBuf> {
         }
     })
 }
+
+#[test]
+fn native_tool_calls_run_like_action_lines_and_give_the_same_trace() {
+    // An OpenAI-compatible server answering with parallel native tool calls.
+    let native = |req: &ReceivedRequest| {
+        if turn_of(req) == 1 {
+            Reply::Json(serde_json::json!({"choices": [{"message": {
+                "role": "assistant", "content": "Thought: both at once",
+                "tool_calls": [
+                    {"id": "a", "type": "function", "function": {"name": "search", "arguments": "{\"query\": \"Mingus\"}"}},
+                    {"id": "b", "type": "function", "function": {"name": "search", "arguments": "{\"query\": \"Arizona\"}"}}
+                ]}, "finish_reason": "tool_calls"}],
+                "usage": {"prompt_tokens": 10, "completion_tokens": 5}}))
+        } else {
+            Reply::Json(serde_json::json!({"choices": [{"message": {
+                "role": "assistant", "content": "Thought: done",
+                "tool_calls": [{"id": "c", "type": "function", "function": {"name": "finish", "arguments": "{\"answer\": \"Mario Andretti\"}"}}]
+                }, "finish_reason": "tool_calls"}]}))
+        }
+    };
+    let server = MockServer::spawn(native);
+    let dir = tempfile::tempdir().unwrap();
+    let r = &eval_one(
+        &server,
+        "react",
+        dir.path(),
+        &["--set", "tool_channel=native"],
+    )[0];
+    assert_eq!(r["settings"]["tool_channel"], "native");
+    let first = &server.requests()[0].body;
+    assert_eq!(first["parallel_tool_calls"], true);
+    let names: Vec<&str> = first["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["function"]["name"].as_str().unwrap())
+        .collect();
+    assert!(
+        names.contains(&"search") && names.contains(&"finish"),
+        "{names:?}"
+    );
+
+    // The same episode through the text protocol.
+    let text = |req: &ReceivedRequest| {
+        Reply::text(if turn_of(req) == 1 {
+            "Thought: both at once\nAction: search[Mingus]\nAction: search[Arizona]"
+        } else {
+            "Thought: done\nAction: finish[Mario Andretti]"
+        })
+    };
+    let server = MockServer::spawn(text);
+    let dir = tempfile::tempdir().unwrap();
+    let t = &eval_one(&server, "react", dir.path(), &[])[0];
+    assert!(server.requests()[0].body.get("tools").is_none());
+    for field in ["answer", "turns", "tool_calls", "retrieved"] {
+        assert_eq!(r[field], t[field], "{field}");
+    }
+    assert_eq!(r["trace"][0]["actions"], t["trace"][0]["actions"]);
+    assert_eq!(r["trace"][0]["response"], t["trace"][0]["response"]);
+    assert_eq!(r["tool_calls"], 2);
+    assert_eq!(r["answer"], "Mario Andretti");
+}

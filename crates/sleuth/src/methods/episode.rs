@@ -177,10 +177,26 @@ pub(crate) async fn call_model(
     in_progress: Option<&Turn>,
     retrieved: &[String],
 ) -> Result<Option<String>, AgentError> {
+    Ok(
+        call_model_response(ctx, request, kind, episode, in_progress, retrieved)
+            .await?
+            .map(|r| r.text),
+    )
+}
+
+/// [`call_model`], returning the whole response (native tool calls included).
+pub(crate) async fn call_model_response(
+    ctx: &RunContext,
+    request: &ChatRequest,
+    kind: CallKind,
+    episode: &mut Episode,
+    in_progress: Option<&Turn>,
+    retrieved: &[String],
+) -> Result<Option<ChatResponse>, AgentError> {
     match ctx.model.complete(request).await {
         Ok(response) => {
             episode.count_call(kind, &response);
-            Ok(Some(response.text))
+            Ok(Some(response))
         }
         Err(LlmError::ContextOverflow { .. }) => Ok(None),
         Err(source) => {

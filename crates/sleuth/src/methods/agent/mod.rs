@@ -187,6 +187,7 @@ impl AgentMethod {
                     notes => schema.has(Section::Notes),
                     stopping,
                     actions_per_turn => self.settings.actions_per_turn,
+                    native => self.settings.tool_channel == crate::methods::settings::ToolChannel::Native,
                 },
             )
             .map_err(AgentError::config)

@@ -11,9 +11,9 @@ use crate::env::{Action, Environment, Observation};
 use crate::llm::{ChatRequest, Message};
 use crate::memory::{check_adherence, parse_memory, MemorySchema, WorkingMemory};
 use crate::methods::outputs::MemoryCounts;
-use crate::methods::settings::{AgentSettings, Stopping};
+use crate::methods::settings::{AgentSettings, Stopping, ToolChannel};
 use crate::methods::{
-    call_model, AgentError, CallKind, Episode, PromptSet, RunContext, StopReason, Turn,
+    call_model_response, AgentError, CallKind, Episode, PromptSet, RunContext, StopReason, Turn,
 };
 use minijinja::context;
 
@@ -203,7 +203,10 @@ impl AgentLoop<'_> {
                 .temperature(self.settings.temperature)
                 .max_tokens(self.settings.max_tokens);
             request.constraint = constraint.clone();
-            let Some(text) = call_model(
+            if self.settings.tool_channel == ToolChannel::Native {
+                request.tools = tool_specs(env.tools());
+            }
+            let Some(response) = call_model_response(
                 self.ctx,
                 &request,
                 kind,
@@ -215,6 +218,7 @@ impl AgentLoop<'_> {
             else {
                 return Ok(LoopOutcome::Overflow);
             };
+            let text = with_native_calls(response);
             let enforce = self.settings.enforce && self.schema.is_structured();
             if enforce
                 && !check_adherence(&text, &self.schema)
@@ -338,6 +342,35 @@ impl AgentLoop<'_> {
     ) -> Result<String, AgentError> {
         self.prompts.render(name, ctx).map_err(AgentError::config)
     }
+}
+
+/// The environment's tools for the native channel.
+fn tool_specs(tools: &crate::env::ToolCatalogue) -> Vec<crate::llm::ToolSpec> {
+    tools
+        .tools()
+        .iter()
+        .map(|t| crate::llm::ToolSpec {
+            name: t.name().to_string(),
+            description: t.description.clone(),
+            argument: t.arg.to_string(),
+        })
+        .collect()
+}
+
+/// The response as the loop reads it: native tool calls become action lines after the
+/// text, so both channels produce the same trace (and the same conversation).
+fn with_native_calls(response: crate::llm::ChatResponse) -> String {
+    let mut text = response.text;
+    for call in &response.tool_calls {
+        if !text.is_empty() && !text.ends_with('\n') {
+            text.push('\n');
+        }
+        text.push_str(&crate::env::protocol::action_line(
+            &call.name,
+            &call.argument,
+        ));
+    }
+    text
 }
 
 fn append_to_last_user(messages: &mut [Message], text: &str) {

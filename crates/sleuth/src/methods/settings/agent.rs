@@ -135,6 +135,36 @@ impl Stopping {
     }
 }
 
+/// How the model's actions reach the loop.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ToolChannel {
+    /// `Action: tool[argument]` lines in the response (every provider).
+    Text,
+    /// The provider's native tool calling (OpenAI-compatible `tools` with parallel
+    /// calls, Anthropic `tool_use`); calls come back as action lines appended to the
+    /// response, so both channels produce the same trace. Action lines the model also
+    /// writes as text are read too.
+    Native,
+}
+
+impl ToolChannel {
+    pub fn name(self) -> &'static str {
+        match self {
+            ToolChannel::Text => "text",
+            ToolChannel::Native => "native",
+        }
+    }
+
+    pub fn parse(value: &str) -> Option<ToolChannel> {
+        match value.trim() {
+            "text" => Some(ToolChannel::Text),
+            "native" => Some(ToolChannel::Native),
+            _ => None,
+        }
+    }
+}
+
 /// Default cap on tool calls executed from one response. Generous enough that a turn
 /// of parallel searches runs whole (the paper's ReAct spent 22 tool calls in 20 turns,
 /// App. L), small enough that a runaway list cannot flood one observation.
@@ -157,6 +187,8 @@ pub struct AgentSettings {
     /// up to this many; one beyond it is answered with an observation saying it was not
     /// run (the SLEUTH paper counts tool calls apart from turns: App. L, Table 7).
     pub actions_per_turn: usize,
+    /// Where actions come from: the text protocol or native tool calls.
+    pub tool_channel: ToolChannel,
     /// Runtime protocol enforcement (structured methods).
     pub enforce: bool,
     /// Hand the confirmed facts a response left out back to the model in the next
@@ -186,6 +218,7 @@ impl Default for AgentSettings {
             nudge_all: false,
             top_k: 3,
             actions_per_turn: ACTIONS_PER_TURN,
+            tool_channel: ToolChannel::Text,
             enforce: false,
             restore_facts: false,
             max_reminders: 5,

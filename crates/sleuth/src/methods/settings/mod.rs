@@ -10,7 +10,7 @@
 pub mod agent;
 pub mod eir;
 
-pub use agent::{AgentSettings, NudgeAt, Stopping};
+pub use agent::{AgentSettings, NudgeAt, Stopping, ToolChannel};
 pub use eir::EirSettings;
 
 use std::collections::BTreeMap;
@@ -165,6 +165,16 @@ pub const SETTINGS: &[SettingDef] = &[
             Ok(())
         },
         show: |s, _| s.agent.actions_per_turn.to_string(),
+    },
+    SettingDef {
+        key: "tool_channel",
+        doc: "text (Action: lines, every provider) or native (the provider's tool calling: OpenAI-compatible tools, Anthropic tool_use); same trace either way",
+        apply: |s, v| {
+            s.agent.tool_channel = ToolChannel::parse(v)
+                .ok_or_else(|| format!("--set tool_channel={v}: expected text or native"))?;
+            Ok(())
+        },
+        show: |s, _| s.agent.tool_channel.name().into(),
     },
     SettingDef {
         key: "enforce",
