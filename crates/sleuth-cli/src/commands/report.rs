@@ -5,7 +5,7 @@
 //! figures, `--html` a trace viewer per run.
 
 use anyhow::{bail, Context};
-use sleuth::eval::analysis::{load, Analysis, Options};
+use sleuth::eval::analysis::{load, Analysis, HolmFamily, Options};
 use sleuth::eval::stats::{DEFAULT_RESAMPLES, DEFAULT_SEED};
 use sleuth::report;
 use sleuth::terminal::{terminal_safe, terminal_safe_lines};
@@ -35,12 +35,22 @@ pub struct Args {
     /// (default: 70% of the longest episode).
     #[arg(long, value_name = "TURNS", value_parser = clap::value_parser!(u32).range(1..))]
     pub cohort: Option<u32>,
+    /// Which comparisons share one Holm correction: all (every comparison), dataset (one
+    /// family per dataset and model), or arm (one per compared arm across datasets: a
+    /// baseline row of the SLEUTH paper's Table 1).
+    #[arg(long, value_name = "FAMILY", default_value = "all", value_parser = parse_family)]
+    pub holm_family: HolmFamily,
     /// Bootstrap seed.
     #[arg(long, default_value_t = DEFAULT_SEED)]
     pub seed: u64,
     /// Bootstrap resamples.
     #[arg(long, default_value_t = DEFAULT_RESAMPLES, value_parser = crate::bounds::count(1..=10_000_000))]
     pub resamples: usize,
+}
+
+fn parse_family(value: &str) -> Result<HolmFamily, String> {
+    HolmFamily::parse(value)
+        .ok_or_else(|| format!("expected one of {}", HolmFamily::NAMES.join(", ")))
 }
 
 pub fn run(args: Args) -> anyhow::Result<()> {
@@ -63,6 +73,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         cohort_turns: args.cohort,
         resamples: args.resamples,
         seed: args.seed,
+        holm_family: args.holm_family,
     };
     let analysis = Analysis::build(&set, &options);
     for w in &analysis.warnings {

@@ -16,4 +16,5 @@ mod providers;
 mod report;
 mod score;
 mod servers;
+mod sleuth_paper;
 mod util;

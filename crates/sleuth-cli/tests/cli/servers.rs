@@ -205,7 +205,11 @@ fn run_path(path: &Route, out: &Path, servers: &[&Server]) -> Vec<Value> {
         .set("max_tokens=192");
     // Only keys the path's methods read: any other key is refused.
     let loop_method = path.methods.split(',').any(|m| m != "eir");
-    let eval = if loop_method { eval.set("turns=3") } else { eval };
+    let eval = if loop_method {
+        eval.set("turns=3")
+    } else {
+        eval
+    };
     let eval = if path.methods.contains("eir") {
         eval.set("reads=2")
     } else {

@@ -31,7 +31,10 @@ pub use secret::ApiKey;
 pub use spec::{
     open_model, open_provider, open_stack, stack_with, EnvSource, ModelOptions, ModelSpec,
 };
-pub use types::{ChatRequest, ChatResponse, FinishReason, Message, OutputConstraint, Role, Usage};
+pub use types::{
+    ChatRequest, ChatResponse, FinishReason, Message, OutputConstraint, Role, ToolCall, ToolSpec,
+    Usage,
+};
 
 use async_trait::async_trait;
 use std::sync::Arc;

@@ -8,7 +8,7 @@ use super::http::{self, CallContext};
 use super::quirks::{GrammarForm, MaxTokensField, Quirks, SchemaForm};
 use super::secret::ApiKey;
 use super::{
-    ChatModel, ChatRequest, ChatResponse, FinishReason, LlmError, OutputConstraint, Usage,
+    ChatModel, ChatRequest, ChatResponse, FinishReason, LlmError, OutputConstraint, ToolCall, Usage,
 };
 use async_trait::async_trait;
 use serde::Deserialize;
@@ -148,6 +148,21 @@ impl OpenAiClient {
             let stops: Vec<&String> = request.stop.iter().take(limit).collect();
             body.insert("stop".into(), json!(stops));
         }
+        // Tools are the action channel, not an output constraint: a server that refused
+        // a constraint still gets them.
+        if !request.tools.is_empty() {
+            let tools: Vec<Value> = request
+                .tools
+                .iter()
+                .map(|t| {
+                    json!({"type": "function", "function": {
+                        "name": t.name, "description": t.description, "parameters": t.input_schema()
+                    }})
+                })
+                .collect();
+            body.insert("tools".into(), Value::Array(tools));
+            body.insert("parallel_tool_calls".into(), json!(true));
+        }
         if !constrain {
             return Value::Object(body);
         }
@@ -241,6 +256,28 @@ struct WireMessage {
     /// A string, null (refusals, tool calls) or an array of content parts.
     #[serde(default)]
     content: Option<Value>,
+    /// Native tool calls: `{"function": {"name", "arguments": "<JSON text>"}}`.
+    #[serde(default)]
+    tool_calls: Option<Vec<Value>>,
+}
+
+/// Reads OpenAI-style tool calls; `arguments` is JSON text (or, leniently, an object).
+fn tool_calls(calls: &[Value]) -> Vec<ToolCall> {
+    calls
+        .iter()
+        .filter_map(|c| {
+            let f = c.get("function")?;
+            let name = f.get("name")?.as_str()?;
+            let input = match f.get("arguments") {
+                Some(Value::String(text)) => {
+                    serde_json::from_str(text).unwrap_or(Value::String(text.clone()))
+                }
+                Some(other) => other.clone(),
+                None => Value::Null,
+            };
+            Some(ToolCall::from_input(name, &input))
+        })
+        .collect()
 }
 
 #[derive(Deserialize, Default)]
@@ -284,9 +321,12 @@ pub(crate) fn parse_response(body: &str, provider: &str) -> Result<ChatResponse,
         .into_iter()
         .next()
         .ok_or_else(|| decode("no choices in response".into()))?;
-    let text = match (choice.message, choice.text) {
-        (Some(m), _) => m.content.as_ref().map(content_text).unwrap_or_default(),
-        (None, Some(t)) => t,
+    let (text, calls) = match (choice.message, choice.text) {
+        (Some(m), _) => (
+            m.content.as_ref().map(content_text).unwrap_or_default(),
+            m.tool_calls.as_deref().map(tool_calls).unwrap_or_default(),
+        ),
+        (None, Some(t)) => (t, Vec::new()),
         (None, None) => return Err(decode("choice has neither message nor text".into())),
     };
     let usage = wire.usage.unwrap_or_default();
@@ -309,6 +349,7 @@ pub(crate) fn parse_response(body: &str, provider: &str) -> Result<ChatResponse,
         finish_reason,
         cached: false,
         constraint_dropped: false,
+        tool_calls: calls,
     })
 }
 

@@ -85,9 +85,16 @@ pub struct Turn {
     pub steps: Option<super::agent::formats::ReasoningSteps>,
     pub actions: Vec<Action>,
     pub observations: Vec<Observation>,
-    /// The commitment nudge was given to the model after this turn's observation.
+    /// The commitment trigger (the nudge, or structural completion's commit message)
+    /// was given to the model with the observation before this turn.
     #[serde(default)]
     pub nudged: bool,
+    /// Ids of the confirmed facts this turn's memory left out (they stay in `state`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub dropped: Vec<String>,
+    /// Ids of the open questions this turn's memory resolved (marked or removed).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub resolved: Vec<String>,
     /// Responses rejected by protocol enforcement before this one was accepted.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub rejected: Vec<String>,
@@ -170,10 +177,26 @@ pub(crate) async fn call_model(
     in_progress: Option<&Turn>,
     retrieved: &[String],
 ) -> Result<Option<String>, AgentError> {
+    Ok(
+        call_model_response(ctx, request, kind, episode, in_progress, retrieved)
+            .await?
+            .map(|r| r.text),
+    )
+}
+
+/// [`call_model`], returning the whole response (native tool calls included).
+pub(crate) async fn call_model_response(
+    ctx: &RunContext,
+    request: &ChatRequest,
+    kind: CallKind,
+    episode: &mut Episode,
+    in_progress: Option<&Turn>,
+    retrieved: &[String],
+) -> Result<Option<ChatResponse>, AgentError> {
     match ctx.model.complete(request).await {
         Ok(response) => {
             episode.count_call(kind, &response);
-            Ok(Some(response.text))
+            Ok(Some(response))
         }
         Err(LlmError::ContextOverflow { .. }) => Ok(None),
         Err(source) => {

@@ -14,7 +14,7 @@ pub mod registry;
 pub mod retry;
 pub mod settings;
 
-pub(crate) use episode::call_model;
+pub(crate) use episode::{call_model, call_model_response};
 pub use episode::{CallKind, Episode, StopReason, Turn};
 pub use outputs::Outputs;
 pub use prompts::PromptSet;

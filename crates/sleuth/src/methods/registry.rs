@@ -64,6 +64,7 @@ const PLAIN: &[&str] = &[
     "turns",
     "top_k",
     "actions_per_turn",
+    "tool_channel",
     "nudge",
     "nudge_all",
     "last_turn_answer_only",
@@ -75,6 +76,7 @@ const PLAIN_REFLEXION: &[&str] = &[
     "turns",
     "top_k",
     "actions_per_turn",
+    "tool_channel",
     "nudge",
     "nudge_all",
     "last_turn_answer_only",
@@ -83,16 +85,31 @@ const PLAIN_REFLEXION: &[&str] = &[
     "max_tokens",
     "episodes",
 ];
+/// Keys of Notes: SLEUTH's commitment nudge always applies (SLEUTH paper §5.1: the
+/// middle block shares SLEUTH's commitment rule), so `nudge_all` has nothing to add.
+const NOTES: &[&str] = &[
+    "turns",
+    "top_k",
+    "actions_per_turn",
+    "tool_channel",
+    "nudge",
+    "last_turn_answer_only",
+    "grammar",
+    "temperature",
+    "max_tokens",
+];
 /// Keys of the working-memory methods: the nudge gate, enforcement and stopping apply.
 const MEMORY: &[&str] = &[
     "turns",
     "top_k",
     "actions_per_turn",
+    "tool_channel",
     "nudge",
     "tau",
     "nudge_gate",
     "stopping",
     "enforce",
+    "restore_facts",
     "max_reminders",
     "last_turn_answer_only",
     "grammar",
@@ -248,8 +265,8 @@ pub const METHODS: &[MethodSpec] = &[
         name: "notes",
         setting: Setting::Pool,
         corpus: true,
-        summary: "ReAct with an unstructured scratchpad",
-        reads: PLAIN,
+        summary: "ReAct with an unstructured scratchpad, SLEUTH's nudge and verbatim rule",
+        reads: NOTES,
         estimate: plain_calls,
         build: |c, s| Box::new(agent(c, s, Style::Notes)),
     },

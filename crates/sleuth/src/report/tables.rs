@@ -158,9 +158,10 @@ fn comparison(a: &Analysis, d: Dims) -> Table {
         "Paired comparison with {}",
         a.baseline.as_deref().unwrap_or("the baseline")
     );
-    let mut t = Table::new("comparison", &title, &cols).with_note(
-        "Differences are method minus baseline in points, with paired bootstrap 95% intervals; b/c = questions right only under the baseline / only under the method; exact two-sided McNemar on EM, Holm-adjusted across all rows; W/L/T = wins/losses/ties on EM.",
-    );
+    let mut t = Table::new("comparison", &title, &cols).with_note(&format!(
+        "Differences are method minus baseline in points, with paired bootstrap 95% intervals; b/c = questions right only under the baseline / only under the method; exact two-sided McNemar on EM, Holm-adjusted {}; W/L/T = wins/losses/ties on EM.",
+        a.holm_family.describe()
+    ));
     for c in &a.comparisons {
         let h = &c.head_to_head;
         let mut row = d.cells(&c.arm);

@@ -14,7 +14,9 @@ mod load;
 mod outcome;
 mod summary;
 
-pub use compare::{compare_to_baseline, sweeps, Comparison, Sweep, SweepPoint};
+pub use compare::{
+    compare_to_baseline, compare_to_baseline_in, sweeps, Comparison, HolmFamily, Sweep, SweepPoint,
+};
 pub use dynamics::{
     accuracy_at_turn, error_decomposition, memory_dynamics, AccuracyCurve, ErrorDecomposition,
     MemoryDynamics, MemoryPoint,
@@ -37,6 +39,8 @@ pub struct Options {
     pub cohort_turns: Option<u32>,
     pub resamples: usize,
     pub seed: u64,
+    /// Which comparisons share a Holm correction.
+    pub holm_family: HolmFamily,
 }
 
 impl Default for Options {
@@ -44,6 +48,7 @@ impl Default for Options {
         Options {
             baseline: None,
             cohort_turns: None,
+            holm_family: HolmFamily::All,
             resamples: DEFAULT_RESAMPLES,
             seed: DEFAULT_SEED,
         }
@@ -63,6 +68,8 @@ pub struct Analysis {
     pub accuracy_at_turn: Vec<AccuracyCurve>,
     pub memory: Vec<MemoryDynamics>,
     pub baseline: Option<String>,
+    /// The Holm families of `comparisons`.
+    pub holm_family: HolmFamily,
     pub comparisons: Vec<Comparison>,
     pub sweeps: Vec<Sweep>,
     pub warnings: Vec<String>,
@@ -95,7 +102,13 @@ impl Analysis {
             .cohort_turns
             .unwrap_or_else(|| (longest_with_memory * 7).div_ceil(10).max(1));
         let (comparisons, compare_warnings) = match &options.baseline {
-            Some(b) => compare_to_baseline(arms, b, options.resamples, options.seed),
+            Some(b) => compare_to_baseline_in(
+                arms,
+                b,
+                options.resamples,
+                options.seed,
+                options.holm_family,
+            ),
             None => (Vec::new(), Vec::new()),
         };
         warnings.extend(compare_warnings);
@@ -112,6 +125,7 @@ impl Analysis {
                 .filter_map(|a| memory_dynamics(a, cohort))
                 .collect(),
             baseline: options.baseline.clone(),
+            holm_family: options.holm_family,
             comparisons,
             sweeps: sweeps(arms),
             warnings,

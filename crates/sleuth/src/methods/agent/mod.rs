@@ -139,13 +139,29 @@ impl AgentMethod {
         &self.prompts
     }
 
+    fn is_memory_method(&self) -> bool {
+        matches!(self.style, Style::Memory(_))
+    }
+
+    /// The style an episode runs: a memory method under App. D.5's late verification
+    /// searches "without continuous state tracking", i.e. on ReAct's protocol, until the
+    /// chain check (`late-verification-memory` keeps the memory instead).
+    fn acting_style(&self) -> &Style {
+        if self.is_memory_method() && !self.settings.stopping.keeps_memory() {
+            &Style::React
+        } else {
+            &self.style
+        }
+    }
+
     /// The system prompt for an environment offering `tools`.
     pub fn system_prompt(&self, tools: &str) -> Result<String, AgentError> {
-        let schema = self.style.schema();
+        let style = self.acting_style();
+        let schema = style.schema();
         let protocol = self
             .prompts
             .render(
-                self.style.template(),
+                style.template(),
                 context! {
                     facts => schema.has(Section::Facts),
                     hypotheses => schema.has(Section::Hypotheses),
@@ -155,7 +171,7 @@ impl AgentMethod {
             )
             .map_err(AgentError::config)?;
         let stopping = match self.settings.stopping.template() {
-            Some(t) if schema.is_structured() => self
+            Some(t) if self.is_memory_method() => self
                 .prompts
                 .render(t, context! {})
                 .map_err(AgentError::config)?,
@@ -168,8 +184,10 @@ impl AgentMethod {
                     protocol,
                     tools,
                     structured => schema.is_structured(),
+                    notes => schema.has(Section::Notes),
                     stopping,
                     actions_per_turn => self.settings.actions_per_turn,
+                    native => self.settings.tool_channel == crate::methods::settings::ToolChannel::Native,
                 },
             )
             .map_err(AgentError::config)
@@ -190,6 +208,7 @@ impl AgentMethod {
             )),
         };
         let system = self.system_prompt(&env.tools().prompt())?;
+        let style = self.acting_style();
         let first = self
             .prompts
             .render(
@@ -198,17 +217,18 @@ impl AgentMethod {
             )
             .map_err(AgentError::config)?;
         let constraint = if self.settings.grammar {
-            self.style.grammar(env.tools())
+            style.grammar(env.tools())
         } else {
             TurnConstraint::None
         };
         run::AgentLoop {
             ctx,
             constraint,
-            style: &self.style,
+            style,
             settings: &self.settings,
             prompts: &self.prompts,
-            schema: self.style.schema(),
+            schema: style.schema(),
+            verify: self.is_memory_method() && self.settings.stopping.verifies(),
         }
         .run(system, first, env.as_mut())
         .await

@@ -67,16 +67,21 @@ pub enum Stopping {
     /// Search only for evidence that separates hypotheses; commit on the survivor.
     Contrastive,
     /// Free search, then one verification of the chain before an answer is accepted.
+    /// SLEUTH paper App. D.5: the search phase runs "without continuous state tracking",
+    /// so the agent keeps no working memory (the ReAct protocol) until the chain check.
     LateVerification,
+    /// Our variant of late verification that keeps the working memory throughout.
+    LateVerificationMemory,
 }
 
 impl Stopping {
-    pub const NAMES: [&'static str; 5] = [
+    pub const NAMES: [&'static str; 6] = [
         "nudge",
         "structural",
         "forward-only",
         "contrastive",
         "late-verification",
+        "late-verification-memory",
     ];
 
     pub fn name(self) -> &'static str {
@@ -86,7 +91,22 @@ impl Stopping {
             Stopping::ForwardOnly => "forward-only",
             Stopping::Contrastive => "contrastive",
             Stopping::LateVerification => "late-verification",
+            Stopping::LateVerificationMemory => "late-verification-memory",
         }
+    }
+
+    /// Whether an answer is accepted only after one chain check.
+    pub fn verifies(self) -> bool {
+        matches!(
+            self,
+            Stopping::LateVerification | Stopping::LateVerificationMemory
+        )
+    }
+
+    /// Whether the method keeps its working memory under this strategy (App. D.5's late
+    /// verification searches free-form, without it).
+    pub fn keeps_memory(self) -> bool {
+        self != Stopping::LateVerification
     }
 
     pub fn parse(value: &str) -> Option<Stopping> {
@@ -96,6 +116,7 @@ impl Stopping {
             Stopping::ForwardOnly,
             Stopping::Contrastive,
             Stopping::LateVerification,
+            Stopping::LateVerificationMemory,
         ]
         .into_iter()
         .find(|s| s.name() == value.trim())
@@ -107,10 +128,47 @@ impl Stopping {
             Stopping::Structural => Some("stop_structural.txt"),
             Stopping::ForwardOnly => Some("stop_forward_only.txt"),
             Stopping::Contrastive => Some("stop_contrastive.txt"),
-            Stopping::LateVerification => Some("stop_late_verification.txt"),
+            Stopping::LateVerification | Stopping::LateVerificationMemory => {
+                Some("stop_late_verification.txt")
+            }
         }
     }
 }
+
+/// How the model's actions reach the loop.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ToolChannel {
+    /// `Action: tool[argument]` lines in the response (every provider).
+    Text,
+    /// The provider's native tool calling (OpenAI-compatible `tools` with parallel
+    /// calls, Anthropic `tool_use`); calls come back as action lines appended to the
+    /// response, so both channels produce the same trace. Action lines the model also
+    /// writes as text are read too.
+    Native,
+}
+
+impl ToolChannel {
+    pub fn name(self) -> &'static str {
+        match self {
+            ToolChannel::Text => "text",
+            ToolChannel::Native => "native",
+        }
+    }
+
+    pub fn parse(value: &str) -> Option<ToolChannel> {
+        match value.trim() {
+            "text" => Some(ToolChannel::Text),
+            "native" => Some(ToolChannel::Native),
+            _ => None,
+        }
+    }
+}
+
+/// Default cap on tool calls executed from one response. Generous enough that a turn
+/// of parallel searches runs whole (the paper's ReAct spent 22 tool calls in 20 turns,
+/// App. L), small enough that a runaway list cannot flood one observation.
+pub const ACTIONS_PER_TURN: usize = 8;
 
 /// Settings of the shared agent loop.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -125,10 +183,19 @@ pub struct AgentSettings {
     /// Whether unstructured methods get the nudge too (the ReAct + nudge control).
     pub nudge_all: bool,
     pub top_k: usize,
-    /// Tool calls allowed in one response.
+    /// Cap on the tool calls executed from one response: every action of a turn runs,
+    /// up to this many; one beyond it is answered with an observation saying it was not
+    /// run (the SLEUTH paper counts tool calls apart from turns: App. L, Table 7).
     pub actions_per_turn: usize,
+    /// Where actions come from: the text protocol or native tool calls.
+    pub tool_channel: ToolChannel,
     /// Runtime protocol enforcement (structured methods).
     pub enforce: bool,
+    /// Hand the confirmed facts a response left out back to the model in the next
+    /// observation. Off by default: the paper's Table 1 runs have no runtime help, so
+    /// facts are handed back only under enforcement or with this option (App. M); the
+    /// record's merged state stays monotonic either way.
+    pub restore_facts: bool,
     pub max_reminders: u32,
     pub stopping: Stopping,
     pub temperature: f32,
@@ -150,8 +217,10 @@ impl Default for AgentSettings {
             nudge_needs_empty_questions: false,
             nudge_all: false,
             top_k: 3,
-            actions_per_turn: 1,
+            actions_per_turn: ACTIONS_PER_TURN,
+            tool_channel: ToolChannel::Text,
             enforce: false,
+            restore_facts: false,
             max_reminders: 5,
             stopping: Stopping::Nudge,
             temperature: 0.0,
@@ -165,13 +234,19 @@ impl Default for AgentSettings {
 
 impl AgentSettings {
     /// The open-corpus setting's budget (EIR paper §4.3): 12 action turns, the last
-    /// accepting only an answer.
+    /// accepting only an answer, and at most six reads per turn.
     pub fn corpus() -> Self {
         AgentSettings {
             turns: 12,
+            actions_per_turn: 6,
             last_turn_answer_only: true,
             ..AgentSettings::default()
         }
+    }
+
+    /// Whether dropped facts are handed back: under enforcement or when asked.
+    pub fn hands_back_facts(&self) -> bool {
+        self.enforce || self.restore_facts
     }
 
     /// The first turn at which the nudge may fire, if any.

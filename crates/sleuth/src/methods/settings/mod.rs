@@ -10,7 +10,7 @@
 pub mod agent;
 pub mod eir;
 
-pub use agent::{AgentSettings, NudgeAt, Stopping};
+pub use agent::{AgentSettings, NudgeAt, Stopping, ToolChannel};
 pub use eir::EirSettings;
 
 use std::collections::BTreeMap;
@@ -131,7 +131,7 @@ pub const SETTINGS: &[SettingDef] = &[
     },
     SettingDef {
         key: "stopping",
-        doc: "nudge, none, structural, forward-only, contrastive or late-verification (the alternatives replace the nudge)",
+        doc: "nudge, none, structural (commit once every open question is resolved), forward-only, contrastive, late-verification (free search without memory, then a chain check) or late-verification-memory; the alternatives replace the nudge",
         apply: |s, v| {
             if v.trim() == "none" {
                 s.agent.stopping = Stopping::Nudge;
@@ -159,12 +159,22 @@ pub const SETTINGS: &[SettingDef] = &[
     },
     SettingDef {
         key: "actions_per_turn",
-        doc: "tool calls executed from one response (integer >= 1)",
+        doc: "cap on tool calls executed from one response (integer >= 1; default 8, corpus setting 6); one beyond it is answered \"not run\"",
         apply: |s, v| {
             s.agent.actions_per_turn = positive("actions_per_turn", v)? as usize;
             Ok(())
         },
         show: |s, _| s.agent.actions_per_turn.to_string(),
+    },
+    SettingDef {
+        key: "tool_channel",
+        doc: "text (Action: lines, every provider) or native (the provider's tool calling: OpenAI-compatible tools, Anthropic tool_use); same trace either way",
+        apply: |s, v| {
+            s.agent.tool_channel = ToolChannel::parse(v)
+                .ok_or_else(|| format!("--set tool_channel={v}: expected text or native"))?;
+            Ok(())
+        },
+        show: |s, _| s.agent.tool_channel.name().into(),
     },
     SettingDef {
         key: "enforce",
@@ -174,6 +184,15 @@ pub const SETTINGS: &[SettingDef] = &[
             Ok(())
         },
         show: |s, _| s.agent.enforce.to_string(),
+    },
+    SettingDef {
+        key: "restore_facts",
+        doc: "true: hand confirmed facts the model left out back in the next observation (always on under enforce)",
+        apply: |s, v| {
+            s.agent.restore_facts = boolean("restore_facts", v)?;
+            Ok(())
+        },
+        show: |s, _| s.agent.restore_facts.to_string(),
     },
     SettingDef {
         key: "max_reminders",
