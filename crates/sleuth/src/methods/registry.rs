@@ -99,9 +99,16 @@ const MEMORY: &[&str] = &[
     "temperature",
     "max_tokens",
 ];
-const DIRECT: &[&str] = &["reads", "json_schema", "temperature", "max_tokens"];
+const DIRECT: &[&str] = &[
+    "reads",
+    "action_turns",
+    "json_schema",
+    "temperature",
+    "max_tokens",
+];
 const SSR: &[&str] = &[
     "reads",
+    "action_turns",
     "verifier_temperature",
     "json_schema",
     "temperature",
@@ -109,6 +116,7 @@ const SSR: &[&str] = &[
 ];
 const EIR: &[&str] = &[
     "reads",
+    "action_turns",
     "list_feedback",
     "dependency_repair",
     "extra_reads",
@@ -118,6 +126,7 @@ const EIR: &[&str] = &[
 ];
 const EIR_REFLEXION: &[&str] = &[
     "reads",
+    "action_turns",
     "trials",
     "json_schema",
     "temperature",
@@ -146,23 +155,24 @@ fn reflexion_calls(s: &Settings) -> f64 {
     e * f64::from(s.agent.turns) + (e - 1.0)
 }
 
-/// Direct: H turns, the submission included (EIR paper App. B.3).
+/// Direct: H turns, the submission included (EIR paper App. B.3); the corpus setting's
+/// fixed action turns when set (App. H.1).
 fn direct_calls(s: &Settings) -> f64 {
-    f64::from(s.eir.reads)
+    f64::from(super::eir::Budget::direct(&s.eir).turns)
 }
 
 /// Agentic SSR per turn: the proposal, one decomposition, three verifier samples for
 /// each of three parts, and at most one refinement (EIR paper App. D.1).
 fn ssr_calls(s: &Settings) -> f64 {
     let per_turn = 1 + 1 + super::eir::ssr::SAMPLES * super::eir::ssr::PARTS.len() as u32 + 1;
-    f64::from(s.eir.reads * per_turn)
+    f64::from(super::eir::Budget::direct(&s.eir).turns * per_turn)
 }
 
 /// EIR: H read turns and a submit-only turn, the final call, at most one repair per
 /// accepted turn (dependency-repair control), and a read-more call plus a second final
 /// call (additional-retrieval control).
 fn eir_calls(s: &Settings) -> f64 {
-    let turns = s.eir.reads + 1;
+    let turns = super::eir::Budget::eir(&s.eir).turns;
     let repairs = if s.eir.dependency_repair { turns } else { 0 };
     let more = if s.eir.extra_reads > 0 { 2 } else { 0 };
     f64::from(turns + 1 + repairs + more)
@@ -536,6 +546,14 @@ mod tests {
         assert_eq!(est("ssr", &[]), 72.0);
         assert_eq!(est("full-pool", &[]), 1.0);
         assert_eq!(est("eir-reflexion", &[]), 34.0);
+        // The corpus setting: 12 action turns for every method (EIR App. H.1).
+        let corpus = |name: &str| {
+            (spec(name).unwrap().estimate)(&Settings::parse(&pairs(&[]), true).unwrap())
+        };
+        assert_eq!(corpus("direct"), 12.0);
+        assert_eq!(corpus("eir"), 13.0);
+        assert_eq!(corpus("ssr"), 144.0);
+        assert_eq!(corpus("eir-reflexion"), 64.0);
     }
 
     #[test]

@@ -4,8 +4,9 @@
 //!
 //! Each action prompt carries the question, the previous step's result (or why it was
 //! rejected), the lists (unless the list-feedback control removes them) and the unread
-//! titles; each response proposes list changes and one action, validated together and
-//! executed all-or-nothing. The answer submitted during retrieval is kept in the record
+//! titles (in the corpus setting: this trial's search results, and a search action,
+//! EIR paper §4.3); each response proposes list changes and one action, validated
+//! together and executed all-or-nothing. The answer submitted during retrieval is kept in the record
 //! (`outputs.final_call.retrieval_answer`); the final call's answer is EIR's answer
 //! (EIR paper §3.3). The controls
 //! (dependency repair, additional retrieval) are settings of this method.
@@ -50,7 +51,8 @@ impl Eir {
                     show_lists => s.list_feedback,
                     lists => if s.list_feedback { lists.render() } else { String::new() },
                     feedback,
-                    readable => t.env.readable(),
+                    can_search => t.env.can_search(),
+                    readable => t.env.choices(),
                     turn,
                     turns => t.budget.turns,
                     submit_only => t.is_last(turn),
@@ -229,7 +231,10 @@ impl Policy for EirPolicy<'_> {
             .eir
             .action_prompt(self.question, t, turn, &self.lists, &self.feedback)?;
         let dependency_repair = self.eir.shared.settings.dependency_repair;
-        Ok((prompt, schema::eir_action(dependency_repair)))
+        Ok((
+            prompt,
+            schema::eir_action(dependency_repair, t.env.can_search()),
+        ))
     }
 
     async fn accept(
@@ -270,7 +275,7 @@ impl Method for Eir {
     async fn run(&self, question: &Question, ctx: &RunContext) -> Result<Episode, AgentError> {
         let settings = &self.shared.settings;
         let env = self.shared.env.make(question);
-        let mut t = Trajectory::new(ctx, settings, env, Budget::eir(settings.reads));
+        let mut t = Trajectory::new(ctx, settings, env, Budget::eir(settings));
         let mut policy = EirPolicy {
             eir: self,
             question,

@@ -37,6 +37,7 @@ pub use full_pool::FullPool;
 pub use json::{Citation, Move, RejectCause, Rejection};
 pub use lists::{Conclusion, ConclusionStatus, Lists, Requirement, RequirementStatus};
 pub use ssr::Ssr;
+pub use trajectory::Budget;
 
 use super::settings::EirSettings;
 use super::PromptSet;

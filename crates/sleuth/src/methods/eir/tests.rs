@@ -336,7 +336,7 @@ async fn the_submit_only_turn_refuses_a_read_and_evidence_stays_verbatim() {
         last.rejection.as_ref().unwrap().cause,
         RejectCause::NotAllowed
     );
-    assert!(prompt(&model.requests()[2]).contains("this turn accepts only a submission"));
+    assert!(prompt(&model.requests()[2]).contains("it accepts only a submission"));
     let fin = model
         .requests()
         .into_iter()
@@ -516,9 +516,13 @@ async fn direct_is_scored_on_its_first_valid_submission_within_h_turns() {
     assert_eq!(ep.retrieved, ["Eleanor de Bohun"]);
     assert_eq!(evidence_of(&ep).dropped_citations, 1, "Joan was never read");
     assert_eq!(ep.total_calls(), 4);
-    // Its prompt carries the earlier steps (ReAct-style), not EIR lists.
+    // Its prompt carries the previous action's returned text only, without the lists
+    // (EIR App. B.3): turn 3 sees the paragraph read on turn 2, turn 4 sees only why
+    // turn 3 was refused.
+    let t3 = prompt(&model.requests()[2]).to_string();
+    assert!(t3.contains("Her younger sister"), "{t3}");
     let t4 = prompt(&model.requests()[3]).to_string();
-    assert!(t4.contains("Step 2") && t4.contains("Her younger sister"));
+    assert!(t4.contains("rejected (empty_answer)") && !t4.contains("Her younger sister"));
     assert!(!t4.contains("Requirements"));
 
     // Never submitting: H = 6 turns in all, then no answer.

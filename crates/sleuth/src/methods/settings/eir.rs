@@ -2,11 +2,19 @@
 //! Reflexion's trials, SSR's verifier temperature, and EIR's three controls. Parsed in
 //! [`super`] by the key catalogue; `max_tokens` defaults to 2048 here, the output limit
 //! of the EIR paper's runs.
+//!
+//! The corpus setting has its own defaults ([`EirSettings::corpus`], EIR paper §4.3 and
+//! App. H): 12 action turns with six read attempts, and every call at temperature 0.0,
+//! SSR's verifier included.
 
 use serde::{Deserialize, Serialize};
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct EirSettings {
+    /// Action turns per trajectory, the submission included. `None` derives them from
+    /// H as the titles setting does (EIR: H + 1; Direct, SSR, Reflexion: H); the corpus
+    /// setting fixes 12 for every method (EIR App. H.1), with `reads` read attempts.
+    pub action_turns: Option<u32>,
     /// H: paragraph reads per retrieval trajectory (EIR paper §3: H = 6; EIR then has one
     /// submit-only turn; Direct, SSR, Reflexion: H turns including the submission).
     pub reads: u32,
@@ -33,6 +41,7 @@ pub struct EirSettings {
 impl Default for EirSettings {
     fn default() -> Self {
         EirSettings {
+            action_turns: None,
             reads: 6,
             trials: 5,
             verifier_temperature: 0.7,
@@ -42,6 +51,20 @@ impl Default for EirSettings {
             json_schema: true,
             temperature: 0.0,
             max_tokens: 2048,
+        }
+    }
+}
+
+impl EirSettings {
+    /// The corpus setting's defaults (EIR paper §4.3, App. H.1–H.2): 12 action turns and
+    /// six read attempts per trial, temperature 0.0 for every call including SSR's
+    /// verifier (the titles setting keeps 0.7 there).
+    pub fn corpus() -> Self {
+        EirSettings {
+            action_turns: Some(12),
+            verifier_temperature: 0.0,
+            temperature: 0.0,
+            ..EirSettings::default()
         }
     }
 }

@@ -221,6 +221,18 @@ pub const SETTINGS: &[SettingDef] = &[
         show: |s, _| s.eir.reads.to_string(),
     },
     SettingDef {
+        key: "action_turns",
+        doc: "EIR setting: action turns per trajectory, the submission included: auto (H + 1 for EIR, H for the others) or N (corpus default 12)",
+        apply: |s, v| {
+            s.eir.action_turns = match v.trim() {
+                "auto" => None,
+                _ => Some(positive("action_turns", v)?),
+            };
+            Ok(())
+        },
+        show: |s, _| s.eir.action_turns.map_or("auto".into(), |n| n.to_string()),
+    },
+    SettingDef {
         key: "trials",
         doc: "Reflexion in the EIR setting: trials per question (integer >= 1)",
         apply: |s, v| {
@@ -332,7 +344,11 @@ impl Settings {
             } else {
                 AgentSettings::default()
             },
-            eir: EirSettings::default(),
+            eir: if corpus {
+                EirSettings::corpus()
+            } else {
+                EirSettings::default()
+            },
         }
     }
 

@@ -1,0 +1,284 @@
+//! Integration tests: the EIR paper's settings element by element, through `sleuth eval`
+//! against a local OpenAI-compatible server that answers each kind of call by
+//! recognising its prompt. The corpus setting (EIR paper §4.3, App. H) runs on a BM25
+//! index built from the real MuSiQue paragraphs.
+
+use crate::agents::read_records;
+use crate::util::*;
+use serde_json::{json, Value};
+use sleuth_testkit::{MockServer, ReceivedRequest, Reply};
+use std::path::{Path, PathBuf};
+
+/// Builds a corpus and a BM25 index from the MuSiQue dev file under `dir`.
+fn musique_index(dir: &Path) -> PathBuf {
+    let corpus = dir.join("corpus.jsonl");
+    let index = dir.join("index");
+    let data = musique();
+    ok(&[
+        "data",
+        "corpus",
+        "--dataset",
+        "musique",
+        "--data",
+        data.to_str().unwrap(),
+        "--out",
+        corpus.to_str().unwrap(),
+    ]);
+    ok(&[
+        "index",
+        "build",
+        "--corpus",
+        corpus.to_str().unwrap(),
+        "--out",
+        index.to_str().unwrap(),
+    ]);
+    index
+}
+
+fn turn(prompt: &str) -> u32 {
+    prompt
+        .split("Turn ")
+        .nth(1)
+        .and_then(|s| s.split_whitespace().next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(0)
+}
+
+fn question(prompt: &str) -> String {
+    prompt
+        .lines()
+        .find_map(|l| l.strip_prefix("Question: "))
+        .unwrap_or("question")
+        .to_string()
+}
+
+/// The search results an action prompt lists: (id, already read).
+fn results(prompt: &str) -> Vec<(String, bool)> {
+    let Some(list) = prompt
+        .split("Search results so far (read one by its id):\n")
+        .nth(1)
+    else {
+        return Vec::new();
+    };
+    list.lines()
+        .map_while(|l| l.strip_prefix("- [id "))
+        .filter_map(|l| {
+            let (id, rest) = l.split_once(']')?;
+            Some((id.to_string(), rest.ends_with("(read)")))
+        })
+        .collect()
+}
+
+fn is_action(p: &str) -> bool {
+    p.contains("You are collecting evidence") || p.contains("You are answering a multi-hop")
+}
+
+/// One action in the format of the prompt's method (EIR adds its lists).
+fn action(p: &str, action: Value) -> String {
+    if p.contains("You are collecting evidence") {
+        json!({"reasoning": "r", "requirements": [], "conclusions": [], "action": action})
+    } else {
+        json!({"reasoning": "r", "establish": "e", "expected_result": "x", "progress": "p",
+            "action": action})
+    }
+    .to_string()
+}
+
+/// Every non-action call of the setting.
+fn other(p: &str) -> String {
+    if p.contains("Answer the question from the evidence below") {
+        json!({"answer": "FINAL-ANSWER", "evidence": []}).to_string()
+    } else if p.contains("Split the proposal into three parts") {
+        json!({"facts": "f", "justification": "j", "action": "a"}).to_string()
+    } else if p.contains("Check one part") {
+        json!({"verdict": "accept", "correction": ""}).to_string()
+    } else {
+        "Search with other words next time.".to_string()
+    }
+}
+
+/// Search with the question, read the first result, submit with a citation of it.
+fn search_read_submit(req: &ReceivedRequest) -> Reply {
+    let p = req.last_message().unwrap_or("").to_string();
+    if !is_action(&p) {
+        return Reply::text(other(&p));
+    }
+    let found = results(&p);
+    let mv = match found.first() {
+        None => json!({"type": "search", "query": question(&p)}),
+        Some((id, false)) => json!({"type": "read", "id": id}),
+        Some(_) => json!({"type": "submit", "answer": "SUBMITTED"}),
+    };
+    Reply::text(action(&p, mv))
+}
+
+#[test]
+fn every_eir_setting_method_searches_reads_what_it_found_and_submits_in_the_corpus() {
+    let dir = tempfile::tempdir().unwrap();
+    let index = musique_index(dir.path());
+    let server = MockServer::spawn(search_read_submit);
+    let url = format!("openai-compat:{}#m", server.url());
+    let out = dir.path().join("run");
+    Eval::new(
+        "musique",
+        musique(),
+        "eir,direct,ssr,eir-reflexion",
+        &url,
+        &out,
+    )
+    .opt("--limit", 1)
+    .opt("--env", "corpus")
+    .opt("--index", index.display())
+    .set("trials=1")
+    .ok();
+    let records = read_records(&out);
+    assert_eq!(records.len(), 4);
+    for r in &records {
+        let method = r["method"].as_str().unwrap();
+        assert!(r["error"].is_null(), "{r}");
+        // Corpus defaults (App. H.1, H.2): 12 action turns, six read attempts, 0.0.
+        assert_eq!(r["settings"]["action_turns"], "12", "{method}");
+        assert_eq!(r["settings"]["reads"], "6", "{method}");
+        assert_eq!(r["settings"]["temperature"], "0", "{method}");
+        let actions: Vec<String> = r["trace"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .flat_map(|t| t["actions"].as_array().cloned().unwrap_or_default())
+            .map(|a| a.to_string())
+            .collect();
+        assert!(actions[0].contains("search"), "{method}: {actions:?}");
+        assert!(actions[1].contains("read"), "{method}: {actions:?}");
+        assert_eq!(r["retrieved"].as_array().unwrap().len(), 1, "{method}");
+        assert_eq!(r["tool_calls"], 2, "{method}: one search, one read");
+        // The read paragraph's text came back with numbered sentences.
+        let read_obs = r["trace"][1]["observations"][0]["text"].as_str().unwrap();
+        assert!(read_obs.contains("(0) "), "{method}: {read_obs}");
+        let expected = if method == "eir" {
+            "FINAL-ANSWER"
+        } else {
+            "SUBMITTED"
+        };
+        assert_eq!(r["answer"], expected, "{method}");
+    }
+    let ssr = records.iter().find(|r| r["method"] == "ssr").unwrap();
+    assert_eq!(ssr["settings"]["verifier_temperature"], "0");
+    assert!(ssr["calls_by_kind"]["verification"].as_u64().unwrap() >= 9);
+    // Every call of the setting went out at temperature 0.0, verification included.
+    let requests = server.requests();
+    assert!(requests
+        .iter()
+        .any(|q| q.raw_body.contains("Check one part")));
+    for q in &requests {
+        assert_eq!(q.body["temperature"], json!(0.0), "{}", q.raw_body);
+    }
+    // Every action prompt offered search and reading by id.
+    let searchable = requests
+        .iter()
+        .filter_map(|q| q.last_message())
+        .filter(|p| is_action(p))
+        .all(|p| p.contains("{\"type\": \"search\"") && p.contains("{\"type\": \"read\", \"id\""));
+    assert!(searchable);
+    // Direct's corpus prompt (App. B.3): the expected result, and the latest paragraph.
+    let direct_turn3 = requests
+        .iter()
+        .map(|q| q.last_message().unwrap_or("").to_string())
+        .find(|p| p.contains("You are answering a multi-hop") && turn(p) == 3)
+        .unwrap();
+    assert!(
+        direct_turn3.contains("\"expected_result\""),
+        "{direct_turn3}"
+    );
+    assert!(
+        direct_turn3.contains("The paragraphs you read most recently:"),
+        "{direct_turn3}"
+    );
+}
+
+/// Turn 1 invalid, then a search, then the same id read until the reads run out, two
+/// more searches, and a read on turn 12 (which accepts only a submission).
+fn exhaust_budgets(req: &ReceivedRequest) -> Reply {
+    let p = req.last_message().unwrap_or("").to_string();
+    if !is_action(&p) {
+        return Reply::text(other(&p));
+    }
+    let first = results(&p).first().map(|(id, _)| id.clone());
+    let t = turn(&p);
+    let mv = match (t, first) {
+        (1, _) => return Reply::text("I am not sure what to do."),
+        (2, _) | (10, _) | (11, _) => json!({"type": "search", "query": question(&p)}),
+        (_, Some(id)) => json!({"type": "read", "id": id}),
+        (_, None) => json!({"type": "search", "query": "nothing was found"}),
+    };
+    Reply::text(action(&p, mv))
+}
+
+#[test]
+fn corpus_budgets_hold_at_their_edges_turn_twelve_the_seventh_read_an_invalid_action() {
+    let dir = tempfile::tempdir().unwrap();
+    let index = musique_index(dir.path());
+    let server = MockServer::spawn(exhaust_budgets);
+    let url = format!("openai-compat:{}#m", server.url());
+    let out = dir.path().join("run");
+    Eval::new("musique", musique(), "eir,direct", &url, &out)
+        .opt("--limit", 1)
+        .opt("--env", "corpus")
+        .opt("--index", index.display())
+        .ok();
+    let records = read_records(&out);
+    for r in &records {
+        let method = r["method"].as_str().unwrap();
+        let trace = r["trace"].as_array().unwrap();
+        assert_eq!(trace.len(), 12, "{method}: 12 action turns");
+        assert_eq!(r["calls_by_kind"]["action"], 12, "{method}");
+        let cause = |i: usize| trace[i]["rejection"]["cause"].as_str().unwrap_or("");
+        // The invalid action used turn 1.
+        assert_eq!(cause(0), "unparseable", "{method}");
+        // Turns 3-8 read (one paragraph, then five repeats: six attempts); the 7th
+        // read (turn 9) is refused; turns 10 and 11 may still search.
+        for i in 2..8 {
+            assert_eq!(cause(i), "", "{method}: turn {} executes", i + 1);
+        }
+        assert_eq!(cause(8), "not_allowed", "{method}: the 7th read");
+        assert!(trace[8]["rejection"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("no reads are left"));
+        assert_eq!(cause(9), "", "{method}");
+        // Turn 12 accepts only a submission: the read is refused and the trial ends.
+        assert_eq!(cause(11), "not_allowed", "{method}");
+        assert!(trace[11]["rejection"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("only a submission"));
+        assert_eq!(
+            r["tool_calls"],
+            3 + 6,
+            "{method}: three searches, six reads"
+        );
+        assert_eq!(
+            r["retrieved"].as_array().unwrap().len(),
+            1,
+            "{method}: repeats store nothing new"
+        );
+        assert_eq!(
+            r["outputs"]["evidence"]["rejected"],
+            json!({"unparseable": 1, "not_allowed": 2}),
+            "{method}"
+        );
+        match method {
+            // An empty submission; EIR still answers from the collected text.
+            "eir" => {
+                assert_eq!(r["answer"], "FINAL-ANSWER");
+                assert_eq!(r["outputs"]["final_call"]["forced_end"], true);
+                assert!(r["outputs"]["final_call"]["retrieval_answer"].is_null());
+                assert_eq!(r["calls_by_kind"]["final"], 1);
+            }
+            _ => {
+                assert!(r["answer"].is_null(), "{r}");
+                assert_eq!(r["stop"], "timeout");
+            }
+        }
+    }
+    assert_eq!(records.len(), 2);
+}
