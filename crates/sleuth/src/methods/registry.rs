@@ -168,12 +168,17 @@ fn ssr_calls(s: &Settings) -> f64 {
     f64::from(super::eir::Budget::direct(&s.eir).turns * per_turn)
 }
 
-/// EIR: H read turns and a submit-only turn, the final call, at most one repair per
-/// accepted turn (dependency-repair control), and a read-more call plus a second final
+/// EIR: H read turns and a submit-only turn, the final call, at most two repair calls
+/// per accepted turn (dependency-repair control), and a read-more call plus a second final
 /// call (additional-retrieval control).
 fn eir_calls(s: &Settings) -> f64 {
     let turns = super::eir::Budget::eir(&s.eir).turns;
-    let repairs = if s.eir.dependency_repair { turns } else { 0 };
+    // Two repair calls (conclusions, then requirements) per accepted turn (App. E.3).
+    let repairs = if s.eir.dependency_repair.on() {
+        2 * turns
+    } else {
+        0
+    };
     let more = if s.eir.extra_reads > 0 { 2 } else { 0 };
     f64::from(turns + 1 + repairs + more)
 }
@@ -542,7 +547,8 @@ mod tests {
         assert_eq!(est("eir", &[]), 8.0);
         assert_eq!(est("eir", &[("reads", "10")]), 12.0);
         assert_eq!(est("eir", &[("extra_reads", "2")]), 10.0);
-        assert_eq!(est("eir", &[("dependency_repair", "true")]), 15.0);
+        assert_eq!(est("eir", &[("dependency_repair", "true")]), 22.0);
+        assert_eq!(est("eir", &[("dependency_repair", "unapplied")]), 22.0);
         assert_eq!(est("ssr", &[]), 72.0);
         assert_eq!(est("full-pool", &[]), 1.0);
         assert_eq!(est("eir-reflexion", &[]), 34.0);

@@ -117,13 +117,23 @@ pub fn eir_action(dependency_repair: bool, search: bool) -> Value {
     })
 }
 
-/// The dependency-repair call: list changes only.
-pub fn repair() -> Value {
-    let (requirements, conclusions) = list_changes(true);
+/// Dependency repair's first call: revisions of the affected conclusions.
+pub fn repair_conclusions() -> Value {
+    let (_, conclusions) = list_changes(true);
     json!({
         "type": "object",
-        "properties": {"requirements": requirements, "conclusions": conclusions},
-        "required": ["requirements", "conclusions"]
+        "properties": {"conclusions": conclusions},
+        "required": ["conclusions"]
+    })
+}
+
+/// Dependency repair's second call: requirement changes.
+pub fn refresh_requirements() -> Value {
+    let (requirements, _) = list_changes(true);
+    json!({
+        "type": "object",
+        "properties": {"requirements": requirements},
+        "required": ["requirements"]
     })
 }
 
@@ -259,7 +269,8 @@ mod tests {
         for (name, s) in [
             ("eir_action", eir_action(true, false)),
             ("eir_action_corpus", eir_action(true, true)),
-            ("repair", repair()),
+            ("repair", repair_conclusions()),
+            ("refresh", refresh_requirements()),
             ("direct_action", direct_action(false)),
             ("direct_action_corpus", direct_action(true)),
             ("final_answer", final_answer()),

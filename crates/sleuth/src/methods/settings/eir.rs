@@ -9,6 +9,43 @@
 
 use serde::{Deserialize, Serialize};
 
+/// The dependency-repair control's three arms (EIR App. E.3, Tables 13 and 14).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DependencyRepair {
+    /// Default EIR: no links, no repair calls.
+    Off,
+    /// Repair calls run and their valid changes are applied.
+    Applied,
+    /// Repair calls run, their changes are recorded but not applied.
+    Unapplied,
+}
+
+impl DependencyRepair {
+    /// `false`, `true` (applied) or `unapplied`.
+    pub fn parse(value: &str) -> Option<Self> {
+        match value.trim().to_ascii_lowercase().as_str() {
+            "false" | "off" | "no" | "0" => Some(DependencyRepair::Off),
+            "true" | "on" | "yes" | "1" | "applied" => Some(DependencyRepair::Applied),
+            "unapplied" => Some(DependencyRepair::Unapplied),
+            _ => None,
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            DependencyRepair::Off => "false",
+            DependencyRepair::Applied => "true",
+            DependencyRepair::Unapplied => "unapplied",
+        }
+    }
+
+    /// Whether conclusions carry links and repair calls run.
+    pub fn on(self) -> bool {
+        self != DependencyRepair::Off
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct EirSettings {
     /// Action turns per trajectory, the submission included. `None` derives them from
@@ -26,8 +63,10 @@ pub struct EirSettings {
     /// out of later action prompts.
     pub list_feedback: bool,
     /// Control (EIR App. E.3): conclusions carry `depends_on` links, and a change to a
-    /// conclusion triggers a repair call that revises its dependents.
-    pub dependency_repair: bool,
+    /// conclusion triggers repair calls that revise its dependents and refresh the
+    /// requirements; `Unapplied` makes the same calls and discards their changes (the
+    /// paired comparison of Table 14).
+    pub dependency_repair: DependencyRepair,
     /// Control (EIR App. F.3): after the final answer, the model may read up to this many
     /// more paragraphs; if it reads any, the final call runs again.
     pub extra_reads: u32,
@@ -46,7 +85,7 @@ impl Default for EirSettings {
             trials: 5,
             verifier_temperature: 0.7,
             list_feedback: true,
-            dependency_repair: false,
+            dependency_repair: DependencyRepair::Off,
             extra_reads: 0,
             json_schema: true,
             temperature: 0.0,

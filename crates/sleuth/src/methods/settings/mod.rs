@@ -11,7 +11,7 @@ pub mod agent;
 pub mod eir;
 
 pub use agent::{AgentSettings, NudgeAt, Stopping};
-pub use eir::EirSettings;
+pub use eir::{DependencyRepair, EirSettings};
 
 use std::collections::BTreeMap;
 
@@ -261,12 +261,14 @@ pub const SETTINGS: &[SettingDef] = &[
     },
     SettingDef {
         key: "dependency_repair",
-        doc: "true: conclusions carry dependencies and a revision repairs its dependents (control)",
+        doc: "true: conclusions carry dependencies and a revision repairs its dependents and the requirements (control); unapplied: the same calls, changes discarded",
         apply: |s, v| {
-            s.eir.dependency_repair = boolean("dependency_repair", v)?;
+            s.eir.dependency_repair = DependencyRepair::parse(v).ok_or_else(|| {
+                format!("--set dependency_repair={v}: expected true, false or unapplied")
+            })?;
             Ok(())
         },
-        show: |s, _| s.eir.dependency_repair.to_string(),
+        show: |s, _| s.eir.dependency_repair.name().into(),
     },
     SettingDef {
         key: "extra_reads",
