@@ -282,3 +282,140 @@ fn corpus_budgets_hold_at_their_edges_turn_twelve_the_seventh_read_an_invalid_ac
     }
     assert_eq!(records.len(), 2);
 }
+
+/// The first title an action prompt lists as unread.
+fn first_unread(prompt: &str) -> String {
+    let after = prompt.split("Unread titles:\n").nth(1).unwrap_or("");
+    after
+        .lines()
+        .next()
+        .and_then(|l| l.strip_prefix("- "))
+        .unwrap_or("anything")
+        .to_string()
+}
+
+/// Titles setting: Direct reads two paragraphs then submits; EIR reads, adds C1 and C2
+/// (C2 depending on C1), reads again, then revises C1 and submits, which sets off the
+/// dependency-repair calls.
+fn titles_script(
+    first: std::sync::Arc<std::sync::Mutex<String>>,
+) -> impl Fn(&ReceivedRequest) -> Reply {
+    move |req| {
+        let p = req.last_message().unwrap_or("").to_string();
+        let cite = || json!([{"title": first.lock().unwrap().clone(), "sentence": 0}]);
+        let text = if p.contains("You are collecting evidence") {
+            match turn(&p) {
+                1 => {
+                    *first.lock().unwrap() = first_unread(&p);
+                    json!({"reasoning": "r", "requirements": [], "conclusions": [],
+                        "action": {"type": "read", "title": first_unread(&p)}})
+                }
+                2 => json!({"reasoning": "r", "requirements": [], "conclusions": [
+                        {"op": "add", "id": "C1", "claim": "a", "citations": cite()},
+                        {"op": "add", "id": "C2", "claim": "b", "depends_on": ["C1"], "citations": cite()}],
+                    "action": {"type": "read", "title": first_unread(&p)}}),
+                _ => json!({"reasoning": "r", "requirements": [],
+                    "conclusions": [{"op": "revise", "id": "C1", "status": "tentative"}],
+                    "action": {"type": "submit", "answer": "RETRIEVAL"}}),
+            }
+            .to_string()
+        } else if p.contains("Refresh the requirements") {
+            json!({"requirements": [{"op": "add", "id": "R1", "text": "still missing"}]})
+                .to_string()
+        } else if p.contains("Some conclusions were just revised") {
+            json!({"conclusions": [{"op": "revise", "id": "C2", "status": "retracted"}]})
+                .to_string()
+        } else if p.contains("You are answering a multi-hop") {
+            let mv = if turn(&p) < 3 {
+                json!({"type": "read", "title": first_unread(&p)})
+            } else {
+                json!({"type": "submit", "answer": "DIRECT"})
+            };
+            json!({"reasoning": format!("CANARY-{}", turn(&p)), "action": mv}).to_string()
+        } else {
+            other(&p)
+        };
+        Reply::text(text)
+    }
+}
+
+#[test]
+fn titles_setting_direct_sees_only_the_previous_result_and_repair_runs_applied_and_unapplied() {
+    let dir = tempfile::tempdir().unwrap();
+    let first = std::sync::Arc::new(std::sync::Mutex::new(String::new()));
+    let server = MockServer::spawn(titles_script(first));
+    let url = format!("openai-compat:{}#m", server.url());
+    let (applied, unapplied) = (dir.path().join("applied"), dir.path().join("unapplied"));
+    Eval::new("musique", musique(), "eir,direct", &url, &applied)
+        .opt("--limit", 1)
+        .opt("--concurrency", 1)
+        .set("dependency_repair=true")
+        .ok();
+    Eval::new("musique", musique(), "eir", &url, &unapplied)
+        .opt("--limit", 1)
+        .set("dependency_repair=unapplied")
+        .ok();
+
+    // Direct (App. B.3): turn 3 shows the paragraph read on turn 2 and nothing older,
+    // no earlier reasoning, no lists.
+    let requests = server.requests();
+    let direct = |t: u32| {
+        requests
+            .iter()
+            .map(|q| q.last_message().unwrap_or("").to_string())
+            .find(|p| p.contains("You are answering a multi-hop") && turn(p) == t)
+            .unwrap()
+    };
+    let records = read_records(&applied);
+    let d = records.iter().find(|r| r["method"] == "direct").unwrap();
+    let text = |i: usize| {
+        d["trace"][i]["observations"][0]["text"]
+            .as_str()
+            .unwrap()
+            .to_string()
+    };
+    let (read1, read2) = (text(0), text(1));
+    let t3 = direct(3);
+    assert!(t3.contains(read2.lines().last().unwrap()), "{t3}");
+    assert!(!t3.contains(read1.lines().last().unwrap()), "{t3}");
+    assert!(
+        !t3.contains("CANARY-") && !t3.contains("Requirements"),
+        "{t3}"
+    );
+
+    // Dependency repair (App. E.3): two calls, applied in one arm, recorded only in the other.
+    let eir = |dir: &Path| {
+        read_records(dir)
+            .into_iter()
+            .find(|r| r["method"] == "eir")
+            .unwrap()
+    };
+    for (r, applied) in [(eir(&applied), true), (eir(&unapplied), false)] {
+        assert_eq!(r["calls_by_kind"]["repair"], 2, "{r}");
+        let repairs = r["outputs"]["final_call"]["repairs"].as_array().unwrap();
+        assert_eq!(repairs[0]["part"], "conclusions");
+        assert_eq!(repairs[1]["part"], "requirements");
+        assert!(repairs
+            .iter()
+            .all(|x| x["valid"] == true && x["applied"] == applied));
+        let lists = &r["outputs"]["final_call"]["lists"];
+        let c2 = if applied { "retracted" } else { "supported" };
+        assert_eq!(lists["conclusions"][1]["status"], c2, "{lists}");
+        assert_eq!(
+            lists["requirements"].as_array().unwrap().len(),
+            usize::from(applied)
+        );
+    }
+    // Table 14: the two arms compared in one report.
+    let report = ok(&[
+        "report",
+        applied.to_str().unwrap(),
+        unapplied.to_str().unwrap(),
+        "--baseline",
+        "eir [dependency_repair=unapplied]",
+    ]);
+    assert!(
+        report.contains("| eir [dependency_repair=true] | eir [dependency_repair=unapplied] |"),
+        "{report}"
+    );
+}
