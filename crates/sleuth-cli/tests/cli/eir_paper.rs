@@ -86,7 +86,9 @@ fn action(p: &str, action: Value) -> String {
 
 /// Every non-action call of the setting.
 fn other(p: &str) -> String {
-    if p.contains("Answer the question from the evidence below") {
+    if p.contains("Decide whether reading more paragraphs") {
+        json!({"read": ["a title that matches nothing"]}).to_string()
+    } else if p.contains("Answer the question from the evidence below") {
         json!({"answer": "FINAL-ANSWER", "evidence": []}).to_string()
     } else if p.contains("Split the proposal into three parts") {
         json!({"facts": "f", "justification": "j", "action": "a"}).to_string()
@@ -417,5 +419,129 @@ fn titles_setting_direct_sees_only_the_previous_result_and_repair_runs_applied_a
     assert!(
         report.contains("| eir [dependency_repair=true] | eir [dependency_repair=unapplied] |"),
         "{report}"
+    );
+}
+
+/// Every EIR analysis of the report appears for a titles-setting run of the five methods
+/// (and EIR with additional retrieval), with Reflexion's first trial as its own arm.
+#[test]
+fn the_report_carries_every_eir_analysis() {
+    let dir = tempfile::tempdir().unwrap();
+    let first = std::sync::Arc::new(std::sync::Mutex::new(String::new()));
+    let server = MockServer::spawn(titles_script(first));
+    let url = format!("openai-compat:{}#m", server.url());
+    let (main, more) = (dir.path().join("main"), dir.path().join("more"));
+    Eval::new(
+        "musique",
+        musique(),
+        "direct,eir,full-pool,ssr,eir-reflexion",
+        &url,
+        &main,
+    )
+    .opt("--limit", 2)
+    .set("trials=2")
+    .ok();
+    Eval::new("musique", musique(), "eir", &url, &more)
+        .opt("--limit", 2)
+        .set("extra_reads=2")
+        .ok();
+    let report = ok(&[
+        "report",
+        main.to_str().unwrap(),
+        more.to_str().unwrap(),
+        "--baseline",
+        "direct",
+    ]);
+    for title in [
+        "Support F1, paired (EIR Tables 5 and 8)",
+        "Answer F1 on readable outputs only (EIR App. C.2)",
+        "EM errors by evidence read (EIR App. F.1, Table 15, Figure 3)",
+        "Final call versus the trajectory's own answer (EIR App. H.4)",
+        "Additional retrieval on every question (EIR App. F.4, Table 17)",
+        "Rejected actions with denominators (EIR App. H.4, Table 22)",
+    ] {
+        assert!(report.contains(title), "{title} missing from:\n{report}");
+    }
+    // Reflexion's first trial is an arm of its own, compared with the baseline.
+    assert!(
+        report.contains("| eir-reflexion/first-trial | direct "),
+        "{report}"
+    );
+    // H.4: both EIR runs submitted during retrieval (RETRIEVAL), the final call answered.
+    let row = report
+        .lines()
+        .skip_while(|l| !l.contains("Final call versus"))
+        .find(|l| l.starts_with("| eir "))
+        .unwrap();
+    let cells: Vec<&str> = row.split('|').map(str::trim).collect();
+    assert_eq!(cells[2], "2", "{row}");
+    assert_eq!(cells[3], "0", "{row}");
+    // Table 17: the model asked for more on both questions and read one each.
+    let row = report
+        .lines()
+        .skip_while(|l| !l.contains("Additional retrieval on every"))
+        .find(|l| l.starts_with("| eir "))
+        .unwrap();
+    let cells: Vec<&str> = row.split('|').map(str::trim).collect();
+    assert_eq!(cells[2..5], ["2", "100.00", "100.00"], "{row}");
+}
+
+/// EIR reads every paragraph of a HotpotQA pool, one a turn, then submits.
+fn read_everything(req: &ReceivedRequest) -> Reply {
+    let p = req.last_message().unwrap_or("").to_string();
+    if !p.contains("You are collecting evidence") {
+        return Reply::text(other(&p));
+    }
+    let mv = if p.contains("Unread titles:\n(none left)") {
+        json!({"type": "submit", "answer": "RETRIEVAL"})
+    } else {
+        json!({"type": "read", "title": first_unread(&p)})
+    };
+    Reply::text(action(&p, mv))
+}
+
+/// Table 21 counts the calls after the read that completes the annotated support.
+#[test]
+fn calls_after_support_is_acquired_are_counted_from_the_completing_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = MockServer::spawn(read_everything);
+    let url = format!("openai-compat:{}#m", server.url());
+    let out = dir.path().join("run");
+    Eval::new("hotpotqa", hotpot(), "eir", &url, &out)
+        .opt("--limit", 2)
+        .set("reads=10")
+        .ok();
+    let records = read_records(&out);
+    let mut expected_actions = 0;
+    for r in &records {
+        let trace = r["trace"].as_array().unwrap();
+        assert_eq!(trace.len(), 11, "ten reads and the submission");
+        let gold: Vec<&str> = r["gold_titles"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|g| g.as_str().unwrap())
+            .collect();
+        let last_gold = trace
+            .iter()
+            .rposition(|t| {
+                let shown = &t["observations"][0]["shown"];
+                gold.iter()
+                    .any(|g| shown.as_array().is_some_and(|s| s.contains(&json!(g))))
+            })
+            .unwrap();
+        expected_actions += trace.len() - 1 - last_gold;
+    }
+    let report = ok(&["report", out.to_str().unwrap()]);
+    let row = report
+        .lines()
+        .skip_while(|l| !l.contains("(EIR App. H.4, Table 21)"))
+        .find(|l| l.starts_with("| eir"))
+        .unwrap_or_else(|| panic!("{report}"));
+    let cells: Vec<&str> = row.split('|').map(str::trim).collect();
+    assert_eq!(
+        cells[2..6],
+        ["2", &expected_actions.to_string(), "0", "2"],
+        "{row}"
     );
 }
