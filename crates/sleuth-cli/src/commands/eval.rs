@@ -56,6 +56,7 @@ pub fn run(args: Args) -> Result<()> {
         limit: args.questions.limit,
         sample: args.questions.sample,
         seed: args.questions.sample.map(|_| args.questions.seed),
+        sample_offset: args.questions.sample_offset,
         shard: args.questions.shard()?.map(|s| s.to_string()),
         env: Some(args.method.env.clone()),
     };

@@ -545,3 +545,49 @@ fn calls_after_support_is_acquired_are_counted_from_the_completing_read() {
         "{row}"
     );
 }
+
+/// Table 4's selection: scored and setup questions drawn from one seeded order of the
+/// whole dev set, disjoint by construction, and reproducible.
+#[test]
+fn seeded_scored_and_setup_questions_are_disjoint_and_reproducible() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = MockServer::spawn(|req: &ReceivedRequest| {
+        Reply::text(other(req.last_message().unwrap_or("")))
+    });
+    let url = format!("openai-compat:{}#m", server.url());
+    let ids = |name: &str, sample: usize, offset: Option<usize>| {
+        let out = dir.path().join(name);
+        let mut e = Eval::new("musique", musique(), "full-pool", &url, &out)
+            .opt("--sample", sample)
+            .opt("--seed", 20260806);
+        if let Some(k) = offset {
+            e = e.opt("--sample-offset", k);
+        }
+        e.ok();
+        let mut v: Vec<String> = read_records(&out)
+            .iter()
+            .map(|r| r["id"].as_str().unwrap().to_string())
+            .collect();
+        v.sort();
+        v
+    };
+    let scored = ids("scored", 6, None);
+    let setup = ids("setup", 3, Some(6));
+    let all = ids("all", 9, None);
+    assert_eq!((scored.len(), setup.len()), (6, 3));
+    assert!(
+        scored.iter().all(|id| !setup.contains(id)),
+        "{scored:?} {setup:?}"
+    );
+    let mut union = [scored.clone(), setup.clone()].concat();
+    union.sort();
+    assert_eq!(
+        union, all,
+        "the setup questions continue the same seeded order"
+    );
+    assert_eq!(ids("again", 6, None), scored, "reproducible");
+    let config: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.path().join("setup/run.json")).unwrap())
+            .unwrap();
+    assert_eq!(config["sample_offset"], 6);
+}
