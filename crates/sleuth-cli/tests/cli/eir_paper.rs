@@ -591,3 +591,110 @@ fn seeded_scored_and_setup_questions_are_disjoint_and_reproducible() {
             .unwrap();
     assert_eq!(config["sample_offset"], 6);
 }
+
+/// EIR reads one paragraph and submits; every final answer is wrong.
+fn one_read_then_wrong(req: &ReceivedRequest) -> Reply {
+    let p = req.last_message().unwrap_or("").to_string();
+    if p.contains("Answer the question from the evidence below") {
+        return Reply::text(json!({"answer": "NOT-THE-ANSWER", "evidence": []}).to_string());
+    }
+    if !p.contains("You are collecting evidence") {
+        return Reply::text(other(&p));
+    }
+    let mv = if turn(&p) == 1 {
+        json!({"type": "read", "title": first_unread(&p)})
+    } else {
+        json!({"type": "submit", "answer": "RETRIEVAL"})
+    };
+    Reply::text(action(&p, mv))
+}
+
+/// App. F.2, F.3 / Table 16: only the final call runs again on the known failures, with
+/// the missed support added, on unchanged evidence, or with model-selected reads.
+#[test]
+fn recovery_reruns_only_the_final_call_on_known_failures() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = MockServer::spawn(one_read_then_wrong);
+    let url = format!("openai-compat:{}#m", server.url());
+    let first = dir.path().join("eir");
+    Eval::new("musique", musique(), "eir", &url, &first)
+        .opt("--limit", 2)
+        .ok();
+    let prior = read_records(&first);
+    let mut dirs = vec![first.to_str().unwrap().to_string()];
+    for mode in ["added", "unchanged", "selected"] {
+        let out = dir.path().join(mode);
+        let before = server.request_count();
+        Eval::new("musique", musique(), "eir-recover", &url, &out)
+            .opt("--limit", 2)
+            .opt("--failures-of", first.display())
+            .set(&format!("from={}", first.display()))
+            .set(&format!("recover={mode}"))
+            .ok();
+        let calls = server.request_count() - before;
+        let records = read_records(&out);
+        assert_eq!(records.len(), 2, "both were known failures");
+        for r in &records {
+            let p = prior.iter().find(|p| p["id"] == r["id"]).unwrap();
+            let retrieved = r["retrieved"].as_array().unwrap();
+            let prior_read = p["retrieved"].as_array().unwrap();
+            assert_eq!(
+                retrieved[..prior_read.len()],
+                prior_read[..],
+                "E_T rebuilt first"
+            );
+            assert_eq!(
+                r["outputs"]["final_call"]["retrieval_answer"],
+                "NOT-THE-ANSWER"
+            );
+            match mode {
+                "added" => {
+                    for g in r["gold_titles"].as_array().unwrap() {
+                        assert!(retrieved.contains(g), "{g} added");
+                    }
+                    assert_eq!(r["gold_recall"], 1.0);
+                    assert_eq!(r["calls_by_kind"], json!({"final": 1}));
+                }
+                "unchanged" => {
+                    assert_eq!(retrieved, prior_read);
+                    assert_eq!(r["calls_by_kind"], json!({"final": 1}));
+                }
+                _ => {
+                    assert_eq!(
+                        retrieved.len(),
+                        prior_read.len() + 1,
+                        "one model-selected read: {r}"
+                    );
+                    assert_eq!(r["calls_by_kind"], json!({"action": 1, "final": 1}));
+                }
+            }
+        }
+        assert_eq!(
+            calls,
+            if mode == "selected" { 4 } else { 2 },
+            "{mode}: no action turns rerun"
+        );
+        // The final prompts never carry the earlier answer.
+        let finals: Vec<String> = server.requests()[before..]
+            .iter()
+            .map(|q| q.last_message().unwrap_or("").to_string())
+            .collect();
+        assert!(finals
+            .iter()
+            .all(|p| !p.contains("NOT-THE-ANSWER") && !p.contains("RETRIEVAL")));
+        dirs.push(out.to_str().unwrap().to_string());
+    }
+    // Table 16 and its tests: each recovery paired with the original run.
+    let mut args = vec!["report"];
+    args.extend(dirs.iter().map(String::as_str));
+    args.extend(["--baseline", "eir"]);
+    let report = ok(&args);
+    for mode in ["added", "unchanged", "selected"] {
+        let row = report
+            .lines()
+            .skip_while(|l| !l.contains("### Paired comparison"))
+            .find(|l| l.starts_with("| eir-recover [") && l.contains(&format!("recover={mode}")))
+            .unwrap_or_else(|| panic!("{mode}: {report}"));
+        assert!(row.contains("| eir "), "{row}");
+    }
+}

@@ -8,7 +8,7 @@
 
 use super::agent::{AgentMethod, Style};
 use super::corpus::CorpusSetting;
-use super::eir::{Direct, Eir, EirAttempt, FullPool, Shared, Ssr};
+use super::eir::{Direct, Eir, EirAttempt, FullPool, Recover, Shared, Ssr};
 use super::retry::{Judge, Retry};
 use super::settings::{Family, Settings};
 use super::{AgentError, Episode, Method, PromptSet, RunContext};
@@ -133,6 +133,13 @@ const EIR_REFLEXION: &[&str] = &[
     "max_tokens",
 ];
 const FULL_POOL: &[&str] = &["json_schema", "temperature", "max_tokens"];
+const EIR_RECOVER: &[&str] = &[
+    "recover",
+    "from",
+    "json_schema",
+    "temperature",
+    "max_tokens",
+];
 
 /// A loop episode: T action calls, plus up to `max_reminders` re-prompts when
 /// enforcement is on (SLEUTH paper §3.4: reminders do not use turns).
@@ -330,6 +337,16 @@ pub const METHODS: &[MethodSpec] = &[
         reads: FULL_POOL,
         estimate: |_| 1.0,
         build: |c, s| Box::new(FullPool::new(shared(c, s))),
+    },
+    MethodSpec {
+        name: "eir-recover",
+        setting: Setting::Titles,
+        corpus: false,
+        summary: "EIR's final call alone on an earlier run's evidence: missed support added, unchanged, or model-selected reads",
+        reads: EIR_RECOVER,
+        // The selection call and a second final call (`recover=selected`).
+        estimate: |s| if s.eir.recover == super::settings::RecoverMode::Selected { 2.0 } else { 1.0 },
+        build: |c, s| Box::new(Recover::new(shared(c, s))),
     },
     MethodSpec {
         name: "ssr",
@@ -567,7 +584,7 @@ mod tests {
         assert!(!spec("full-pool").unwrap().corpus);
         assert!(METHODS
             .iter()
-            .filter(|m| m.name != "full-pool")
+            .filter(|m| m.name != "full-pool" && m.name != "eir-recover")
             .all(|m| m.corpus));
     }
 }

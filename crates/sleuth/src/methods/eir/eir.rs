@@ -169,7 +169,7 @@ impl Eir {
     /// Additional-retrieval control: the model, shown the question, the evidence and the
     /// unread titles, may read up to `extra_reads` more paragraphs; if it reads any, the
     /// final call runs again.
-    async fn read_more(
+    pub(super) async fn read_more(
         &self,
         question: &Question,
         t: &mut Trajectory<'_>,

@@ -46,6 +46,37 @@ impl DependencyRepair {
     }
 }
 
+/// What `eir-recover` adds to an earlier run's evidence (EIR App. F.2, F.3, Table 16).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RecoverMode {
+    /// The annotated paragraphs it missed.
+    Added,
+    /// Nothing: the final call repeated on the same evidence.
+    Unchanged,
+    /// Up to two paragraphs the model picks from the unread titles.
+    Selected,
+}
+
+impl RecoverMode {
+    pub fn parse(value: &str) -> Option<Self> {
+        match value.trim().to_ascii_lowercase().as_str() {
+            "added" => Some(RecoverMode::Added),
+            "unchanged" => Some(RecoverMode::Unchanged),
+            "selected" => Some(RecoverMode::Selected),
+            _ => None,
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            RecoverMode::Added => "added",
+            RecoverMode::Unchanged => "unchanged",
+            RecoverMode::Selected => "selected",
+        }
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct EirSettings {
     /// Action turns per trajectory, the submission included. `None` derives them from
@@ -75,6 +106,10 @@ pub struct EirSettings {
     pub json_schema: bool,
     pub temperature: f32,
     pub max_tokens: u32,
+    /// `eir-recover`: what is added to the earlier run's evidence.
+    pub recover: RecoverMode,
+    /// `eir-recover`: the earlier EIR run (a run directory or records file).
+    pub recover_from: Option<std::path::PathBuf>,
 }
 
 impl Default for EirSettings {
@@ -90,6 +125,8 @@ impl Default for EirSettings {
             json_schema: true,
             temperature: 0.0,
             max_tokens: 2048,
+            recover: RecoverMode::Added,
+            recover_from: None,
         }
     }
 }

@@ -11,7 +11,7 @@ pub mod agent;
 pub mod eir;
 
 pub use agent::{AgentSettings, NudgeAt, Stopping};
-pub use eir::{DependencyRepair, EirSettings};
+pub use eir::{DependencyRepair, EirSettings, RecoverMode};
 
 use std::collections::BTreeMap;
 
@@ -278,6 +278,28 @@ pub const SETTINGS: &[SettingDef] = &[
             Ok(())
         },
         show: |s, _| s.eir.extra_reads.to_string(),
+    },
+    SettingDef {
+        key: "recover",
+        doc: "eir-recover: added (the missed annotated paragraphs), unchanged, or selected (up to two the model picks)",
+        apply: |s, v| {
+            s.eir.recover = RecoverMode::parse(v).ok_or_else(|| {
+                format!("--set recover={v}: expected added, unchanged or selected")
+            })?;
+            Ok(())
+        },
+        show: |s, _| s.eir.recover.name().into(),
+    },
+    SettingDef {
+        key: "from",
+        doc: "eir-recover: the earlier EIR run (run directory or records file) whose evidence is reused",
+        apply: |s, v| {
+            s.eir.recover_from = Some(std::path::PathBuf::from(v.trim()));
+            Ok(())
+        },
+        show: |s, _| {
+            s.eir.recover_from.as_ref().map_or(String::new(), |p| p.display().to_string())
+        },
     },
     SettingDef {
         key: "json_schema",
