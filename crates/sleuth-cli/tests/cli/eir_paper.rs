@@ -698,3 +698,63 @@ fn recovery_reruns_only_the_final_call_on_known_failures() {
         assert!(row.contains("| eir "), "{row}");
     }
 }
+
+/// Every EIR recipe runs with `--limit 2` against a local server, and its report shows
+/// the EIR analyses experiments/README.md points to.
+#[test]
+fn every_eir_recipe_runs_briefly_and_reports_its_tables() {
+    let dir = tempfile::tempdir().unwrap();
+    let first = std::sync::Arc::new(std::sync::Mutex::new(String::new()));
+    let server = MockServer::spawn(titles_script(first));
+    let url = format!("openai-compat:{}#m", server.url());
+    let recipes = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../experiments");
+    let data_root = shared_data("");
+    for (recipe, baseline, tables) in [
+        (
+            "eir-main",
+            "eir",
+            &[
+                "Support F1, paired (EIR Tables 5 and 8)",
+                "EM errors by evidence read",
+                "Final call versus the trajectory's own answer",
+                "Rejected actions with denominators",
+                "| eir-reflexion/first-trial ",
+            ][..],
+        ),
+        (
+            "eir-reads",
+            "eir [reads=6]",
+            &["### Option sweeps", "| eir [reads=10]"][..],
+        ),
+        (
+            "eir-controls",
+            "eir [dependency_repair=unapplied,extra_reads=0,list_feedback=true]",
+            &[
+                "Additional retrieval on every question (EIR App. F.4, Table 17)",
+                "| eir [dependency_repair=true,extra_reads=0,list_feedback=true]",
+            ][..],
+        ),
+    ] {
+        let out = dir.path().join(recipe);
+        ok(&[
+            "experiment",
+            recipes.join(format!("{recipe}.toml")).to_str().unwrap(),
+            "--model",
+            &url,
+            "--limit",
+            "2",
+            "--data-root",
+            data_root.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+        ]);
+        let report = ok(&["report", out.to_str().unwrap(), "--baseline", baseline]);
+        assert!(
+            !report.contains("no `"),
+            "{recipe}: the baseline matched: {report}"
+        );
+        for t in tables {
+            assert!(report.contains(t), "{recipe}: {t} missing from:\n{report}");
+        }
+    }
+}
