@@ -111,12 +111,12 @@ pub struct SupportComparison {
     pub p_holm: f64,
 }
 
+/// A baseline arm, another arm, and their records paired by question id.
+type Paired<'a> = (&'a Arm, &'a Arm, Vec<(&'a RunRecord, &'a RunRecord)>);
+
 /// Pairs of records (baseline, arm) by question id, for every arm of the baseline's
 /// dataset and model; the baseline is matched as the main comparison matches it.
-fn paired<'a>(
-    arms: &'a [Arm],
-    baseline: &str,
-) -> Vec<(&'a Arm, &'a Arm, Vec<(&'a RunRecord, &'a RunRecord)>)> {
+fn paired<'a>(arms: &'a [Arm], baseline: &str) -> Vec<Paired<'a>> {
     let mut out = Vec::new();
     for base in arms {
         let named = base.key.name() == baseline;
