@@ -228,6 +228,20 @@ fn corpus_budgets_hold_at_their_edges_turn_twelve_the_seventh_read_an_invalid_ac
         .opt("--index", index.display())
         .ok();
     let records = read_records(&out);
+    // --corpus-reads below `reads` governs too: one budget, the smaller.
+    let fewer = dir.path().join("fewer");
+    Eval::new("musique", musique(), "eir", &url, &fewer)
+        .opt("--limit", 1)
+        .opt("--env", "corpus")
+        .opt("--index", index.display())
+        .opt("--corpus-reads", 2)
+        .ok();
+    let r = &read_records(&fewer)[0];
+    assert_eq!(
+        r["trace"][4]["rejection"]["cause"], "not_allowed",
+        "the third read: {r}"
+    );
+    assert_eq!(r["tool_calls"], 3 + 2);
     for r in &records {
         let method = r["method"].as_str().unwrap();
         let trace = r["trace"].as_array().unwrap();

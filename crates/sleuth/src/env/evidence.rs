@@ -165,6 +165,12 @@ pub trait EvidenceEnv: Send {
     /// Reads one paragraph on `turn`, storing its sentences as evidence.
     fn read(&mut self, target: &str, turn: u32) -> ReadOutcome;
 
+    /// Read attempts the environment itself allows per episode, if it limits them (the
+    /// corpus setting's `--corpus-reads`); the trajectory keeps the smaller budget.
+    fn read_budget(&self) -> Option<u32> {
+        None
+    }
+
     /// Whether [`EvidenceEnv::search`] is offered (the corpus setting).
     fn can_search(&self) -> bool {
         false

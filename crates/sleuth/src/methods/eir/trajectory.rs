@@ -107,6 +107,12 @@ impl<'a> Trajectory<'a> {
     ) -> Self {
         let mut episode = Episode::default();
         episode.outputs.evidence = Some(Evidence::default());
+        // One budget: where the environment limits reads too (`--corpus-reads`), the
+        // smaller one holds, so a read is never refused by one and allowed by the other.
+        let budget = Budget {
+            reads: budget.reads.min(env.read_budget().unwrap_or(u32::MAX)),
+            ..budget
+        };
         Trajectory {
             ctx,
             settings,
