@@ -42,6 +42,11 @@ pub struct QuestionArgs {
     /// Seed for --sample.
     #[arg(long, default_value_t = 0)]
     pub seed: u64,
+    /// Skip the first K questions of --sample's seeded order before taking N: with the
+    /// same seed, `--sample 1000` and `--sample 20 --sample-offset 1000` are disjoint
+    /// (the EIR paper's 1,000 scored and 20 setup questions, Table 4).
+    #[arg(long, requires = "sample", value_parser = crate::bounds::count(0..))]
+    pub sample_offset: Option<usize>,
     /// Run only shard I of N (`I/N`, 1-based): questions are dealt round-robin. `auto`
     /// reads I and N from a Slurm job array or a Kubernetes indexed Job (docs/cluster.md).
     #[arg(long, value_name = "I/N|auto")]
@@ -74,6 +79,7 @@ impl QuestionArgs {
             let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(self.seed);
             let mut idx: Vec<usize> = (0..questions.len()).collect();
             idx.shuffle(&mut rng);
+            idx.drain(..self.sample_offset.unwrap_or(0).min(idx.len()));
             idx.truncate(n);
             idx.sort_unstable();
             questions = idx.into_iter().map(|i| questions[i].clone()).collect();

@@ -24,13 +24,44 @@ pub struct Args {
     /// Run again the questions whose earlier record ended in an error.
     #[arg(long)]
     pub retry_errors: bool,
+    /// Keep only the known failures of an earlier EIR run (its directory or records
+    /// file): questions its `eir` records got wrong (EM) without reading every
+    /// annotated paragraph (EIR paper App. F.2, F.3; run them with eir-recover).
+    #[arg(long, value_name = "RUN")]
+    pub failures_of: Option<PathBuf>,
     /// Run directory: records.jsonl and run.json (resumed when it exists).
     #[arg(long)]
     pub out: PathBuf,
 }
 
+/// The ids of `run`'s EIR EM errors that missed annotated support.
+fn known_failures(run: &std::path::Path) -> Result<std::collections::BTreeSet<String>> {
+    let file = if run.is_dir() {
+        run.join("records.jsonl")
+    } else {
+        run.to_path_buf()
+    };
+    let records = sleuth::eval::store::read_records(&file)?;
+    Ok(records
+        .into_iter()
+        .filter(|r| r.method == "eir" && r.em < 1.0)
+        .filter(|r| sleuth::eval::analysis::missing_gold(r).is_some_and(|m| m > 0))
+        .map(|r| r.id)
+        .collect())
+}
+
 pub fn run(args: Args) -> Result<()> {
-    let questions = args.questions.load()?;
+    let mut questions = args.questions.load()?;
+    if let Some(run) = &args.failures_of {
+        let failures = known_failures(run)?;
+        questions.retain(|q| failures.contains(&q.id));
+        if questions.is_empty() {
+            anyhow::bail!(
+                "{} has no known failures among the selected questions",
+                run.display()
+            );
+        }
+    }
     if questions.is_empty() {
         // Only a shard can be empty (load refuses an empty selection).
         if let Some(shard) = args.questions.shard()? {
@@ -56,6 +87,7 @@ pub fn run(args: Args) -> Result<()> {
         limit: args.questions.limit,
         sample: args.questions.sample,
         seed: args.questions.sample.map(|_| args.questions.seed),
+        sample_offset: args.questions.sample_offset,
         shard: args.questions.shard()?.map(|s| s.to_string()),
         env: Some(args.method.env.clone()),
     };

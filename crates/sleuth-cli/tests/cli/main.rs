@@ -7,6 +7,7 @@ mod cluster;
 mod corpus;
 mod data;
 mod eir;
+mod eir_paper;
 mod eval;
 mod hardening;
 mod index;

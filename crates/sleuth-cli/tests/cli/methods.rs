@@ -77,7 +77,11 @@ fn methods_lists_every_method_and_shows_one_with_resolved_settings() {
         eir.contains("at most 8 "),
         "4 + 1 action turns, final, more, final: {eir}"
     );
-    assert!(!eir.contains("turns"), "EIR does not read turns: {eir}");
+    assert!(
+        !eir.lines().any(|l| l.trim_start().starts_with("turns ")),
+        "EIR does not read the loop's turns: {eir}"
+    );
+    assert!(eir.contains("action_turns      = auto"), "{eir}");
 }
 
 #[test]

@@ -372,7 +372,7 @@ fn every_sleuth_recipe_runs_two_questions_and_its_report_command_works() {
         let report = ok(&args);
         assert!(report.contains("EM"), "{name}: {report}");
         if name == "sleuth-table1" {
-            assert!(report.contains("reflexion:first-attempt"), "{report}");
+            assert!(report.contains("reflexion/first-attempt"), "{report}");
             assert!(report.contains("within each method row across datasets"));
         }
     }

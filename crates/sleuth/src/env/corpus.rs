@@ -108,6 +108,10 @@ impl CorpusEnv {
     pub fn searched(&self) -> &[String] {
         &self.searched
     }
+    /// The title a search of this episode listed under `id`.
+    pub fn found_title(&self, id: &str) -> Option<&str> {
+        self.found.get(id).map(|(_, title)| title.as_str())
+    }
     /// A paragraph this episode has read (for evidence records and support recall).
     pub fn read_paragraph(&self, id: &str) -> Option<&Paragraph> {
         self.paragraphs.get(id)

@@ -40,6 +40,9 @@ pub struct RunConfig {
     pub sample: Option<usize>,
     #[serde(default)]
     pub seed: Option<u64>,
+    /// Questions of the seeded order skipped before the sample (`--sample-offset`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sample_offset: Option<usize>,
     #[serde(default)]
     pub shard: Option<String>,
     #[serde(default)]

@@ -93,16 +93,30 @@ pub struct FinalCall {
     pub extra_reads: Option<ExtraReads>,
 }
 
-/// One dependency repair (EIR App. E.3).
+/// One dependency-repair call (EIR App. E.3): the first revises the conclusions that
+/// depend on those just revised, the second refreshes the requirements.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Repair {
     pub turn: u32,
+    /// `conclusions` or `requirements`.
+    pub part: RepairPart,
     /// Conclusions depending on the revised ones.
     pub affected: Vec<String>,
     pub response: Option<String>,
+    /// The reply's changes passed the checks (whether or not they were applied).
+    pub valid: bool,
+    /// The changes were applied (never under `dependency_repair=unapplied`).
     pub applied: bool,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+}
+
+/// Which list a repair call changes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RepairPart {
+    Conclusions,
+    Requirements,
 }
 
 /// The additional-retrieval control (EIR App. F.3).

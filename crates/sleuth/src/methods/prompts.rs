@@ -56,6 +56,7 @@ const BUILTIN: &[(&str, &str)] = &[
     ("eir_evidence.txt", include_str!("prompts/eir_evidence.txt")),
     ("eir_final.txt", include_str!("prompts/eir_final.txt")),
     ("eir_repair.txt", include_str!("prompts/eir_repair.txt")),
+    ("eir_refresh.txt", include_str!("prompts/eir_refresh.txt")),
     ("eir_more.txt", include_str!("prompts/eir_more.txt")),
     (
         "direct_action.txt",

@@ -8,7 +8,7 @@
 
 use super::agent::{AgentMethod, Style};
 use super::corpus::CorpusSetting;
-use super::eir::{Direct, Eir, EirAttempt, FullPool, Shared, Ssr};
+use super::eir::{Direct, Eir, EirAttempt, FullPool, Recover, Shared, Ssr};
 use super::retry::{Judge, Retry};
 use super::settings::{Family, Settings};
 use super::{AgentError, Episode, Method, PromptSet, RunContext};
@@ -116,9 +116,16 @@ const MEMORY: &[&str] = &[
     "temperature",
     "max_tokens",
 ];
-const DIRECT: &[&str] = &["reads", "json_schema", "temperature", "max_tokens"];
+const DIRECT: &[&str] = &[
+    "reads",
+    "action_turns",
+    "json_schema",
+    "temperature",
+    "max_tokens",
+];
 const SSR: &[&str] = &[
     "reads",
+    "action_turns",
     "verifier_temperature",
     "json_schema",
     "temperature",
@@ -126,6 +133,7 @@ const SSR: &[&str] = &[
 ];
 const EIR: &[&str] = &[
     "reads",
+    "action_turns",
     "list_feedback",
     "dependency_repair",
     "extra_reads",
@@ -135,12 +143,20 @@ const EIR: &[&str] = &[
 ];
 const EIR_REFLEXION: &[&str] = &[
     "reads",
+    "action_turns",
     "trials",
     "json_schema",
     "temperature",
     "max_tokens",
 ];
 const FULL_POOL: &[&str] = &["json_schema", "temperature", "max_tokens"];
+const EIR_RECOVER: &[&str] = &[
+    "recover",
+    "from",
+    "json_schema",
+    "temperature",
+    "max_tokens",
+];
 
 /// A loop episode: T action calls, plus up to `max_reminders` re-prompts when
 /// enforcement is on (SLEUTH paper §3.4: reminders do not use turns).
@@ -163,24 +179,30 @@ fn reflexion_calls(s: &Settings) -> f64 {
     e * f64::from(s.agent.turns) + (e - 1.0)
 }
 
-/// Direct: H turns, the submission included (EIR paper App. B.3).
+/// Direct: H turns, the submission included (EIR paper App. B.3); the corpus setting's
+/// fixed action turns when set (App. H.1).
 fn direct_calls(s: &Settings) -> f64 {
-    f64::from(s.eir.reads)
+    f64::from(super::eir::Budget::direct(&s.eir).turns)
 }
 
 /// Agentic SSR per turn: the proposal, one decomposition, three verifier samples for
 /// each of three parts, and at most one refinement (EIR paper App. D.1).
 fn ssr_calls(s: &Settings) -> f64 {
     let per_turn = 1 + 1 + super::eir::ssr::SAMPLES * super::eir::ssr::PARTS.len() as u32 + 1;
-    f64::from(s.eir.reads * per_turn)
+    f64::from(super::eir::Budget::direct(&s.eir).turns * per_turn)
 }
 
-/// EIR: H read turns and a submit-only turn, the final call, at most one repair per
-/// accepted turn (dependency-repair control), and a read-more call plus a second final
+/// EIR: H read turns and a submit-only turn, the final call, at most two repair calls
+/// per accepted turn (dependency-repair control), and a read-more call plus a second final
 /// call (additional-retrieval control).
 fn eir_calls(s: &Settings) -> f64 {
-    let turns = s.eir.reads + 1;
-    let repairs = if s.eir.dependency_repair { turns } else { 0 };
+    let turns = super::eir::Budget::eir(&s.eir).turns;
+    // Two repair calls (conclusions, then requirements) per accepted turn (App. E.3).
+    let repairs = if s.eir.dependency_repair.on() {
+        2 * turns
+    } else {
+        0
+    };
     let more = if s.eir.extra_reads > 0 { 2 } else { 0 };
     f64::from(turns + 1 + repairs + more)
 }
@@ -332,6 +354,16 @@ pub const METHODS: &[MethodSpec] = &[
         reads: FULL_POOL,
         estimate: |_| 1.0,
         build: |c, s| Box::new(FullPool::new(shared(c, s))),
+    },
+    MethodSpec {
+        name: "eir-recover",
+        setting: Setting::Titles,
+        corpus: false,
+        summary: "EIR's final call alone on an earlier run's evidence: missed support added, unchanged, or model-selected reads",
+        reads: EIR_RECOVER,
+        // The selection call and a second final call (`recover=selected`).
+        estimate: |s| if s.eir.recover == super::settings::RecoverMode::Selected { 2.0 } else { 1.0 },
+        build: |c, s| Box::new(Recover::new(shared(c, s))),
     },
     MethodSpec {
         name: "ssr",
@@ -549,10 +581,19 @@ mod tests {
         assert_eq!(est("eir", &[]), 8.0);
         assert_eq!(est("eir", &[("reads", "10")]), 12.0);
         assert_eq!(est("eir", &[("extra_reads", "2")]), 10.0);
-        assert_eq!(est("eir", &[("dependency_repair", "true")]), 15.0);
+        assert_eq!(est("eir", &[("dependency_repair", "true")]), 22.0);
+        assert_eq!(est("eir", &[("dependency_repair", "unapplied")]), 22.0);
         assert_eq!(est("ssr", &[]), 72.0);
         assert_eq!(est("full-pool", &[]), 1.0);
         assert_eq!(est("eir-reflexion", &[]), 34.0);
+        // The corpus setting: 12 action turns for every method (EIR App. H.1).
+        let corpus = |name: &str| {
+            (spec(name).unwrap().estimate)(&Settings::parse(&pairs(&[]), true).unwrap())
+        };
+        assert_eq!(corpus("direct"), 12.0);
+        assert_eq!(corpus("eir"), 13.0);
+        assert_eq!(corpus("ssr"), 144.0);
+        assert_eq!(corpus("eir-reflexion"), 64.0);
     }
 
     #[test]
@@ -560,7 +601,7 @@ mod tests {
         assert!(!spec("full-pool").unwrap().corpus);
         assert!(METHODS
             .iter()
-            .filter(|m| m.name != "full-pool")
+            .filter(|m| m.name != "full-pool" && m.name != "eir-recover")
             .all(|m| m.corpus));
     }
 }

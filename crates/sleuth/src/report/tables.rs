@@ -3,6 +3,9 @@
 //! per-method tables.
 
 use super::table::{Cell, Table};
+
+#[path = "eir_tables.rs"]
+mod eir;
 use crate::eval::analysis::{Analysis, ArmKey, Outcome, Slice};
 
 /// Which identifying columns the report needs.
@@ -85,6 +88,7 @@ pub fn all(a: &Analysis) -> Vec<Table> {
         memory(a, d),
     ]
     .into_iter()
+    .chain(eir::tables(a, d))
     .filter(|t| !t.rows.is_empty())
     .collect()
 }

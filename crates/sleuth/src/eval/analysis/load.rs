@@ -155,8 +155,7 @@ pub fn load(paths: &[PathBuf]) -> Result<RecordSet> {
             config,
         });
     }
-    let mut arms = group(&sources, per_source, &mut warnings);
-    arms.extend(first_attempt_arms(&arms));
+    let arms = group(&sources, per_source, &mut warnings);
     Ok(RecordSet {
         sources,
         arms,
@@ -324,59 +323,6 @@ fn group(
             }
         })
         .collect()
-}
-
-/// The suffix of the arm that holds a retry wrapper's first attempt.
-pub const FIRST_ATTEMPT: &str = ":first-attempt";
-
-/// Reflexion's first attempt as an arm of its own (`reflexion:first-attempt`, and
-/// `eir-reflexion:first-attempt`): the same questions, scored on the answer the first
-/// episode gave, so it is tabulated and compared like any method (the SLEUTH paper
-/// reports Reflexion over 2 episodes; the first alone is the single-episode control).
-fn first_attempt_arms(arms: &[Arm]) -> Vec<Arm> {
-    arms.iter()
-        .filter(|a| a.records.iter().any(|r| r.first_attempt.is_some()))
-        .map(|a| {
-            let (records, origins) = a
-                .records
-                .iter()
-                .zip(&a.origins)
-                .filter_map(|(r, o)| Some((first_attempt_record(r)?, *o)))
-                .unzip();
-            Arm {
-                key: ArmKey {
-                    method: format!("{}{FIRST_ATTEMPT}", a.key.method),
-                    ..a.key.clone()
-                },
-                settings: a.settings.clone(),
-                records,
-                origins,
-            }
-        })
-        .collect()
-}
-
-fn first_attempt_record(r: &RunRecord) -> Option<RunRecord> {
-    let first = r.first_attempt.as_ref()?;
-    let mut out = r.clone();
-    out.method = format!("{}{FIRST_ATTEMPT}", r.method);
-    out.answer = first.answer.clone();
-    out.em = first.em;
-    out.f1 = first.f1;
-    out.support_f1 = first.support_f1;
-    out.gold_recall = first.gold_recall;
-    out.turns = first.turns;
-    out.calls = first.calls;
-    out.trace.truncate(first.turns as usize);
-    out.tool_calls = out.trace.iter().map(|t| t.observations.len() as u32).sum();
-    if let Some(attempt) = r.outputs.attempts.first() {
-        out.stop = attempt.stop;
-        out.finished = attempt.stop == crate::methods::StopReason::Finished;
-        out.timed_out = attempt.stop == crate::methods::StopReason::Timeout;
-        out.retrieved = attempt.retrieved.clone();
-    }
-    out.first_attempt = None;
-    Some(out)
 }
 
 /// Keys present with different values (or present in some runs only).

@@ -10,6 +10,8 @@
 mod compare;
 mod duplicates;
 mod dynamics;
+mod eir_analyses;
+mod eir_runs;
 mod load;
 mod outcome;
 mod summary;
@@ -20,6 +22,14 @@ pub use compare::{
 pub use dynamics::{
     accuracy_at_turn, error_decomposition, memory_dynamics, AccuracyCurve, ErrorDecomposition,
     MemoryDynamics, MemoryPoint,
+};
+pub use eir_analyses::{
+    evidence_errors, missing_gold, readable_comparisons, support_comparisons, wilson,
+    with_first_trials, EvidenceErrors, ReadableComparison, SupportComparison, FIRST_TRIAL,
+};
+pub use eir_runs::{
+    after_support, final_vs_retrieval, more_reads, rejected_actions, AfterSupport,
+    FinalVsRetrieval, MoreReads, RejectedActions,
 };
 pub use load::{load, Arm, ArmKey, RecordSet, RunConfig, Source};
 pub use outcome::{answer_turn, classify, correct, gold_in_history, support_recall, Outcome};
@@ -72,12 +82,55 @@ pub struct Analysis {
     pub holm_family: HolmFamily,
     pub comparisons: Vec<Comparison>,
     pub sweeps: Vec<Sweep>,
+    /// The EIR paper's further analyses (empty without EIR-setting records).
+    pub eir: EirSection,
     pub warnings: Vec<String>,
+}
+
+/// The EIR paper's analyses beyond accuracy and cost ([`eir_analyses`], [`eir_runs`]).
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct EirSection {
+    /// Tables 5 and 8: paired Support F1 against the baseline.
+    pub support: Vec<SupportComparison>,
+    /// App. C.2: F1 on questions with readable answers from both.
+    pub readable: Vec<ReadableComparison>,
+    /// App. F.1, Table 15, Figure 3.
+    pub evidence_errors: Vec<EvidenceErrors>,
+    /// App. H.4: the final call against the trajectory's answer.
+    pub final_vs_retrieval: Vec<FinalVsRetrieval>,
+    /// App. F.4, Table 17.
+    pub more_reads: Vec<MoreReads>,
+    /// App. H.4, Table 21.
+    pub after_support: Vec<AfterSupport>,
+    /// App. H.4, Table 22.
+    pub rejected: Vec<RejectedActions>,
+}
+
+impl EirSection {
+    fn build(arms: &[Arm], options: &Options) -> EirSection {
+        let (support, readable) = match &options.baseline {
+            Some(b) => (
+                support_comparisons(arms, b, options.resamples, options.seed),
+                readable_comparisons(arms, b, options.resamples, options.seed),
+            ),
+            None => (Vec::new(), Vec::new()),
+        };
+        EirSection {
+            support,
+            readable,
+            evidence_errors: arms.iter().filter_map(evidence_errors).collect(),
+            final_vs_retrieval: arms.iter().filter_map(final_vs_retrieval).collect(),
+            more_reads: arms.iter().filter_map(more_reads).collect(),
+            after_support: arms.iter().filter_map(after_support).collect(),
+            rejected: arms.iter().filter_map(rejected_actions).collect(),
+        }
+    }
 }
 
 impl Analysis {
     pub fn build(set: &RecordSet, options: &Options) -> Analysis {
-        let arms = &set.arms;
+        // Reflexion's first trial is an arm of its own (EIR paper Table 1 Panel B, Table 8).
+        let arms = &with_first_trials(&set.arms);
         let mut warnings = set.warnings.clone();
         let max_turn = arms
             .iter()
@@ -128,6 +181,7 @@ impl Analysis {
             holm_family: options.holm_family,
             comparisons,
             sweeps: sweeps(arms),
+            eir: EirSection::build(arms, options),
             warnings,
         }
     }

@@ -1,6 +1,11 @@
-//! Direct: the EIR paper's baseline (App. B.3). Reasoning and reading interleave
-//! (ReAct-style: the prompt carries every earlier step's reasoning, action and result);
+//! Direct: the EIR paper's baseline (§4.2, App. B.3). Reasoning and reading interleave;
 //! H turns in all, the submission included; scored on the first valid submitted answer.
+//!
+//! Its inputs are EIR's without the lists (App. B.3): the question, the previous
+//! action's returned text (or why its response was refused) and the unread titles;
+//! earlier steps' reasoning and text are not carried. In the corpus setting the prompt
+//! also holds the two most recently read paragraphs and asks what the action should
+//! establish, its expected result and how progress will be judged.
 //!
 //! The same policy runs Agentic SSR (with a checker between proposal and execution) and
 //! each of Reflexion's trials ([`EirAttempt`], with notes from earlier trials).
@@ -19,7 +24,6 @@ use crate::methods::retry::{attempt_text, Attempt};
 use crate::methods::{AgentError, Episode, Method, RunContext, StopReason, Turn};
 use async_trait::async_trait;
 use minijinja::context;
-use serde::Serialize;
 use serde_json::Value;
 
 /// A parsed proposal: the reasoning and the action.
@@ -43,30 +47,8 @@ pub fn parse_proposal(text: &str) -> Result<Proposal, Rejection> {
     })
 }
 
-/// One earlier step as the prompt shows it.
-#[derive(Debug, Clone, Serialize)]
-pub struct StepView {
-    pub turn: u32,
-    pub reasoning: String,
-    pub action: String,
-    pub result: String,
-}
-
-pub fn steps_text(steps: &[StepView]) -> String {
-    if steps.is_empty() {
-        return "(nothing yet)".into();
-    }
-    steps
-        .iter()
-        .map(|s| {
-            format!(
-                "Step {}\nReasoning: {}\nAction: {}\nResult:\n{}",
-                s.turn, s.reasoning, s.action, s.result
-            )
-        })
-        .collect::<Vec<_>>()
-        .join("\n\n")
-}
+/// Paragraphs the corpus-setting prompt keeps (EIR App. B.3: the two most recent).
+const RECENT_READS: usize = 2;
 
 pub fn describe(mv: &Move) -> String {
     match mv {
@@ -80,16 +62,37 @@ pub struct Direct {
     shared: Shared,
 }
 
-/// Direct on the shared loop: every earlier step in the prompt, a response that must be
-/// one JSON object, and (for SSR) a checker between proposal and execution.
+/// Direct on the shared loop: the previous step's result in the prompt, a response that
+/// must be one JSON object, and (for SSR) a checker between proposal and execution.
 struct DirectPolicy<'q, 'c> {
     shared: &'q Shared,
     question: &'q Question,
     reflections: &'q [String],
     checker: Option<&'q Checker<'c>>,
-    steps: Vec<StepView>,
-    /// The accepted proposal's reasoning, shown with its result in later prompts.
-    reasoning: String,
+    /// The corpus setting (search offered): the recent paragraphs are kept.
+    corpus: bool,
+    /// The previous action's returned text, or why its response was refused.
+    previous: String,
+    /// The latest read paragraphs, oldest first (corpus setting only).
+    recent: Vec<String>,
+}
+
+impl DirectPolicy<'_, '_> {
+    /// What the agent has seen as the prompt shows it (also SSR's context).
+    fn view(&self) -> String {
+        let mut parts: Vec<String> = self
+            .recent
+            .iter()
+            .map(|p| format!("Recently read:\n{p}"))
+            .collect();
+        if !self.previous.is_empty() {
+            parts.push(format!("Result of the previous step:\n{}", self.previous));
+        }
+        if parts.is_empty() {
+            return "(nothing yet)".into();
+        }
+        parts.join("\n\n")
+    }
 }
 
 #[async_trait]
@@ -103,15 +106,18 @@ impl Policy for DirectPolicy<'_, '_> {
                 context! {
                     question => &self.question.text,
                     reflections => self.reflections,
-                    steps => &self.steps,
-                    readable => t.env.readable(),
+                    previous => &self.previous,
+                    recent => &self.recent,
+                    can_search => t.env.can_search(),
+                    readable => t.env.choices(),
+                    reads_left => t.budget.reads.saturating_sub(t.reads_used),
                     turn,
                     turns => t.budget.turns,
                     submit_only => t.is_last(turn),
                 },
             )
             .map_err(AgentError::config)?;
-        Ok((prompt, schema::direct_action()))
+        Ok((prompt, schema::direct_action(t.env.can_search())))
     }
 
     async fn accept(
@@ -121,7 +127,7 @@ impl Policy for DirectPolicy<'_, '_> {
     ) -> Result<Result<Move, Rejection>, AgentError> {
         let mut result = parse_proposal(&turn.response);
         if let (Ok(proposal), Some(checker)) = (&result, self.checker) {
-            let context = steps_text(&self.steps);
+            let context = self.view();
             let (action, report) = checker
                 .check(self.question, t, &context, proposal, turn)
                 .await?;
@@ -133,27 +139,23 @@ impl Policy for DirectPolicy<'_, '_> {
         }
         Ok(result.and_then(|p| {
             t.allowed(&p.action, turn.number)?;
-            self.reasoning = p.reasoning;
             Ok(p.action)
         }))
     }
 
     fn refused(&mut self, rejection: &Rejection, turn: &mut Turn) {
-        self.steps.push(StepView {
-            turn: turn.number,
-            reasoning: "(not accepted)".into(),
-            action: "none".into(),
-            result: rejection_feedback(rejection, turn.number),
-        });
+        self.previous = rejection_feedback(rejection, turn.number);
     }
 
-    fn observed(&mut self, mv: &Move, observation: &Observation, turn: u32) {
-        self.steps.push(StepView {
-            turn,
-            reasoning: std::mem::take(&mut self.reasoning),
-            action: describe(mv),
-            result: observation.text.clone(),
-        });
+    fn observed(&mut self, mv: &Move, observation: &Observation, _turn: u32) {
+        self.previous = observation.text.clone();
+        // A read that showed a paragraph (a refused read shows none).
+        if matches!(mv, Move::Read { .. }) && !observation.shown.is_empty() && self.corpus {
+            self.recent.push(observation.text.clone());
+            if self.recent.len() > RECENT_READS {
+                self.recent.remove(0);
+            }
+        }
     }
 }
 
@@ -173,14 +175,15 @@ impl Direct {
     ) -> Result<Episode, AgentError> {
         let settings = &self.shared.settings;
         let env = self.shared.env.make(question);
-        let mut t = Trajectory::new(ctx, settings, env, Budget::direct(settings.reads));
+        let mut t = Trajectory::new(ctx, settings, env, Budget::direct(settings));
         let mut policy = DirectPolicy {
             shared: &self.shared,
             question,
             reflections,
             checker,
-            steps: Vec::new(),
-            reasoning: String::new(),
+            corpus: t.env.can_search(),
+            previous: String::new(),
+            recent: Vec::new(),
         };
         let ending = t.run(&mut policy).await?;
         // Scored on the first valid submission; citations count only where they name

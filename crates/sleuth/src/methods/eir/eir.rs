@@ -4,8 +4,9 @@
 //!
 //! Each action prompt carries the question, the previous step's result (or why it was
 //! rejected), the lists (unless the list-feedback control removes them) and the unread
-//! titles; each response proposes list changes and one action, validated together and
-//! executed all-or-nothing. The answer submitted during retrieval is kept in the record
+//! titles (in the corpus setting: this trial's search results, and a search action,
+//! EIR paper §4.3); each response proposes list changes and one action, validated
+//! together and executed all-or-nothing. The answer submitted during retrieval is kept in the record
 //! (`outputs.final_call.retrieval_answer`); the final call's answer is EIR's answer
 //! (EIR paper §3.3). The controls
 //! (dependency repair, additional retrieval) are settings of this method.
@@ -17,7 +18,8 @@ use super::trajectory::{rejection_feedback, Budget, Policy, Trajectory};
 use super::{schema, Shared};
 use crate::data::Question;
 use crate::env::Observation;
-use crate::methods::outputs::{ExtraReads, FinalCall, Repair};
+use crate::methods::outputs::{ExtraReads, FinalCall, Repair, RepairPart};
+use crate::methods::settings::DependencyRepair;
 use crate::methods::{AgentError, CallKind, Episode, Method, RunContext, StopReason, Turn};
 use async_trait::async_trait;
 use minijinja::context;
@@ -50,12 +52,13 @@ impl Eir {
                     show_lists => s.list_feedback,
                     lists => if s.list_feedback { lists.render() } else { String::new() },
                     feedback,
-                    readable => t.env.readable(),
+                    can_search => t.env.can_search(),
+                    readable => t.env.choices(),
                     turn,
                     turns => t.budget.turns,
                     submit_only => t.is_last(turn),
                     reads_left => t.budget.reads.saturating_sub(t.reads_used),
-                    dependency_repair => s.dependency_repair,
+                    dependency_repair => s.dependency_repair.on(),
                 },
             )
             .map_err(AgentError::config)
@@ -82,9 +85,13 @@ impl Eir {
         Ok((mv, applied))
     }
 
-    /// Dependency-repair control (EIR App. E.3): one call that revises the conclusions
-    /// depending on those just revised and refreshes the requirements; applied
-    /// all-or-nothing.
+    /// Dependency-repair control (EIR App. E.3): when a turn revises conclusions that
+    /// others depend on, one call revises those dependents (it may only revise them),
+    /// then one call refreshes the requirements (it may only change them). Each reply
+    /// is checked and applied all-or-nothing; under `unapplied` both calls run and are
+    /// recorded but the lists stay as the action left them (Table 14's comparison).
+    /// Limits (ours; the paper's table of them is not in its text): one repair round
+    /// per accepted turn, dependents reached through any chain of links.
     async fn repair(
         &self,
         question: &Question,
@@ -92,56 +99,77 @@ impl Eir {
         lists: &mut Lists,
         revised: &[String],
         turn: &Turn,
-    ) -> Result<Option<Repair>, AgentError> {
+    ) -> Result<Vec<Repair>, AgentError> {
         let affected = lists.dependents_of(revised);
         if affected.is_empty() {
-            return Ok(None);
+            return Ok(Vec::new());
         }
-        let prompt = self
-            .shared
-            .prompts
-            .render(
-                "eir_repair.txt",
-                context! {
-                    question => &question.text,
-                    paragraphs => evidence_view(t.env.evidence()),
-                    lists => lists.render(),
-                    revised,
-                    affected => &affected,
-                },
-            )
-            .map_err(AgentError::config)?;
-        let req = t.request(prompt, schema::repair());
-        let mut repair = Repair {
-            turn: turn.number,
-            affected,
-            response: None,
-            applied: false,
-            error: None,
-        };
-        let Some(text) = t.call(CallKind::Repair, &req, Some(turn)).await? else {
-            repair.error = Some("context overflow".into());
-            return Ok(Some(repair));
-        };
-        let result = extract_object(&text, Extraction::Tolerant)
-            .ok_or_else(|| Rejection::new(RejectCause::Unparseable, "no JSON object"))
-            .and_then(|obj| ListChanges::parse(&obj))
-            .and_then(|changes| lists.apply(&changes, t.env.evidence()));
-        repair.response = Some(text);
-        match result {
-            Ok(applied) => {
-                *lists = applied.lists;
-                repair.applied = true;
+        let apply = self.shared.settings.dependency_repair == DependencyRepair::Applied;
+        let mut repairs = Vec::new();
+        for part in [RepairPart::Conclusions, RepairPart::Requirements] {
+            let (template, schema) = match part {
+                RepairPart::Conclusions => ("eir_repair.txt", schema::repair_conclusions()),
+                RepairPart::Requirements => ("eir_refresh.txt", schema::refresh_requirements()),
+            };
+            let prompt = self
+                .shared
+                .prompts
+                .render(
+                    template,
+                    context! {
+                        question => &question.text,
+                        paragraphs => evidence_view(t.env.evidence()),
+                        lists => lists.render(),
+                        revised,
+                        affected => &affected,
+                    },
+                )
+                .map_err(AgentError::config)?;
+            let req = t.request(prompt, schema);
+            let mut repair = Repair {
+                turn: turn.number,
+                part,
+                affected: affected.clone(),
+                response: None,
+                valid: false,
+                applied: false,
+                error: None,
+            };
+            let Some(text) = t.call(CallKind::Repair, &req, Some(turn)).await? else {
+                repair.error = Some("context overflow".into());
+                repairs.push(repair);
+                break;
+            };
+            let result = extract_object(&text, Extraction::Tolerant)
+                .ok_or_else(|| Rejection::new(RejectCause::Unparseable, "no JSON object"))
+                .and_then(|obj| ListChanges::parse(&obj))
+                .and_then(|changes| {
+                    match part {
+                        RepairPart::Conclusions => changes.only_revising(&affected)?,
+                        RepairPart::Requirements => changes.only_requirements()?,
+                    }
+                    lists.apply(&changes, t.env.evidence())
+                });
+            repair.response = Some(text);
+            match result {
+                Ok(applied) => {
+                    repair.valid = true;
+                    if apply {
+                        *lists = applied.lists;
+                        repair.applied = true;
+                    }
+                }
+                Err(r) => repair.error = Some(format!("{}: {}", r.cause.name(), r.message)),
             }
-            Err(r) => repair.error = Some(format!("{}: {}", r.cause.name(), r.message)),
+            repairs.push(repair);
         }
-        Ok(Some(repair))
+        Ok(repairs)
     }
 
     /// Additional-retrieval control: the model, shown the question, the evidence and the
     /// unread titles, may read up to `extra_reads` more paragraphs; if it reads any, the
     /// final call runs again.
-    async fn read_more(
+    pub(super) async fn read_more(
         &self,
         question: &Question,
         t: &mut Trajectory<'_>,
@@ -228,8 +256,11 @@ impl Policy for EirPolicy<'_> {
         let prompt = self
             .eir
             .action_prompt(self.question, t, turn, &self.lists, &self.feedback)?;
-        let dependency_repair = self.eir.shared.settings.dependency_repair;
-        Ok((prompt, schema::eir_action(dependency_repair)))
+        let dependency_repair = self.eir.shared.settings.dependency_repair.on();
+        Ok((
+            prompt,
+            schema::eir_action(dependency_repair, t.env.can_search()),
+        ))
     }
 
     async fn accept(
@@ -242,14 +273,12 @@ impl Policy for EirPolicy<'_> {
             Err(rejection) => return Ok(Err(rejection)),
         };
         self.lists = applied.lists;
-        if self.eir.shared.settings.dependency_repair && !applied.revised.is_empty() {
-            if let Some(r) = self
+        if self.eir.shared.settings.dependency_repair.on() && !applied.revised.is_empty() {
+            let repairs = self
                 .eir
                 .repair(self.question, t, &mut self.lists, &applied.revised, turn)
-                .await?
-            {
-                self.repairs.push(r);
-            }
+                .await?;
+            self.repairs.extend(repairs);
         }
         turn.lists = Some(self.lists.clone());
         Ok(Ok(mv))
@@ -270,7 +299,7 @@ impl Method for Eir {
     async fn run(&self, question: &Question, ctx: &RunContext) -> Result<Episode, AgentError> {
         let settings = &self.shared.settings;
         let env = self.shared.env.make(question);
-        let mut t = Trajectory::new(ctx, settings, env, Budget::eir(settings.reads));
+        let mut t = Trajectory::new(ctx, settings, env, Budget::eir(settings));
         let mut policy = EirPolicy {
             eir: self,
             question,

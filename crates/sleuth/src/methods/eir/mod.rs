@@ -10,6 +10,8 @@
 //! - `full-pool`: one call with every paragraph, EIR's final prompt.
 //! - `ssr`: Agentic SSR, decomposition + three verifier votes per part + at most one
 //!   refinement per action.
+//! - `eir-recover`: EIR's final call alone, on an earlier run's evidence with the missed
+//!   support added, unchanged, or model-selected reads (App. F.2, F.3; `sleuth recover`).
 //! - `eir-reflexion`: up to five Direct trials with written reflections (the shared
 //!   `retry` wrapper over [`EirAttempt`]), reported as first trial and oracle-stopped.
 //!
@@ -23,6 +25,7 @@ mod final_call;
 mod full_pool;
 pub mod json;
 pub mod lists;
+mod recover;
 pub mod schema;
 pub mod ssr;
 mod trajectory;
@@ -36,7 +39,9 @@ pub use final_call::{final_prompt, parse_final, FinalAnswer};
 pub use full_pool::FullPool;
 pub use json::{Citation, Move, RejectCause, Rejection};
 pub use lists::{Conclusion, ConclusionStatus, Lists, Requirement, RequirementStatus};
+pub use recover::{read_priors, Prior, Recover};
 pub use ssr::Ssr;
+pub use trajectory::Budget;
 
 use super::settings::EirSettings;
 use super::PromptSet;

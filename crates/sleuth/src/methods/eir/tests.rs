@@ -337,7 +337,7 @@ async fn the_submit_only_turn_refuses_a_read_and_evidence_stays_verbatim() {
         last.rejection.as_ref().unwrap().cause,
         RejectCause::NotAllowed
     );
-    assert!(prompt(&model.requests()[2]).contains("this turn accepts only a submission"));
+    assert!(prompt(&model.requests()[2]).contains("it accepts only a submission"));
     let fin = model
         .requests()
         .into_iter()
@@ -376,9 +376,9 @@ async fn list_feedback_control_keeps_lists_out_of_later_prompts() {
     assert_eq!(ep.answer.as_deref(), Some("Mary de Bohun"));
 }
 
-#[tokio::test]
-async fn dependency_repair_revises_dependents_with_one_extra_call() {
-    let model = std::sync::Arc::new(ScriptedModel::from_fn(|req, _| {
+/// Turn 2 adds C1 and C2 (depending on C1), turn 3 revises C1: the repair calls follow.
+fn repair_model() -> std::sync::Arc<ScriptedModel> {
+    std::sync::Arc::new(ScriptedModel::from_fn(|req, _| {
         Ok(match kind_of(req) {
             "eir_action" => match turn_of(req) {
                 1 => json!({"reasoning": "r", "action": {"type": "read", "title": HUMPHREY}}),
@@ -393,31 +393,94 @@ async fn dependency_repair_revises_dependents_with_one_extra_call() {
                     "action": {"type": "submit", "answer": "Mary"}}),
             }
             .to_string(),
-            "repair" => json!({"requirements": [{"op": "add", "id": "R1", "text": "confirm the mother"}],
-                "conclusions": [{"op": "revise", "id": "C2", "status": "tentative"}]})
-            .to_string(),
+            "repair" if prompt(req).contains("Refresh the requirements") => {
+                json!({"requirements": [{"op": "add", "id": "R1", "text": "confirm the mother"}]})
+                    .to_string()
+            }
+            "repair" => json!({"conclusions": [{"op": "revise", "id": "C2", "status": "tentative"}]})
+                .to_string(),
             "final" => json!({"answer": "Mary de Bohun", "evidence": []}).to_string(),
             k => panic!("unexpected {k}"),
         })
-    }));
+    }))
+}
+
+/// EIR App. E.3: a revision calls once to revise its dependents, once to refresh the
+/// requirements; each applied all-or-nothing.
+#[tokio::test]
+async fn dependency_repair_revises_dependents_then_refreshes_requirements() {
+    let model = repair_model();
     let ep = method("eir", &[("dependency_repair", "true")])
         .run(&question(), &RunContext::new(model.clone()))
         .await
         .unwrap();
-    assert_eq!(calls(&ep, CallKind::Repair), 1);
-    let repair = model
+    assert_eq!(calls(&ep, CallKind::Repair), 2);
+    let repairs: Vec<_> = model
         .requests()
         .into_iter()
-        .find(|r| kind_of(r) == "repair")
-        .unwrap();
-    assert!(prompt(&repair).contains("Revised just now: C1"));
-    assert!(prompt(&repair).contains("Depending on them: C2"));
+        .filter(|r| kind_of(r) == "repair")
+        .collect();
+    assert!(prompt(&repairs[0]).contains("Revised just now: C1"));
+    assert!(prompt(&repairs[0]).contains("Depending on them: C2"));
+    // The refresh sees the conclusions as the first call left them.
+    assert!(prompt(&repairs[1]).contains("Refresh the requirements"));
     let lists = serde_json::to_value(&final_call_of(&ep).lists).unwrap();
     assert_eq!(lists["conclusions"][1]["status"], "tentative");
     assert_eq!(lists["requirements"][0]["id"], "R1");
-    assert!(final_call_of(&ep).repairs[0].applied);
+    let done = &final_call_of(&ep).repairs;
+    assert_eq!(done.len(), 2);
+    assert!(done.iter().all(|r| r.valid && r.applied));
+    assert_eq!(
+        done.iter().map(|r| r.part).collect::<Vec<_>>(),
+        [
+            crate::methods::outputs::RepairPart::Conclusions,
+            crate::methods::outputs::RepairPart::Requirements
+        ]
+    );
     // Action prompts explain depends_on only under this control.
     assert!(prompt(&model.requests()[0]).contains("depends_on"));
+}
+
+/// Table 14's other arm: the same calls, their valid changes recorded but not applied.
+#[tokio::test]
+async fn unapplied_dependency_repair_makes_the_same_calls_and_changes_nothing() {
+    let model = repair_model();
+    let ep = method("eir", &[("dependency_repair", "unapplied")])
+        .run(&question(), &RunContext::new(model.clone()))
+        .await
+        .unwrap();
+    assert_eq!(calls(&ep, CallKind::Repair), 2);
+    let fc = final_call_of(&ep);
+    assert!(fc.repairs.iter().all(|r| r.valid && !r.applied));
+    let lists = serde_json::to_value(&fc.lists).unwrap();
+    assert_eq!(lists["conclusions"][1]["status"], "supported");
+    assert!(lists["requirements"].as_array().unwrap().is_empty());
+}
+
+/// A conclusion-repair reply that touches anything but the affected conclusions is
+/// refused whole.
+#[test]
+fn repair_replies_are_confined_to_their_part() {
+    use super::lists::ListChanges;
+    let parse = |v: Value| ListChanges::parse(v.as_object().unwrap()).unwrap();
+    let affected = vec!["C2".to_string()];
+    assert!(
+        parse(json!({"conclusions": [{"op": "revise", "id": "C2"}]}))
+            .only_revising(&affected)
+            .is_ok()
+    );
+    for bad in [
+        json!({"conclusions": [{"op": "revise", "id": "C1"}]}),
+        json!({"conclusions": [{"op": "add", "id": "C9", "claim": "x"}]}),
+        json!({"requirements": [{"op": "add", "id": "R1", "text": "x"}]}),
+    ] {
+        assert!(parse(bad).only_revising(&affected).is_err());
+    }
+    assert!(
+        parse(json!({"conclusions": [{"op": "revise", "id": "C2"}]}))
+            .only_requirements()
+            .is_err()
+    );
 }
 
 #[tokio::test]
@@ -517,9 +580,13 @@ async fn direct_is_scored_on_its_first_valid_submission_within_h_turns() {
     assert_eq!(ep.retrieved, ["Eleanor de Bohun"]);
     assert_eq!(evidence_of(&ep).dropped_citations, 1, "Joan was never read");
     assert_eq!(ep.total_calls(), 4);
-    // Its prompt carries the earlier steps (ReAct-style), not EIR lists.
+    // Its prompt carries the previous action's returned text only, without the lists
+    // (EIR App. B.3): turn 3 sees the paragraph read on turn 2, turn 4 sees only why
+    // turn 3 was refused.
+    let t3 = prompt(&model.requests()[2]).to_string();
+    assert!(t3.contains("Her younger sister"), "{t3}");
     let t4 = prompt(&model.requests()[3]).to_string();
-    assert!(t4.contains("Step 2") && t4.contains("Her younger sister"));
+    assert!(t4.contains("rejected (empty_answer)") && !t4.contains("Her younger sister"));
     assert!(!t4.contains("Requirements"));
 
     // Never submitting: H = 6 turns in all, then no answer.

@@ -7,6 +7,14 @@
 //! App. B): the turn and read budgets, the last turn that accepts only a submission, a
 //! refused response that still uses its turn (counted by cause), reads that become
 //! immutable evidence records, and the partial episode kept on a failed call.
+//!
+//! The corpus setting (§4.3, App. H.1) runs the same loop with other budgets: 12 action
+//! turns and six read attempts per trial. Every refused response uses its turn; every
+//! executed read uses an attempt whether or not it finds a paragraph (an id no search of
+//! this trial listed, or a repeated read, is an invalid read: it uses its turn and its
+//! attempt and stores nothing new). The last turn accepts only a submission, and any
+//! other response there ends the trial with an empty submission; EIR still runs its
+//! final call on what was collected.
 
 use super::json::{Citation, Move, RejectCause, Rejection};
 use crate::env::{EvidenceEnv, Observation};
@@ -25,19 +33,21 @@ pub struct Budget {
 }
 
 impl Budget {
-    /// EIR: H read turns, then one submit-only turn (EIR paper §3.2).
-    pub fn eir(reads: u32) -> Self {
+    /// EIR: H read turns, then one submit-only turn (EIR paper §3.2, App. B.1); in the
+    /// corpus setting the fixed action turns (App. H.1: 12) with H read attempts.
+    pub fn eir(s: &EirSettings) -> Self {
         Budget {
-            turns: reads + 1,
-            reads,
+            turns: s.action_turns.unwrap_or(s.reads + 1),
+            reads: s.reads,
         }
     }
 
-    /// Direct, SSR, Reflexion: H turns in all, the submission included (EIR App. B.3).
-    pub fn direct(reads: u32) -> Self {
+    /// Direct, SSR, Reflexion: H turns in all, the submission included (EIR §4.2); in
+    /// the corpus setting the same fixed action turns as EIR (App. H.1).
+    pub fn direct(s: &EirSettings) -> Self {
         Budget {
-            turns: reads,
-            reads,
+            turns: s.action_turns.unwrap_or(s.reads),
+            reads: s.reads,
         }
     }
 }
@@ -97,6 +107,12 @@ impl<'a> Trajectory<'a> {
     ) -> Self {
         let mut episode = Episode::default();
         episode.outputs.evidence = Some(Evidence::default());
+        // One budget: where the environment limits reads too (`--corpus-reads`), the
+        // smaller one holds, so a read is never refused by one and allowed by the other.
+        let budget = Budget {
+            reads: budget.reads.min(env.read_budget().unwrap_or(u32::MAX)),
+            ..budget
+        };
         Trajectory {
             ctx,
             settings,

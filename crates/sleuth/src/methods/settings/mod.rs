@@ -11,7 +11,7 @@ pub mod agent;
 pub mod eir;
 
 pub use agent::{AgentSettings, NudgeAt, Stopping, ToolChannel};
-pub use eir::EirSettings;
+pub use eir::{DependencyRepair, EirSettings, RecoverMode};
 
 use std::collections::BTreeMap;
 
@@ -240,6 +240,18 @@ pub const SETTINGS: &[SettingDef] = &[
         show: |s, _| s.eir.reads.to_string(),
     },
     SettingDef {
+        key: "action_turns",
+        doc: "EIR setting: action turns per trajectory, the submission included: auto (H + 1 for EIR, H for the others) or N (corpus default 12)",
+        apply: |s, v| {
+            s.eir.action_turns = match v.trim() {
+                "auto" => None,
+                _ => Some(positive("action_turns", v)?),
+            };
+            Ok(())
+        },
+        show: |s, _| s.eir.action_turns.map_or("auto".into(), |n| n.to_string()),
+    },
+    SettingDef {
         key: "trials",
         doc: "Reflexion in the EIR setting: trials per question (integer >= 1)",
         apply: |s, v| {
@@ -268,12 +280,14 @@ pub const SETTINGS: &[SettingDef] = &[
     },
     SettingDef {
         key: "dependency_repair",
-        doc: "true: conclusions carry dependencies and a revision repairs its dependents (control)",
+        doc: "true: conclusions carry dependencies and a revision repairs its dependents and the requirements (control); unapplied: the same calls, changes discarded",
         apply: |s, v| {
-            s.eir.dependency_repair = boolean("dependency_repair", v)?;
+            s.eir.dependency_repair = DependencyRepair::parse(v).ok_or_else(|| {
+                format!("--set dependency_repair={v}: expected true, false or unapplied")
+            })?;
             Ok(())
         },
-        show: |s, _| s.eir.dependency_repair.to_string(),
+        show: |s, _| s.eir.dependency_repair.name().into(),
     },
     SettingDef {
         key: "extra_reads",
@@ -283,6 +297,28 @@ pub const SETTINGS: &[SettingDef] = &[
             Ok(())
         },
         show: |s, _| s.eir.extra_reads.to_string(),
+    },
+    SettingDef {
+        key: "recover",
+        doc: "eir-recover: added (the missed annotated paragraphs), unchanged, or selected (up to two the model picks)",
+        apply: |s, v| {
+            s.eir.recover = RecoverMode::parse(v).ok_or_else(|| {
+                format!("--set recover={v}: expected added, unchanged or selected")
+            })?;
+            Ok(())
+        },
+        show: |s, _| s.eir.recover.name().into(),
+    },
+    SettingDef {
+        key: "from",
+        doc: "eir-recover: the earlier EIR run (run directory or records file) whose evidence is reused",
+        apply: |s, v| {
+            s.eir.recover_from = Some(std::path::PathBuf::from(v.trim()));
+            Ok(())
+        },
+        show: |s, _| {
+            s.eir.recover_from.as_ref().map_or(String::new(), |p| p.display().to_string())
+        },
     },
     SettingDef {
         key: "json_schema",
@@ -351,7 +387,11 @@ impl Settings {
             } else {
                 AgentSettings::default()
             },
-            eir: EirSettings::default(),
+            eir: if corpus {
+                EirSettings::corpus()
+            } else {
+                EirSettings::default()
+            },
         }
     }
 
