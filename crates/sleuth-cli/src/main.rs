@@ -38,6 +38,8 @@ enum Command {
     Eval(commands::eval::Args),
     /// Tables, statistics, plots and trace viewers from run records.
     Report(commands::report::Args),
+    /// Write one method's answers and supporting facts as an official prediction file.
+    Export(commands::export::Args),
     /// Build or search a BM25 corpus index.
     #[command(subcommand)]
     Index(commands::index::IndexCommand),
@@ -84,6 +86,7 @@ fn main() -> ExitCode {
         Command::Ask(a) => commands::ask::run(a),
         Command::Eval(a) => commands::eval::run(a),
         Command::Report(a) => commands::report::run(a),
+        Command::Export(a) => commands::export::run(a),
         Command::Index(c) => commands::index::run(c),
         Command::Model(c) => commands::model::run(c),
         Command::Demo(a) => commands::demo::run(a),

@@ -86,6 +86,7 @@ pub fn run(args: Args) -> Result<()> {
         totals.usage.output_tokens,
         totals.cost_usd
     );
+    print_scores(&store, &run_config.methods)?;
     if let Some(reason) = &summary.halted {
         anyhow::bail!("stopped before exceeding the cost budget ({reason}); rerun with a larger --max-cost to continue");
     }
@@ -112,6 +113,47 @@ fn failures(summary: &RunSummary, store: &RunStore) -> Result<()> {
     }
     if errors > 0 {
         eprintln!("{errors} records ended in errors; rerun with --retry-errors to run them again");
+    }
+    Ok(())
+}
+
+/// The run directory's scores per method (every record there, earlier runs' too):
+/// EM, F1 and, for methods that cite, Support F1, as `report` computes them.
+fn print_scores(store: &RunStore, methods: &[String]) -> Result<()> {
+    let set = sleuth::eval::analysis::load(&[store.dir().to_path_buf()])?;
+    let mut arms: Vec<&sleuth::eval::analysis::Arm> = set
+        .arms
+        .iter()
+        .filter(|a| methods.contains(&a.key.method))
+        .collect();
+    arms.sort_by_key(|a| methods.iter().position(|m| m == &a.key.method));
+    if arms.is_empty() {
+        return Ok(());
+    }
+    let width = arms
+        .iter()
+        .map(|a| a.key.name().len())
+        .max()
+        .unwrap_or(6)
+        .max(6);
+    eprintln!(
+        "{:<width$} {:>5} {:>6} {:>6} {:>11}",
+        "method", "n", "EM", "F1", "support F1"
+    );
+    for arm in arms {
+        let s = sleuth::eval::analysis::Summary::of_arm(arm);
+        let support = s
+            .evidence
+            .as_ref()
+            .map_or_else(|| "-".to_string(), |e| format!("{:.1}", e.support_f1));
+        eprintln!(
+            "{:<width$} {:>5} {:>6.1} {:>6.1} {:>11}",
+            sleuth::terminal::terminal_safe(&s.arm.name()),
+            s.n,
+            s.em,
+            s.f1,
+            support
+        );
     }
     Ok(())
 }

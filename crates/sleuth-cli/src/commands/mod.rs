@@ -7,6 +7,7 @@ pub mod data;
 pub mod demo;
 pub mod eval;
 pub mod experiment;
+pub mod export;
 pub mod index;
 pub mod methods;
 pub mod model;

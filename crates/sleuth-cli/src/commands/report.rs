@@ -25,7 +25,8 @@ pub struct Args {
     /// Print everything as one JSON object instead of tables.
     #[arg(long)]
     pub json: bool,
-    /// Also write every table as CSV and JSON, report.json, and SVG figures here.
+    /// Also write every table as tidy CSV, JSON and JSON Lines (snake_case columns, one
+    /// value per cell), report.md, report.json, and SVG figures here.
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
     /// Write a trace viewer (trace.html) per run, into --out or else the run directory.
@@ -56,6 +57,25 @@ pub fn run(args: Args) -> anyhow::Result<()> {
                 "baseline `{b}` has no records (present: {})",
                 methods.into_iter().collect::<Vec<_>>().join(", ")
             );
+        }
+        // A method with several arms (a sweep) is ambiguous: name one arm.
+        if !set.arms.iter().any(|a| &a.key.name() == b) {
+            let arms: BTreeSet<String> = set
+                .arms
+                .iter()
+                .filter(|a| &a.key.method == b)
+                .map(|a| a.key.name())
+                .collect();
+            if arms.len() > 1 {
+                bail!(
+                    "baseline `{b}` has {} arms; name one: {}",
+                    arms.len(),
+                    arms.into_iter()
+                        .map(|a| format!("--baseline '{a}'"))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                );
+            }
         }
     }
     let options = Options {

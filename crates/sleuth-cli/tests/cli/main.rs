@@ -14,5 +14,6 @@ mod local;
 mod methods;
 mod providers;
 mod report;
+mod results;
 mod score;
 mod util;

@@ -375,7 +375,7 @@ fn sweep_across_run_dirs_labels_arms_and_writes_files() {
     let csv = std::fs::read_to_string(out_dir.join("summary.csv")).unwrap();
     assert!(
         csv.starts_with(
-            "method,n,EM,F1,cond. acc,timeout %,turns,calls/q,tokens/q,cost/q\nreact,6,33.33"
+            "dataset,model,method,label,n,em,f1,cond_acc,timeout_pct,turns,calls_per_q,tokens_per_q,cost_per_q\nmusique,scripted:fixture,react,,6,33.33"
         ),
         "{csv}"
     );

@@ -68,6 +68,9 @@ fn sweeps(a: &Analysis) -> Vec<Figure> {
                     }
                 }
             }
+            // Each sweep is sorted, but their union is not (0.7 from one, none and
+            // 0.3 from another).
+            values.sort_by(|x, y| crate::eval::analysis::sweep_order(x, y));
             let name = |s: &crate::eval::analysis::Sweep| {
                 let mut parts = vec![s.method.clone()];
                 if here.iter().any(|o| o.dataset != s.dataset) {

@@ -198,8 +198,9 @@ pub fn sweeps(arms: &[Arm]) -> Vec<Sweep> {
     out
 }
 
-/// Numbers in numeric order, then words alphabetically.
-fn sweep_order(a: &str, b: &str) -> std::cmp::Ordering {
+/// Numbers in numeric order, then words alphabetically (`0.3, 0.7, none`): the order
+/// of a sweep's points in tables and on figure axes.
+pub fn sweep_order(a: &str, b: &str) -> std::cmp::Ordering {
     match (a.parse::<f64>(), b.parse::<f64>()) {
         (Ok(x), Ok(y)) => x.total_cmp(&y),
         (Ok(_), Err(_)) => std::cmp::Ordering::Less,

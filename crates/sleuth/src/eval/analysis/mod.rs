@@ -14,7 +14,7 @@ mod load;
 mod outcome;
 mod summary;
 
-pub use compare::{compare_to_baseline, sweeps, Comparison, Sweep, SweepPoint};
+pub use compare::{compare_to_baseline, sweep_order, sweeps, Comparison, Sweep, SweepPoint};
 pub use dynamics::{
     accuracy_at_turn, error_decomposition, memory_dynamics, AccuracyCurve, ErrorDecomposition,
     MemoryDynamics, MemoryPoint,

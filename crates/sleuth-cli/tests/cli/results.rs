@@ -1,0 +1,392 @@
+//! Integration tests: results for analysis (issue 17): tidy report files, the papers'
+//! methods x dataset pivot, `--baseline` on a swept method, `eval`'s closing scores,
+//! and `export` writing official prediction files that `score` reads back to the
+//! records' own numbers. Records come from real `eval` runs of the EIR-setting methods
+//! on real benchmark questions against a local server that answers some questions with
+//! their gold answer and cites the first paragraphs it was shown.
+
+use crate::util::{hotpot, musique, ok, sleuth, stderr, stdout, twowiki, Eval};
+use serde_json::{json, Value};
+use sleuth_testkit::{MockServer, ReceivedRequest, Reply};
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+/// Question text -> gold answer, over the three benchmark files.
+fn gold_answers() -> HashMap<String, String> {
+    let mut out = HashMap::new();
+    for file in [hotpot(), musique(), twowiki()] {
+        for line in std::fs::read_to_string(file).unwrap().lines() {
+            let v: Value = serde_json::from_str(line).unwrap();
+            if let (Some(q), Some(a)) = (v["question"].as_str(), v["answer"].as_str()) {
+                out.insert(q.to_string(), a.to_string());
+            }
+        }
+    }
+    out
+}
+
+fn after<'a>(text: &'a str, marker: &str) -> &'a str {
+    text.split(marker).nth(1).unwrap_or("")
+}
+
+/// EIR: read the first unread title, then submit. Final call: the gold answer for
+/// questions of even length, a wrong one otherwise; cite sentence 0 of the first two
+/// paragraphs shown and sentence 1 of the first.
+fn reply(gold: &HashMap<String, String>, req: &ReceivedRequest) -> Reply {
+    let p = req.last_message().unwrap_or("").to_string();
+    if p.contains("You are collecting evidence") {
+        let first = after(&p, "Unread titles:\n")
+            .lines()
+            .next()
+            .and_then(|l| l.strip_prefix("- "))
+            .unwrap_or("x")
+            .to_string();
+        let action = if p.contains("Turn 1") {
+            json!({"type": "read", "title": first})
+        } else {
+            json!({"type": "submit", "answer": "retrieval"})
+        };
+        let body =
+            json!({"reasoning": "r", "requirements": [], "conclusions": [], "action": action});
+        return Reply::text(body.to_string());
+    }
+    let question = after(&p, "Question: ").lines().next().unwrap_or("").trim();
+    let answer = match gold.get(question) {
+        Some(a) if question.len() % 2 == 0 => a.clone(),
+        _ => "certainly not this".to_string(),
+    };
+    let titles: Vec<&str> = after(&p, "Evidence:")
+        .lines()
+        .filter_map(|l| l.strip_prefix('[').and_then(|l| l.strip_suffix(']')))
+        .take(2)
+        .collect();
+    let mut evidence: Vec<Value> = titles
+        .iter()
+        .map(|t| json!({"title": t, "sentence": 0}))
+        .collect();
+    if let Some(t) = titles.first() {
+        evidence.push(json!({"title": t, "sentence": 1}));
+    }
+    Reply::text(json!({"answer": answer, "evidence": evidence}).to_string())
+}
+
+fn server() -> MockServer {
+    let gold = gold_answers();
+    MockServer::spawn(move |req: &ReceivedRequest| reply(&gold, req))
+}
+
+/// A gold file of the given lines of `file` (so scoring covers exactly the run).
+fn subset(dir: &Path, name: &str, file: &Path, pick: impl Fn(&Value) -> bool, n: usize) -> PathBuf {
+    let lines: Vec<String> = std::fs::read_to_string(file)
+        .unwrap()
+        .lines()
+        .filter(|l| pick(&serde_json::from_str(l).unwrap()))
+        .take(n)
+        .map(str::to_string)
+        .collect();
+    let path = dir.join(name);
+    std::fs::write(&path, lines.join("\n") + "\n").unwrap();
+    path
+}
+
+/// MuSiQue questions of 2, 3 and 4 hops (the file is sorted by hops).
+fn musique_mix(dir: &Path) -> PathBuf {
+    let text = std::fs::read_to_string(musique()).unwrap();
+    let mut lines = Vec::new();
+    for (hops, n) in [("2hop", 3), ("3hop", 3), ("4hop", 2)] {
+        lines.extend(
+            text.lines()
+                .filter(|l| {
+                    l.contains(&format!("\"id\": \"{hops}"))
+                        || l.contains(&format!("\"id\":\"{hops}"))
+                })
+                .take(n),
+        );
+    }
+    assert_eq!(lines.len(), 8, "2/3/4-hop MuSiQue questions");
+    let path = dir.join("musique.jsonl");
+    std::fs::write(&path, lines.join("\n") + "\n").unwrap();
+    path
+}
+
+struct Runs {
+    _server: MockServer,
+    tmp: tempfile::TempDir,
+    /// (dataset, gold file, run dir)
+    runs: Vec<(&'static str, PathBuf, PathBuf)>,
+    eval_stderr: Vec<String>,
+}
+
+/// `full-pool,eir` (recipe order, not alphabetical) on HotpotQA, 2Wiki and MuSiQue.
+fn runs() -> Runs {
+    let server = server();
+    let model = format!("openai-compat:{}#m", server.url());
+    let tmp = tempfile::tempdir().unwrap();
+    let data = [
+        (
+            "hotpotqa",
+            subset(tmp.path(), "hotpot.jsonl", &hotpot(), |_| true, 4),
+        ),
+        (
+            "2wiki",
+            subset(tmp.path(), "2wiki.jsonl", &twowiki(), |_| true, 4),
+        ),
+        ("musique", musique_mix(tmp.path())),
+    ];
+    let mut runs = Vec::new();
+    let mut eval_stderr = Vec::new();
+    for (dataset, gold) in data {
+        let dir = tmp.path().join("runs").join(dataset);
+        let o = Eval::new(dataset, &gold, "full-pool,eir", &model, &dir).output();
+        assert!(o.status.success(), "{}", stderr(&o));
+        eval_stderr.push(stderr(&o));
+        runs.push((dataset, gold, dir));
+    }
+    Runs {
+        _server: server,
+        tmp,
+        runs,
+        eval_stderr,
+    }
+}
+
+fn records(dir: &Path) -> Vec<Value> {
+    std::fs::read_to_string(dir.join("records.jsonl"))
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+/// Mean of a record field over one method's records, in %.
+fn mean(records: &[Value], method: &str, field: &str) -> f64 {
+    let v: Vec<f64> = records
+        .iter()
+        .filter(|r| r["method"] == method)
+        .map(|r| r[field].as_f64().unwrap())
+        .collect();
+    100.0 * v.iter().sum::<f64>() / v.len() as f64
+}
+
+fn close(got: &Value, want: f64, what: &str) {
+    let got = got
+        .as_f64()
+        .unwrap_or_else(|| panic!("{what}: not a number: {got}"));
+    assert!((got - want).abs() < 1e-6, "{what}: got {got}, want {want}");
+}
+
+#[test]
+fn export_then_score_gives_the_records_numbers_and_eval_prints_them() {
+    let r = runs();
+    for ((dataset, gold, dir), eval_err) in r.runs.iter().zip(&r.eval_stderr) {
+        let recs = records(dir);
+        let some_right = recs.iter().any(|x| x["em"] == 1.0);
+        let some_wrong = recs.iter().any(|x| x["em"] == 0.0);
+        assert!(
+            some_right && some_wrong,
+            "{dataset}: a mix of right and wrong"
+        );
+        let mut supports = Vec::new();
+        for method in ["full-pool", "eir"] {
+            let em = mean(&recs, method, "em");
+            let f1 = mean(&recs, method, "f1");
+            let support = mean(&recs, method, "support_f1");
+            // eval's closing table: method, n, EM, F1, support F1.
+            let n = recs.iter().filter(|x| x["method"] == method).count();
+            let line = format!("{method:<9} {n:>5} {em:>6.1} {f1:>6.1} {support:>11.1}");
+            assert!(
+                eval_err.contains(&line),
+                "{dataset}: no `{line}` in:\n{eval_err}"
+            );
+            let ext = if *dataset == "musique" {
+                "jsonl"
+            } else {
+                "json"
+            };
+            let file = r.tmp.path().join(format!("{dataset}-{method}.{ext}"));
+            ok(&[
+                "export",
+                dir.to_str().unwrap(),
+                "--format",
+                dataset,
+                "--method",
+                method,
+                "--out",
+                file.to_str().unwrap(),
+            ]);
+            let scored: Value = serde_json::from_str(&ok(&[
+                "score",
+                "--dataset",
+                dataset,
+                "--data",
+                gold.to_str().unwrap(),
+                "--predictions",
+                file.to_str().unwrap(),
+                "--json",
+            ]))
+            .unwrap();
+            assert_eq!(scored["missing"], 0, "{dataset} {method}: {scored}");
+            close(&scored["em"], em, &format!("{dataset} {method} EM"));
+            close(&scored["f1"], f1, &format!("{dataset} {method} F1"));
+            close(
+                &scored["support_f1"],
+                support,
+                &format!("{dataset} {method} support F1"),
+            );
+            supports.push(support);
+        }
+        assert!(
+            supports.iter().any(|s| *s > 0.0),
+            "{dataset}: some citations scored"
+        );
+    }
+    // The official formats: HotpotQA/2Wiki one object with answer and sp maps; MuSiQue
+    // JSON Lines with the four official keys.
+    let hp = ok(&["export", r.runs[0].2.to_str().unwrap(), "--method", "eir"]);
+    let hp: Value = serde_json::from_str(&hp).unwrap();
+    let (id, facts) = hp["sp"].as_object().unwrap().iter().next().unwrap();
+    assert!(hp["answer"][id].is_string() && facts[0][1].is_u64(), "{hp}");
+    let mq = ok(&["export", r.runs[2].2.to_str().unwrap(), "--method", "eir"]);
+    let row: Value = serde_json::from_str(mq.lines().next().unwrap()).unwrap();
+    let mut keys: Vec<&str> = row
+        .as_object()
+        .unwrap()
+        .keys()
+        .map(String::as_str)
+        .collect();
+    keys.sort_unstable();
+    assert_eq!(
+        keys,
+        [
+            "id",
+            "predicted_answer",
+            "predicted_answerable",
+            "predicted_support_idxs"
+        ]
+    );
+    // Two methods in the run: export must be told which.
+    let o = sleuth(&["export", r.runs[0].2.to_str().unwrap()]);
+    assert!(!o.status.success());
+    assert!(
+        stderr(&o).contains("choose one with --method: 'eir', 'full-pool'"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+#[test]
+fn report_pivots_methods_by_dataset_and_hops_and_writes_tidy_files() {
+    let r = runs();
+    let out = r.tmp.path().join("out");
+    let o = sleuth(&[
+        "report",
+        r.tmp.path().join("runs").to_str().unwrap(),
+        "--baseline",
+        "full-pool",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let md = stdout(&o);
+    let pivot = after(&md, "### EM / F1 per dataset");
+    let header = pivot.lines().nth(2).unwrap();
+    let cols: Vec<&str> = header
+        .split('|')
+        .map(str::trim)
+        .filter(|c| !c.is_empty())
+        .collect();
+    assert_eq!(
+        cols,
+        [
+            "method",
+            "HotpotQA EM/F1",
+            "2Wiki EM/F1",
+            "MuSiQue EM/F1",
+            "MuSiQue 2-hop EM/F1",
+            "MuSiQue 3-hop EM/F1",
+            "MuSiQue 4-hop EM/F1"
+        ],
+        "{pivot}"
+    );
+    // Recipe order: full-pool was listed first.
+    let rows: Vec<&str> = pivot.lines().skip(4).take(2).collect();
+    assert!(
+        rows[0].starts_with("| full-pool") && rows[1].starts_with("| eir"),
+        "{pivot}"
+    );
+    let mq = records(&r.runs[2].2);
+    let want = format!(
+        "{:.1} / {:.1}",
+        mean(&mq, "eir", "em"),
+        mean(&mq, "eir", "f1")
+    );
+    assert!(rows[1].contains(&want), "{} lacks {want}", rows[1]);
+
+    // Tidy files: snake_case keys, one value per cell.
+    let csv = std::fs::read_to_string(out.join("pivot.csv")).unwrap();
+    assert!(
+        csv.starts_with("model,method,label,hotpotqa_em,hotpotqa_f1,hotpotqa_n,2wiki_em,"),
+        "{csv}"
+    );
+    assert!(
+        csv.contains(",musique_4hop_em,musique_4hop_f1,musique_4hop_n\n"),
+        "{csv}"
+    );
+    let cmp = std::fs::read_to_string(out.join("comparison.csv")).unwrap();
+    let head = cmp.lines().next().unwrap();
+    assert_eq!(
+        head,
+        "dataset,model,method,label,baseline,n,em_diff,em_ci_lo,em_ci_hi,f1_diff,f1_ci_lo,f1_ci_hi,b,c,p,p_holm,wins,losses,ties"
+    );
+    for line in cmp.lines().skip(1) {
+        let cells: Vec<&str> = line.split(',').collect();
+        assert_eq!(cells.len(), 19, "{line}");
+        for c in &cells[5..] {
+            c.parse::<f64>()
+                .unwrap_or_else(|_| panic!("`{c}` is not a number in {line}"));
+        }
+        let (w, l, t): (u64, u64, u64) = (
+            cells[16].parse().unwrap(),
+            cells[17].parse().unwrap(),
+            cells[18].parse().unwrap(),
+        );
+        assert_eq!(w + l + t, cells[5].parse::<u64>().unwrap(), "{line}");
+    }
+    let summary = std::fs::read_to_string(out.join("summary.csv")).unwrap();
+    assert!(
+        summary.starts_with("dataset,model,method,label,n,em,f1,cond_acc,timeout_pct,turns,calls_per_q,tokens_per_q,cost_per_q\n"),
+        "{summary}"
+    );
+    let jsonl = std::fs::read_to_string(out.join("summary.jsonl")).unwrap();
+    assert_eq!(jsonl.lines().count(), 6, "2 methods x 3 datasets");
+    let first: Value = serde_json::from_str(jsonl.lines().next().unwrap()).unwrap();
+    assert!(first["em"].is_number() && first["label"] == "", "{first}");
+    // The Markdown keeps the pretty, packed form.
+    assert!(md.contains("| ΔEM [95% CI]"), "{md}");
+}
+
+#[test]
+fn a_baseline_with_several_arms_is_an_error_listing_them() {
+    let server = server();
+    let model = format!("openai-compat:{}#m", server.url());
+    let tmp = tempfile::tempdir().unwrap();
+    let gold = subset(tmp.path(), "hotpot.jsonl", &hotpot(), |_| true, 2);
+    for reads in ["3", "10"] {
+        Eval::new(
+            "hotpotqa",
+            &gold,
+            "eir",
+            &model,
+            tmp.path().join(format!("r{reads}")),
+        )
+        .set(&format!("reads={reads}"))
+        .ok();
+    }
+    let o = sleuth(&["report", tmp.path().to_str().unwrap(), "--baseline", "eir"]);
+    assert!(!o.status.success(), "{}", stdout(&o));
+    assert!(
+        stderr(&o).contains("baseline `eir` has 2 arms; name one: --baseline 'eir [reads=10]', --baseline 'eir [reads=3]'"),
+        "{}",
+        stderr(&o)
+    );
+}
