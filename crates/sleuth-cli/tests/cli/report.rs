@@ -366,9 +366,9 @@ fn sweep_across_run_dirs_labels_arms_and_writes_files() {
         "memory.csv",
         "report.json",
         "report.md",
-        "em_by_hops.svg",
-        "sweep_nudge.svg",
-        "accuracy_at_turn.svg",
+        "em_by_hops_musique.svg",
+        "sweep_nudge_musique.svg",
+        "accuracy_at_turn_musique.svg",
     ] {
         assert!(out_dir.join(f).is_file(), "missing {f}");
     }
@@ -379,7 +379,7 @@ fn sweep_across_run_dirs_labels_arms_and_writes_files() {
         ),
         "{csv}"
     );
-    let svg = std::fs::read_to_string(out_dir.join("sweep_nudge.svg")).unwrap();
+    let svg = std::fs::read_to_string(out_dir.join("sweep_nudge_musique.svg")).unwrap();
     assert!(svg.starts_with("<svg") && svg.contains("sleuth EM") && svg.contains("sleuth timeout"));
     let memory_svgs = std::fs::read_dir(&out_dir)
         .unwrap()

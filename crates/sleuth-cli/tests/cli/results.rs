@@ -361,6 +361,23 @@ fn report_pivots_methods_by_dataset_and_hops_and_writes_tidy_files() {
     assert_eq!(jsonl.lines().count(), 6, "2 methods x 3 datasets");
     let first: Value = serde_json::from_str(jsonl.lines().next().unwrap()).unwrap();
     assert!(first["em"].is_number() && first["label"] == "", "{first}");
+    // Figures per dataset; the difference from the baseline with its intervals as
+    // error bars (eir's ΔEM and ΔF1); n and model in every caption.
+    for d in ["hotpotqa", "2wiki", "musique"] {
+        let svg = std::fs::read_to_string(out.join(format!("comparison_{d}.svg"))).unwrap();
+        assert_eq!(svg.matches("class=\"error-bar\"").count(), 2, "{d}: {svg}");
+        let n = if d == "musique" { 8 } else { 4 };
+        assert!(
+            svg.contains(&format!("n = {n} questions per arm · model openai-compat:")),
+            "{svg}"
+        );
+        assert!(out.join(format!("accuracy_at_turn_{d}.svg")).is_file());
+    }
+    assert!(out.join("em_by_hops_musique.svg").is_file());
+    assert!(
+        !out.join("em_by_hops_hotpotqa.svg").exists(),
+        "one hop count: no figure"
+    );
     // The Markdown keeps the pretty, packed form.
     assert!(md.contains("| ΔEM [95% CI]"), "{md}");
 }
