@@ -50,6 +50,9 @@ fn reply(gold: &HashMap<String, String>, req: &ReceivedRequest) -> Reply {
             json!({"reasoning": "r", "requirements": [], "conclusions": [], "action": action});
         return Reply::text(body.to_string());
     }
+    if !p.contains("Answer the question from the evidence below") {
+        return memory_reply(gold, req);
+    }
     let question = after(&p, "Question: ").lines().next().unwrap_or("").trim();
     let answer = match gold.get(question) {
         Some(a) if question.len() % 2 == 0 => a.clone(),
@@ -68,6 +71,23 @@ fn reply(gold: &HashMap<String, String>, req: &ReceivedRequest) -> Reply {
         evidence.push(json!({"title": t, "sentence": 1}));
     }
     Reply::text(json!({"answer": answer, "evidence": evidence}).to_string())
+}
+
+/// Working-memory methods: search, then finish with two facts: one citing the first
+/// title the search showed, one citing a source no observation showed.
+fn memory_reply(gold: &HashMap<String, String>, req: &ReceivedRequest) -> Reply {
+    let messages = req.body["messages"].as_array().unwrap();
+    let first_user = messages[1]["content"].as_str().unwrap_or("");
+    let question = after(first_user, "Question: ").lines().next().unwrap_or("");
+    let answer = gold.get(question).cloned().unwrap_or_default();
+    if !messages.iter().any(|m| m["role"] == "assistant") {
+        return Reply::text("Confirmed Facts:\n- none\nActive Hypotheses:\n- none\nOpen Questions:\n- [Q1] who? | action: search | priority: high\nAction: search[the question words]");
+    }
+    let last = req.last_message().unwrap_or("");
+    let shown = after(last, "(1) [").split(']').next().unwrap_or("");
+    Reply::text(format!(
+        "Confirmed Facts:\n- [F1] seen fact (source: {shown})\n- [F2] {answer} (source: Invented Source)\nActive Hypotheses:\n- [H1] {answer} | confidence: high | supports: F1, F2 | contradicts: -\nOpen Questions:\n- none\nAction: finish[{answer}]"
+    ))
 }
 
 fn server() -> MockServer {
@@ -405,5 +425,82 @@ fn a_baseline_with_several_arms_is_an_error_listing_them() {
         stderr(&o).contains("baseline `eir` has 2 arms; name one: --baseline 'eir [reads=10]', --baseline 'eir [reads=3]'"),
         "{}",
         stderr(&o)
+    );
+}
+
+#[test]
+fn html_index_links_every_trace_and_a_side_by_side_view() {
+    let r = runs();
+    // A working-memory run beside them: its facts cite one shown and one unseen source.
+    let model = format!("openai-compat:{}#m", r._server.url());
+    let sleuth_dir = r.tmp.path().join("runs").join("hotpotqa-sleuth");
+    Eval::new("hotpotqa", &r.runs[0].1, "sleuth", &model, &sleuth_dir).ok();
+    let out = r.tmp.path().join("html");
+    let o = sleuth(&[
+        "report",
+        r.tmp.path().join("runs").to_str().unwrap(),
+        "--html",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let index = std::fs::read_to_string(out.join("index.html")).unwrap();
+    let pages: Vec<&str> = index
+        .split("href=\"")
+        .skip(1)
+        .map(|s| s.split('"').next().unwrap())
+        .filter(|h| h.ends_with("trace.html"))
+        .collect();
+    assert_eq!(pages.len(), 4, "one trace page per run: {index}");
+    for p in &pages {
+        assert!(out.join(p).is_file(), "{p} is linked and exists");
+    }
+    assert!(index.contains("href=\"questions.html\""));
+    assert!(
+        index.contains("<img src=\"comparison_hotpotqa.svg\"")
+            || index.contains("<img src=\"accuracy_at_turn_hotpotqa.svg\""),
+        "{index}"
+    );
+    // Side by side: every question once per dataset, every arm a column, each answer a
+    // link to its entry in a trace page.
+    let q = std::fs::read_to_string(out.join("questions.html")).unwrap();
+    let hotpot = after(&q, "<h2>hotpotqa</h2>")
+        .split("</table>")
+        .next()
+        .unwrap();
+    assert_eq!(hotpot.matches("<tr><td><code>").count(), 4, "{hotpot}");
+    assert!(
+        hotpot.contains("<th>full-pool</th><th>eir</th><th>sleuth</th>"),
+        "{hotpot}"
+    );
+    let link = after(hotpot, "<a href=\"").split('"').next().unwrap();
+    let (page, anchor) = link.split_once('#').unwrap();
+    let trace = std::fs::read_to_string(out.join(page)).unwrap();
+    assert!(trace.contains(&format!("id=\"{anchor}\"")), "{link}");
+    // EIR's final call is a step of its own.
+    let eir_page = std::fs::read_to_string(out.join("hotpotqa/trace.html")).unwrap();
+    assert!(
+        eir_page.contains("<section class=\"turn final-call\"><h3>Final call"),
+        "final call step"
+    );
+    // The invented source is flagged in every sleuth record, the shown one never.
+    assert!(pages.contains(&"hotpotqa-sleuth/trace.html"), "{pages:?}");
+    let sleuth_page = "hotpotqa-sleuth/trace.html";
+    let sleuth_page = std::fs::read_to_string(out.join(sleuth_page)).unwrap();
+    assert_eq!(
+        sleuth_page.matches("source never shown").count(),
+        4,
+        "one per question"
+    );
+    if let Ok(keep) = std::env::var("KEEP_SHOTS") {
+        let _ = std::process::Command::new("cp")
+            .args(["-r", out.to_str().unwrap(), &keep])
+            .status();
+    }
+    assert_eq!(
+        sleuth_page
+            .matches("(source: Invented Source)</span> <span class=\"badge unseen\"")
+            .count(),
+        4
     );
 }

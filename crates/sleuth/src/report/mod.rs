@@ -7,6 +7,7 @@
 pub mod escape;
 mod figures;
 pub mod html;
+pub mod index;
 mod pivot;
 pub mod svg;
 pub mod table;
