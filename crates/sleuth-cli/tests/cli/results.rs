@@ -30,7 +30,8 @@ fn after<'a>(text: &'a str, marker: &str) -> &'a str {
 }
 
 /// EIR: read the first unread title, then submit. Final call: the gold answer for
-/// questions of even length, a wrong one otherwise; cite sentence 0 of the first two
+/// questions of even length (and for EIR, of length divisible by 3), a wrong one
+/// otherwise; cite sentence 0 of the first two
 /// paragraphs shown and sentence 1 of the first.
 fn reply(gold: &HashMap<String, String>, req: &ReceivedRequest) -> Reply {
     let p = req.last_message().unwrap_or("").to_string();
@@ -54,15 +55,18 @@ fn reply(gold: &HashMap<String, String>, req: &ReceivedRequest) -> Reply {
         return memory_reply(gold, req);
     }
     let question = after(&p, "Question: ").lines().next().unwrap_or("").trim();
-    let answer = match gold.get(question) {
-        Some(a) if question.len() % 2 == 0 => a.clone(),
-        _ => "certainly not this".to_string(),
-    };
-    let titles: Vec<&str> = after(&p, "Evidence:")
+    let all_titles: Vec<&str> = after(&p, "Evidence:")
         .lines()
         .filter_map(|l| l.strip_prefix('[').and_then(|l| l.strip_suffix(']')))
-        .take(2)
         .collect();
+    // EIR (few paragraphs read) also gets every third question right, so the methods
+    // differ.
+    let right = question.len() % 2 == 0 || (all_titles.len() < 3 && question.len() % 3 == 0);
+    let answer = match gold.get(question) {
+        Some(a) if right => a.clone(),
+        _ => "certainly not this".to_string(),
+    };
+    let titles: Vec<&str> = all_titles.iter().copied().take(2).collect();
     let mut evidence: Vec<Value> = titles
         .iter()
         .map(|t| json!({"title": t, "sentence": 0}))
@@ -492,11 +496,6 @@ fn html_index_links_every_trace_and_a_side_by_side_view() {
         4,
         "one per question"
     );
-    if let Ok(keep) = std::env::var("KEEP_SHOTS") {
-        let _ = std::process::Command::new("cp")
-            .args(["-r", out.to_str().unwrap(), &keep])
-            .status();
-    }
     assert_eq!(
         sleuth_page
             .matches("(source: Invented Source)</span> <span class=\"badge unseen\"")

@@ -64,24 +64,25 @@ struct Canvas {
     out: String,
     plot_w: f64,
     plot_h: f64,
+    /// Legend rows drawn, and room taken by slanted x labels: the canvas grows to
+    /// hold both (its size is written last, in `finish`).
+    legend_rows: usize,
+    label_room: f64,
     /// The bottom of the y axis (0 unless a chart shows signed differences).
     y_min: f64,
 }
 
-/// Legend rows the standard height holds.
-fn canvas_height(legend_rows: usize) -> f64 {
-    HEIGHT.max(TOP + 8.0 + 18.0 * legend_rows as f64 + 16.0)
+/// The canvas height that holds `legend_rows` legend entries and `label_room` pixels
+/// of slanted x labels.
+fn canvas_height(legend_rows: usize, label_room: f64) -> f64 {
+    HEIGHT
+        .max(TOP + 8.0 + 18.0 * legend_rows as f64 + 16.0)
+        .max(HEIGHT + label_room)
 }
 
 impl Canvas {
-    fn new(title: &str, caption: &str, legend_rows: usize) -> Canvas {
-        let height = canvas_height(legend_rows);
+    fn new(title: &str, caption: &str) -> Canvas {
         let mut out = String::new();
-        let _ = write!(
-            out,
-            r#"<svg xmlns="http://www.w3.org/2000/svg" width="{WIDTH}" height="{height}" viewBox="0 0 {WIDTH} {height}" font-family="sans-serif" font-size="12">"#
-        );
-        let _ = write!(out, r#"<rect width="100%" height="100%" fill="white"/>"#);
         let _ = write!(
             out,
             r#"<text x="{}" y="22" text-anchor="middle" font-size="15" font-weight="bold">{}</text>"#,
@@ -98,6 +99,8 @@ impl Canvas {
             out,
             plot_w: WIDTH - LEFT - RIGHT,
             plot_h: HEIGHT - TOP - BOTTOM,
+            legend_rows: 0,
+            label_room: 0.0,
             y_min: 0.0,
         }
     }
@@ -119,8 +122,10 @@ impl Canvas {
                 LEFT + self.plot_w
             );
         }
-        for i in 0..=5 {
-            let v = self.y_min + (max - self.y_min) * i as f64 / 5.0;
+        // A signed axis gets an even number of steps so 0 is a tick.
+        let steps = if self.y_min < 0.0 { 4 } else { 5 };
+        for i in 0..=steps {
+            let v = self.y_min + (max - self.y_min) * f64::from(i) / f64::from(steps);
             let y = self.y(v, max);
             if !right {
                 let _ = write!(
@@ -162,25 +167,50 @@ impl Canvas {
             r##"<line x1="{LEFT}" y1="{base:.1}" x2="{:.1}" y2="{base:.1}" stroke="#333"/>"##,
             LEFT + self.plot_w
         );
+        // Labels wider than their slot are slanted (and shortened) instead of
+        // overlapping; the canvas grows below for them.
+        let slot = self.plot_w / labels.len().max(1) as f64;
+        let widest = labels
+            .iter()
+            .map(|(_, l)| l.chars().count())
+            .max()
+            .unwrap_or(0);
+        let slant = widest as f64 * 7.0 > slot;
+        // Steeper when slots are narrower than a text line, so slanted labels do not
+        // touch either.
+        let angle: f64 = if slot < 24.0 { 65.0 } else { 35.0 };
+        if slant {
+            let longest = widest.min(24) as f64;
+            self.label_room = longest * 7.0 * angle.to_radians().sin();
+        }
         for (x, label) in labels {
-            let _ = write!(
-                self.out,
-                r#"<text x="{x:.1}" y="{:.1}" text-anchor="middle">{}</text>"#,
-                base + 18.0,
-                escape_html(label)
-            );
+            let y = base + 18.0;
+            if slant {
+                let _ = write!(
+                    self.out,
+                    r#"<text x="{x:.1}" y="{y:.1}" text-anchor="end" transform="rotate(-{angle} {x:.1} {y:.1})">{}</text>"#,
+                    escape_html(&shorten(label, 24))
+                );
+            } else {
+                let _ = write!(
+                    self.out,
+                    r#"<text x="{x:.1}" y="{y:.1}" text-anchor="middle">{}</text>"#,
+                    escape_html(label)
+                );
+            }
         }
         let _ = write!(
             self.out,
             r#"<text x="{:.1}" y="{:.1}" text-anchor="middle">{}</text>"#,
             LEFT + self.plot_w / 2.0,
-            base + 44.0,
+            base + 44.0 + self.label_room,
             escape_html(title)
         );
     }
 
     /// Legend entries: (name, color, dashed line instead of a box).
     fn legend(&mut self, entries: &[(String, String, bool)], offset: f64) {
+        self.legend_rows = entries.len();
         let x = LEFT + self.plot_w + offset;
         for (i, (name, col, line)) in entries.iter().enumerate() {
             let y = TOP + 8.0 + 18.0 * i as f64;
@@ -241,9 +271,13 @@ impl Canvas {
         }
     }
 
-    fn finish(mut self) -> String {
-        self.out.push_str("</svg>\n");
-        self.out
+    fn finish(self) -> String {
+        let height = canvas_height(self.legend_rows, self.label_room);
+        format!(
+            r#"<svg xmlns="http://www.w3.org/2000/svg" width="{WIDTH}" height="{height}" viewBox="0 0 {WIDTH} {height}" font-family="sans-serif" font-size="12"><rect width="100%" height="100%" fill="white"/>{}</svg>
+"#,
+            self.out
+        )
     }
 }
 
@@ -285,7 +319,7 @@ pub fn bar_chart(
     categories: &[String],
     series: &[Series],
 ) -> String {
-    let mut c = Canvas::new(title, caption, series.len());
+    let mut c = Canvas::new(title, caption);
     bars(&mut c, categories, series, 100.0);
     c.y_axis(100.0, y_title, false);
     let labels = category_positions(&c, categories);
@@ -329,7 +363,7 @@ pub fn diff_chart(
         })
         .fold(0.0_f64, |m, v| m.max(v.abs()));
     let max = nice_max(std::iter::once(reach), false);
-    let mut c = Canvas::new(title, caption, series.len());
+    let mut c = Canvas::new(title, caption);
     c.y_min = -max;
     bars(&mut c, categories, series, max);
     c.y_axis(max, y_title, false);
@@ -390,7 +424,7 @@ pub fn line_chart(
     series: &[Series],
     percent: bool,
 ) -> String {
-    let mut c = Canvas::new(title, caption, series.len());
+    let mut c = Canvas::new(title, caption);
     let y_max = nice_max(
         series
             .iter()
@@ -436,7 +470,7 @@ pub fn bar_line_chart(
     bar_series: &[Series],
     line_series: &[Series],
 ) -> String {
-    let mut c = Canvas::new(title, caption, bar_series.len() + line_series.len());
+    let mut c = Canvas::new(title, caption);
     bars(&mut c, categories, bar_series, 100.0);
     let positions = category_positions(&c, categories);
     for (i, s) in line_series.iter().enumerate() {
@@ -506,7 +540,7 @@ mod tests {
             .map(|i| Series::new(format!("arm {i}"), vec![Some(i as f64)]))
             .collect();
         let svg = line_chart("T", "", "turn", "EM", &[1.0], &series, true);
-        let height = canvas_height(30);
+        let height = canvas_height(30, 0.0);
         assert!(svg.contains(&format!(r#"height="{height}""#)), "{svg}");
         let last_row = TOP + 8.0 + 18.0 * 29.0 + 4.0;
         assert!(last_row < height, "{last_row} inside {height}");
