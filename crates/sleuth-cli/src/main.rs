@@ -5,6 +5,7 @@
 
 mod bounds;
 mod commands;
+mod cost;
 mod local;
 mod progress;
 mod resolve;

@@ -27,6 +27,11 @@ pub struct Args {
     /// Run directory: records.jsonl and run.json (resumed when it exists).
     #[arg(long)]
     pub out: PathBuf,
+    /// Print the estimated model calls, tokens and dollars per method and in total
+    /// (from earlier records in --out when present, else the methods' budgets and
+    /// default token counts); run nothing.
+    #[arg(long)]
+    pub dry_run: bool,
 }
 
 pub fn run(args: Args) -> Result<()> {
@@ -40,6 +45,14 @@ pub fn run(args: Args) -> Result<()> {
     }
     let config = args.method.config()?;
     let methods = resolve::methods(&args.methods, &config)?;
+    let (_, pricing) = crate::cost::pricing(
+        &args.model.model,
+        args.model.prices.as_deref(),
+        args.model.max_cost,
+    )?;
+    if args.dry_run {
+        return dry_run(&args, questions.len(), &methods, pricing);
+    }
     let stack = args.model.open_stack()?;
     let run_config = RunConfig {
         sleuth_version: env!("CARGO_PKG_VERSION").to_string(),
@@ -114,6 +127,40 @@ fn failures(summary: &RunSummary, store: &RunStore) -> Result<()> {
     if errors > 0 {
         eprintln!("{errors} records ended in errors; rerun with --retry-errors to run them again");
     }
+    Ok(())
+}
+
+/// `--dry-run`: one row per method, then the total.
+fn dry_run(
+    args: &Args,
+    questions: usize,
+    methods: &[std::sync::Arc<sleuth::methods::RegisteredMethod>],
+    pricing: sleuth::eval::estimate::Pricing,
+) -> Result<()> {
+    use sleuth::eval::estimate::{Estimate, Usage};
+    use sleuth::report::table::Cell;
+    let history = crate::cost::history(std::slice::from_ref(&args.out));
+    let mut rows = Vec::new();
+    let mut usages = Vec::new();
+    let mut estimates = Vec::new();
+    for m in methods {
+        let budget = crate::commands::experiment::calls_per_episode(m.name(), m.settings())?;
+        let usage = Usage::of(m.name(), &args.model.model, &history, budget);
+        let e = Estimate::new(questions, &usage, pricing);
+        rows.push(crate::cost::Row {
+            label: vec![Cell::text(m.name()), Cell::Int(questions as u64)],
+            estimate: Some(e),
+        });
+        usages.push((m.name().to_string(), usage));
+        estimates.push(e);
+    }
+    let title = format!("Estimated cost with {}", args.model.model);
+    let table = crate::cost::table(&title, &["method", "questions"], rows);
+    print!("{}", table.to_markdown());
+    print!(
+        "\n{}",
+        crate::cost::footer(&Estimate::total(&estimates), &args.model.model, &usages)
+    );
     Ok(())
 }
 

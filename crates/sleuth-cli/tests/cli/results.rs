@@ -503,3 +503,117 @@ fn html_index_links_every_trace_and_a_side_by_side_view() {
         4
     );
 }
+
+/// Splits a Markdown table row into trimmed cells.
+fn cells(line: &str) -> Vec<String> {
+    line.trim()
+        .trim_matches('|')
+        .split('|')
+        .map(|c| c.trim().to_string())
+        .collect()
+}
+
+#[test]
+fn dry_runs_estimate_tokens_and_dollars_and_unpriced_models_are_flagged() {
+    let tmp = tempfile::tempdir().unwrap();
+    let gold = subset(tmp.path(), "hotpot.jsonl", &hotpot(), |_| true, 4);
+    let dry = |model: &str, out: &Path, extra: &[&str]| {
+        Eval::new("hotpotqa", &gold, "eir,react", model, out)
+            .extra(&["--dry-run"])
+            .extra(extra)
+            .output()
+    };
+    // No earlier records: every budget used up (eir 8 calls, react 20 per question),
+    // 2500 input and 200 output tokens per call, gpt-4o-mini at $0.15 / $0.60 per M.
+    let o = dry("openai:gpt-4o-mini", &tmp.path().join("none"), &[]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    let row = |name: &str| {
+        cells(
+            out.lines()
+                .find(|l| l.starts_with(&format!("| {name} ")))
+                .unwrap_or_else(|| panic!("no {name} row in {out}")),
+        )
+    };
+    assert_eq!(
+        row("eir")[1..],
+        ["4", "32", "80000", "6400", "0.02"],
+        "{out}"
+    );
+    assert_eq!(
+        row("react")[1..],
+        ["4", "80", "200000", "16000", "0.04"],
+        "{out}"
+    );
+    assert!(
+        out.contains("total: 112 calls, 280000 input + 22400 output tokens, $0.06"),
+        "{out}"
+    );
+    assert!(out.contains("built-in prices checked 20"), "{out}");
+    assert!(
+        !tmp.path().join("none").exists(),
+        "a dry run writes nothing"
+    );
+
+    // Measured: a real run's records give calls per question and tokens per call; a
+    // price file prices the server's model.
+    let server = server();
+    let model = format!("openai-compat:{}#m", server.url());
+    let run = tmp.path().join("run");
+    let o = Eval::new("hotpotqa", &gold, "eir", &model, &run).output();
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(
+        stderr(&o).matches("warning: no price for `m`").count(),
+        1,
+        "an unpriced model warns once: {}",
+        stderr(&o)
+    );
+    let recs = records(&run);
+    let calls: u64 = recs.iter().map(|r| r["calls"].as_u64().unwrap()).sum();
+    let input: u64 = recs
+        .iter()
+        .map(|r| r["input_tokens"].as_u64().unwrap())
+        .sum();
+    let prices = tmp.path().join("prices.toml");
+    std::fs::write(&prices, "[m]\ninput = 1.0\noutput = 2.0\n").unwrap();
+    let o = dry(&model, &run, &["--prices", prices.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    let eir = cells(out.lines().find(|l| l.starts_with("| eir ")).unwrap());
+    assert_eq!(
+        eir[2],
+        calls.to_string(),
+        "4 questions x measured calls/q: {out}"
+    );
+    assert_eq!(eir[3], input.to_string(), "{out}");
+    assert!(
+        out.contains(&format!(
+            "measured in earlier records: eir {:.1} calls/q",
+            calls as f64 / 4.0
+        )),
+        "{out}"
+    );
+    assert!(out.contains("no earlier records of react"), "{out}");
+
+    // Unpriced: dollars unknown; under --max-cost an error unless --prices covers it.
+    let o = dry(&model, &run, &[]);
+    assert!(o.status.success());
+    assert!(
+        stdout(&o).contains("unknown (no price for the model)"),
+        "{}",
+        stdout(&o)
+    );
+    let o = dry(&model, &run, &["--max-cost", "1"]);
+    assert!(!o.status.success());
+    assert!(
+        stderr(&o).contains("--max-cost: the price table has no entry for `m`"),
+        "{}",
+        stderr(&o)
+    );
+    let o = dry(
+        &model,
+        &run,
+        &["--max-cost", "1", "--prices", prices.to_str().unwrap()],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+}
