@@ -617,3 +617,78 @@ fn dry_runs_estimate_tokens_and_dollars_and_unpriced_models_are_flagged() {
     );
     assert!(o.status.success(), "{}", stderr(&o));
 }
+
+#[test]
+fn ask_marks_what_changed_since_the_previous_turn_and_fits_the_width() {
+    let server = MockServer::spawn(|req: &ReceivedRequest| {
+        let turn = req.body["messages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|m| m["role"] == "assistant")
+            .count();
+        Reply::text(if turn == 0 {
+            "Confirmed Facts:\n- [F1] the courthouse is in Stanley (source: Mountrail County Courthouse)\nActive Hypotheses:\n- [H1] Stanley | confidence: low | supports: F1 | contradicts: -\nOpen Questions:\n- [Q1] which county? | action: search | priority: high\nAction: search[Mountrail County Courthouse]"
+        } else {
+            "Confirmed Facts:\n- [F1] the courthouse is in Stanley (source: Mountrail County Courthouse)\n- [F2] Stanley is the county seat (source: Stanley, North Dakota)\nActive Hypotheses:\n- [H1] Stanley | confidence: high | supports: F1, F2 | contradicts: -\nOpen Questions:\n- none\nAction: finish[Stanley]"
+        })
+    });
+    let url = format!("openai-compat:{}#m", server.url());
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_sleuth"))
+        .args([
+            "ask",
+            "--model",
+            &url,
+            "--dataset",
+            "musique",
+            "--data",
+            musique().to_str().unwrap(),
+            "--id",
+            "2hop__574419_270105",
+        ])
+        .env("SLEUTH_NO_CACHE", "true")
+        .env("COLUMNS", "60")
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    let turn2 = after(&out, "── Turn 2");
+    for header in ["   Confirmed Facts", "   Active Hypotheses", "   Actions"] {
+        assert!(out.contains(&format!("{header}\n")), "{header} in:\n{out}");
+    }
+    assert!(
+        turn2.contains("\n     [F1] the courthouse"),
+        "unchanged: {turn2}"
+    );
+    assert!(
+        turn2.contains("\n   + [F2] Stanley is the county"),
+        "new: {turn2}"
+    );
+    assert!(
+        turn2.contains("\n   ~ [H1] Stanley | confidence: high"),
+        "changed: {turn2}"
+    );
+    assert!(
+        turn2.contains("\n   - [Q1] which county?"),
+        "dropped: {turn2}"
+    );
+    let turn1 = after(&out, "── Turn 1").split("── Turn 2").next().unwrap();
+    assert!(
+        !turn1.contains("   + "),
+        "nothing to compare turn 1 with: {turn1}"
+    );
+    for line in out.lines().filter(|l| l.starts_with("   │ ")) {
+        assert!(line.chars().count() <= 60, "cut to COLUMNS=60: {line}");
+    }
+    assert!(
+        out.lines()
+            .any(|l| l.starts_with("   │ ") && l.ends_with('…')),
+        "{out}"
+    );
+    // stderr is not a terminal here: no spinner frames in it.
+    assert!(
+        !stderr(&o).contains("waiting for the model"),
+        "{}",
+        stderr(&o)
+    );
+}
