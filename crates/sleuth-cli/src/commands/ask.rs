@@ -17,9 +17,6 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 #[derive(clap::Args)]
-#[command(
-    after_help = "Examples:\n  sleuth ask --model openai:gpt-4o-mini --dataset musique --data musique.jsonl \\\n    --id 2hop__574419_270105\n  sleuth ask --method react --model local:smollm2 --question \"Who ...?\" --paragraphs paras.jsonl"
-)]
 pub struct Args {
     /// Method name, e.g. sleuth or react.
     #[arg(long, default_value = "sleuth")]

@@ -19,9 +19,6 @@ use std::collections::{BTreeSet, HashMap};
 use std::path::PathBuf;
 
 #[derive(clap::Args)]
-#[command(
-    after_help = "Example:\n  sleuth export runs/musique --format musique --method eir --out eir.jsonl\n  sleuth score --dataset musique --data dev.jsonl --predictions eir.jsonl"
-)]
 pub struct Args {
     /// A run directory (or records file).
     #[arg(value_name = "RUN")]

@@ -3,6 +3,7 @@
 
 pub mod ask;
 pub mod cache;
+pub mod completions;
 pub mod data;
 pub mod demo;
 pub mod eval;

@@ -692,3 +692,106 @@ fn ask_marks_what_changed_since_the_previous_turn_and_fits_the_width() {
         stderr(&o)
     );
 }
+
+/// Subcommand names listed under `Commands:` in a help text (`help` left out).
+fn subcommands(help: &str) -> Vec<String> {
+    after(help, "Commands:\n")
+        .lines()
+        .take_while(|l| l.starts_with("  "))
+        .filter_map(|l| l.split_whitespace().next())
+        .filter(|n| *n != "help")
+        .map(str::to_string)
+        .collect()
+}
+
+#[test]
+fn every_subcommand_help_has_examples() {
+    let mut stack: Vec<Vec<String>> = subcommands(&ok(&["--help"]))
+        .into_iter()
+        .map(|c| vec![c])
+        .collect();
+    let mut checked = 0;
+    while let Some(path) = stack.pop() {
+        let mut args: Vec<&str> = path.iter().map(String::as_str).collect();
+        args.push("--help");
+        let help = ok(&args);
+        assert!(
+            help.contains("Examples:\n  sleuth "),
+            "`sleuth {}` has no examples:\n{help}",
+            path.join(" ")
+        );
+        for sub in subcommands(&help) {
+            let mut p = path.clone();
+            p.push(sub);
+            stack.push(p);
+        }
+        checked += 1;
+    }
+    assert!(checked >= 20, "{checked} subcommands");
+}
+
+#[test]
+fn completions_and_the_user_config_file() {
+    let bash = ok(&["completions", "bash"]);
+    assert!(
+        bash.contains("_sleuth()") && bash.contains("export"),
+        "{bash}"
+    );
+    assert!(ok(&["completions", "zsh"]).contains("#compdef sleuth"));
+    assert!(ok(&["completions", "fish"]).contains("complete -c sleuth"));
+
+    let home = tempfile::tempdir().unwrap();
+    let run = |args: &[&str]| {
+        std::process::Command::new(env!("CARGO_BIN_EXE_sleuth"))
+            .args(args)
+            .env("SLEUTH_HOME", home.path())
+            .env_remove("SLEUTH_CACHE")
+            .output()
+            .unwrap()
+    };
+    std::fs::write(
+        home.path().join("config.toml"),
+        "model = \"openai:gpt-4o-mini\"\ncache = \"/srv/sleuth-cache\"\ndata_dir = \"/srv/benchmarks\"\n",
+    )
+    .unwrap();
+    // --help shows the config's values as the defaults.
+    let help = stdout(&run(&["eval", "--help"]));
+    assert!(help.contains("[default: openai:gpt-4o-mini]"), "{help}");
+    assert!(help.contains("[default: /srv/sleuth-cache]"), "{help}");
+    let help = stdout(&run(&["experiment", "--help"]));
+    assert!(help.contains("[default: /srv/benchmarks]"), "{help}");
+    // ... and they are used: eval needs no --model now.
+    let tmp = tempfile::tempdir().unwrap();
+    let gold = subset(tmp.path(), "h.jsonl", &hotpot(), |_| true, 2);
+    let o = run(&[
+        "eval",
+        "--dataset",
+        "hotpotqa",
+        "--data",
+        gold.to_str().unwrap(),
+        "--methods",
+        "eir",
+        "--out",
+        tmp.path().join("r").to_str().unwrap(),
+        "--dry-run",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stdout(&o).contains("with openai:gpt-4o-mini"),
+        "{}",
+        stdout(&o)
+    );
+    // A bad file is an error naming it and the line.
+    std::fs::write(
+        home.path().join("config.toml"),
+        "model = \"m\"\nmodle = 1\n",
+    )
+    .unwrap();
+    let o = run(&["methods"]);
+    assert!(!o.status.success());
+    let want = format!(
+        "{}:2: unknown field `modle`",
+        home.path().join("config.toml").display()
+    );
+    assert!(stderr(&o).contains(&want), "{}", stderr(&o));
+}
