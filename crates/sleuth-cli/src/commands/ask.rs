@@ -82,6 +82,11 @@ pub fn run(args: Args) -> Result<()> {
     let question = question(&args)?;
     let config = args.options.config()?;
     let method = resolve::methods(&args.method, &config)?.remove(0);
+    crate::cost::pricing(
+        &args.model.model,
+        args.model.prices.as_deref(),
+        args.model.max_cost,
+    )?;
     let stack = args.model.open_stack()?;
     let printer = Arc::new(Printer {
         full: args.full,

@@ -61,7 +61,8 @@ fn reply(gold: &HashMap<String, String>, req: &ReceivedRequest) -> Reply {
         .collect();
     // EIR (few paragraphs read) also gets every third question right, so the methods
     // differ.
-    let right = question.len() % 2 == 0 || (all_titles.len() < 3 && question.len() % 3 == 0);
+    let right = question.len().is_multiple_of(2)
+        || (all_titles.len() < 3 && question.len().is_multiple_of(3));
     let answer = match gold.get(question) {
         Some(a) if right => a.clone(),
         _ => "certainly not this".to_string(),

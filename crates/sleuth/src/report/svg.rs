@@ -53,7 +53,7 @@ pub fn color(i: usize) -> String {
         None => {
             let k = i - PALETTE.len();
             let hue = (k as f64 * 137.508 + 20.0) % 360.0;
-            let light = if k % 2 == 0 { 38 } else { 58 };
+            let light = if k.is_multiple_of(2) { 38 } else { 58 };
             format!("hsl({hue:.0},70%,{light}%)")
         }
     }

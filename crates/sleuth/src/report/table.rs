@@ -135,7 +135,7 @@ impl Table {
         self.keys.iter().flatten().map(String::as_str).collect()
     }
 
-    fn tidy_row<'a>(row: &'a [Cell]) -> Vec<&'a Cell> {
+    fn tidy_row(row: &[Cell]) -> Vec<&Cell> {
         row.iter().flat_map(Cell::parts).collect()
     }
 
