@@ -23,6 +23,9 @@ pub fn pricing(
     prices: Option<&Path>,
     max_cost: Option<f64>,
 ) -> anyhow::Result<(PriceTable, Pricing)> {
+    // A malformed spec is reported as such (by the same parser the stack uses), not
+    // as an unpriced model.
+    sleuth::llm::ModelSpec::parse(model)?;
     let table = match prices {
         Some(p) => PriceTable::defaults_with_file(p)?,
         None => PriceTable::defaults(),
