@@ -289,6 +289,23 @@ fn export_then_score_gives_the_records_numbers_and_eval_prints_them() {
             "predicted_support_idxs"
         ]
     );
+    // Records given to score as predictions: the error says how to export them.
+    let o = sleuth(&[
+        "score",
+        "--dataset",
+        "musique",
+        "--data",
+        r.runs[2].1.to_str().unwrap(),
+        "--predictions",
+        r.runs[2].2.join("records.jsonl").to_str().unwrap(),
+    ]);
+    assert!(!o.status.success());
+    assert!(
+        stderr(&o)
+            .contains("holds run records, not predictions: `sleuth export RUN --format musique"),
+        "{}",
+        stderr(&o)
+    );
     // Two methods in the run: export must be told which.
     let o = sleuth(&["export", r.runs[0].2.to_str().unwrap()]);
     assert!(!o.status.success());
