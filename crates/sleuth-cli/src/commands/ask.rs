@@ -88,6 +88,10 @@ pub fn run(args: Args) -> Result<()> {
         args.model.max_cost,
     )?;
     let stack = args.model.open_stack()?;
+    println!("Question: {}", terminal_safe(&question.text));
+    println!("(memory marks: + new, ~ changed, - dropped since the previous turn)\n");
+    // The spinner starts after these lines: from now on stdout is written only through
+    // it (`suspend`), so it never draws over text.
     let printer = Arc::new(Printer {
         full: args.full,
         width: show::width(),
@@ -95,9 +99,6 @@ pub fn run(args: Args) -> Result<()> {
         waiting: spinner(),
     });
     let observer: Arc<dyn TurnObserver> = printer.clone();
-
-    println!("Question: {}", terminal_safe(&question.text));
-    println!("(memory marks: + new, ~ changed, - dropped since the previous turn)\n");
     let runtime = tokio::runtime::Runtime::new()?;
     let outcome = runtime.block_on(run_episode(
         &stack,
