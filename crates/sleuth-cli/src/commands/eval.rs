@@ -32,6 +32,11 @@ pub struct Args {
     /// Run directory: records.jsonl and run.json (resumed when it exists).
     #[arg(long)]
     pub out: PathBuf,
+    /// Print the estimated model calls, tokens and dollars per method and in total
+    /// (from earlier records in --out when present, else the methods' budgets and
+    /// default token counts); run nothing.
+    #[arg(long)]
+    pub dry_run: bool,
 }
 
 /// The ids of `run`'s EIR EM errors that missed annotated support.
@@ -71,7 +76,21 @@ pub fn run(args: Args) -> Result<()> {
     }
     let config = args.method.config()?;
     let methods = resolve::methods(&args.methods, &config)?;
+    let pricing = || {
+        crate::cost::pricing(
+            &args.model.model,
+            args.model.prices.as_deref(),
+            args.model.max_cost,
+        )
+    };
+    if args.dry_run {
+        let (_, pricing) = pricing()?;
+        return dry_run(&args, questions.len(), &methods, pricing);
+    }
+    // The model first: a spec that cannot be opened (an unset key variable) is the
+    // one error to show, before any price warning.
     let stack = args.model.open_stack()?;
+    pricing()?;
     let run_config = RunConfig {
         sleuth_version: env!("CARGO_PKG_VERSION").to_string(),
         dataset: args.questions.dataset()?.name().to_string(),
@@ -124,6 +143,7 @@ pub fn run(args: Args) -> Result<()> {
             totals.constraints_dropped
         );
     }
+    print_scores(&store, &run_config.methods)?;
     if let Some(reason) = &summary.halted {
         anyhow::bail!("stopped before exceeding the cost budget ({reason}); rerun with a larger --max-cost to continue");
     }
@@ -150,6 +170,81 @@ fn failures(summary: &RunSummary, store: &RunStore) -> Result<()> {
     }
     if errors > 0 {
         eprintln!("{errors} records ended in errors; rerun with --retry-errors to run them again");
+    }
+    Ok(())
+}
+
+/// `--dry-run`: one row per method, then the total.
+fn dry_run(
+    args: &Args,
+    questions: usize,
+    methods: &[std::sync::Arc<sleuth::methods::RegisteredMethod>],
+    pricing: sleuth::eval::estimate::Pricing,
+) -> Result<()> {
+    use sleuth::eval::estimate::{Estimate, Usage};
+    use sleuth::report::table::Cell;
+    let history = crate::cost::history(std::slice::from_ref(&args.out));
+    let mut rows = Vec::new();
+    let mut usages = Vec::new();
+    let mut estimates = Vec::new();
+    for m in methods {
+        let budget = crate::commands::experiment::calls_per_episode(m.name(), m.settings())?;
+        let usage = Usage::of(m.name(), &args.model.model, &history, budget);
+        let e = Estimate::new(questions, &usage, pricing);
+        rows.push(crate::cost::Row {
+            label: vec![Cell::text(m.name()), Cell::Int(questions as u64)],
+            estimate: Some(e),
+        });
+        usages.push((m.name().to_string(), usage));
+        estimates.push(e);
+    }
+    let title = format!("Estimated cost with {}", args.model.model);
+    let table = crate::cost::table(&title, &["method", "questions"], rows);
+    print!("{}", table.to_markdown());
+    print!(
+        "\n{}",
+        crate::cost::footer(&Estimate::total(&estimates), &args.model.model, &usages)
+    );
+    Ok(())
+}
+
+/// The run directory's scores per method (every record there, earlier runs' too):
+/// EM, F1 and, for methods that cite, Support F1, as `report` computes them.
+fn print_scores(store: &RunStore, methods: &[String]) -> Result<()> {
+    let set = sleuth::eval::analysis::load(&[store.dir().to_path_buf()])?;
+    let mut arms: Vec<&sleuth::eval::analysis::Arm> = set
+        .arms
+        .iter()
+        .filter(|a| methods.contains(&a.key.method))
+        .collect();
+    arms.sort_by_key(|a| methods.iter().position(|m| m == &a.key.method));
+    if arms.is_empty() {
+        return Ok(());
+    }
+    let width = arms
+        .iter()
+        .map(|a| a.key.name().len())
+        .max()
+        .unwrap_or(6)
+        .max(6);
+    eprintln!(
+        "{:<width$} {:>5} {:>6} {:>6} {:>11}",
+        "method", "n", "EM", "F1", "support F1"
+    );
+    for arm in arms {
+        let s = sleuth::eval::analysis::Summary::of_arm(arm);
+        let support = s
+            .evidence
+            .as_ref()
+            .map_or_else(|| "-".to_string(), |e| format!("{:.1}", e.support_f1));
+        eprintln!(
+            "{:<width$} {:>5} {:>6.1} {:>6.1} {:>11}",
+            sleuth::terminal::terminal_safe(&s.arm.name()),
+            s.n,
+            s.em,
+            s.f1,
+            support
+        );
     }
     Ok(())
 }

@@ -48,7 +48,9 @@ pub struct Args {
     /// Model spec for every job (e.g. openai:gpt-4.1-mini).
     #[arg(long, value_name = "SPEC")]
     pub model: String,
-    /// List the jobs, episode counts and estimated model calls; run nothing.
+    /// List the jobs, episode counts, and estimated model calls, tokens and dollars per
+    /// job and in total (measured in earlier records under --out when present); run
+    /// nothing.
     #[arg(long)]
     pub dry_run: bool,
     /// Output root; each job writes a run directory below it (default: runs/NAME).
@@ -485,8 +487,16 @@ fn print_plan(
         "questions",
         "episodes",
         "calls (est.)",
+        "input tok",
+        "output tok",
+        "USD (est.)",
     ];
     let mut table = Table::new("plan", &title, &cols);
+    // Dollars: measured per-call means from earlier runs under the output root.
+    let (_, pricing) = crate::cost::pricing(model, None, None)?;
+    let history = crate::cost::history(&[out_root.to_path_buf()]);
+    let mut estimates = Vec::new();
+    let mut usages: Vec<(String, sleuth::eval::estimate::Usage)> = Vec::new();
     let (mut episodes, mut calls, mut unknown) = (0usize, 0.0f64, 0usize);
     for (i, j) in jobs.iter().enumerate() {
         let per_q: f64 = j
@@ -506,15 +516,24 @@ fn print_plan(
             Some(q) => {
                 episodes += q * j.methods.len();
                 calls += q as f64 * per_q;
-                row.extend([
-                    Cell::Int(q as u64),
-                    Cell::Int((q * j.methods.len()) as u64),
-                    Cell::Num(q as f64 * per_q, 0),
-                ]);
+                let mut parts = Vec::new();
+                for m in &j.methods {
+                    let budget = calls_per_episode(m, &j.settings)?;
+                    let usage = sleuth::eval::estimate::Usage::of(m, model, &history, budget);
+                    parts.push(sleuth::eval::estimate::Estimate::new(q, &usage, pricing));
+                    if !usages.iter().any(|(n, _)| n == m) {
+                        usages.push((m.clone(), usage));
+                    }
+                }
+                let e = sleuth::eval::estimate::Estimate::total(&parts);
+                estimates.push(e);
+                row.extend([Cell::Int(q as u64), Cell::Int((q * j.methods.len()) as u64)]);
+                row.extend(crate::cost::cells(Some(&e)));
             }
             None => {
                 unknown += 1;
-                row.extend([Cell::Missing, Cell::Missing, Cell::Missing]);
+                row.extend([Cell::Missing, Cell::Missing]);
+                row.extend(crate::cost::cells(None));
             }
         }
         table.push(row);
@@ -523,6 +542,14 @@ fn print_plan(
     println!(
         "\n{} jobs, {episodes} episodes, at most {calls:.0} model calls (every budget used up; `sleuth methods NAME` shows each method's estimate)",
         jobs.len()
+    );
+    print!(
+        "{}",
+        crate::cost::footer(
+            &sleuth::eval::estimate::Estimate::total(&estimates),
+            model,
+            &usages
+        )
     );
     if unknown > 0 {
         println!(

@@ -3,10 +3,12 @@
 
 pub mod ask;
 pub mod cache;
+pub mod completions;
 pub mod data;
 pub mod demo;
 pub mod eval;
 pub mod experiment;
+pub mod export;
 pub mod index;
 pub mod methods;
 pub mod model;

@@ -34,7 +34,22 @@ pub struct Args {
 pub fn run(args: Args) -> anyhow::Result<()> {
     let dataset = dataset(&args.dataset)?;
     let questions = load(dataset, &args.data, args.hops)?;
-    let predictions = read_predictions(dataset, &args.predictions)?;
+    let predictions = read_predictions(dataset, &args.predictions).map_err(|e| {
+        // Run records are not predictions: say what turns one into the other.
+        let head = std::fs::read_to_string(&args.predictions)
+            .ok()
+            .and_then(|t| t.lines().next().map(str::to_string))
+            .unwrap_or_default();
+        if head.contains("\"record_version\"") {
+            anyhow::anyhow!(
+                "{} holds run records, not predictions: `sleuth export RUN --format {} --out FILE` writes them in the official format",
+                args.predictions.display(),
+                args.dataset
+            )
+        } else {
+            e.into()
+        }
+    })?;
     let scores = score_all(&questions, &predictions);
     let summary = Summary::of(dataset, &scores, predictions.has_support);
     // Predictions for ids outside the gold file (or outside the --hops filter) are not

@@ -15,6 +15,7 @@ mod local;
 mod methods;
 mod providers;
 mod report;
+mod results;
 mod score;
 mod servers;
 mod sleuth_paper;

@@ -2,6 +2,7 @@
 //! score them, and the statistics that compare methods. Reports read records only.
 
 pub mod analysis;
+pub mod estimate;
 pub mod lock;
 pub mod metrics;
 mod record;

@@ -2,7 +2,7 @@
 //! after the paper's table it reproduces. Tables without rows are dropped by the caller,
 //! so a report of SLEUTH-setting runs shows none of them.
 
-use super::{ci, p_cell, Dims};
+use super::{ci, counts, p_cell, Dims};
 use crate::eval::analysis::Analysis;
 use crate::report::table::{Cell, Table};
 
@@ -24,6 +24,11 @@ fn support(a: &Analysis, d: Dims) -> Table {
         "Support F1, paired (EIR Tables 5 and 8)",
         &d.columns(&["baseline", "n", "ΔSupport F1 [95% CI]", "p", "Holm p"]),
     )
+    .split(
+        "ΔSupport F1 [95% CI]",
+        &["support_f1_diff", "support_f1_ci_lo", "support_f1_ci_hi"],
+    )
+    .split("Holm p", &["p_holm"])
     .with_note("Method minus baseline in points on questions both answered, paired bootstrap; Holm across these rows.");
     for c in &a.eir.support {
         let mut row = d.cells(&c.arm);
@@ -45,6 +50,7 @@ fn readable(a: &Analysis, d: Dims) -> Table {
         "Answer F1 on readable outputs only (EIR App. C.2)",
         &d.columns(&["baseline", "unreadable %", "baseline unreadable %", "n both readable", "ΔF1 [95% CI]", "p"]),
     )
+    .split("ΔF1 [95% CI]", &["f1_diff", "f1_ci_lo", "f1_ci_hi"])
     .with_note("Unreadable: no answer could be read in the required format. ΔF1 is method minus baseline on the questions where both answers were readable.");
     for c in &a.eir.readable {
         let mut row = d.cells(&c.arm);
@@ -76,6 +82,11 @@ fn evidence_errors(a: &Analysis, d: Dims) -> Table {
             "missing 1/2/3+",
         ]),
     )
+    .split(
+        "incomplete % [95% CI]",
+        &["incomplete_pct", "incomplete_ci_lo", "incomplete_ci_hi"],
+    )
+    .split("missing 1/2/3+", &["missing_1", "missing_2", "missing_3_plus"])
     .with_note("Complete: every annotated supporting paragraph was read. Incomplete % divides by EM errors (Wilson interval); incomplete answers % and wrong given complete % are Figure 3's two shares.");
     for e in &a.eir.evidence_errors {
         let mut row = d.cells(&e.arm);
@@ -85,15 +96,20 @@ fn evidence_errors(a: &Analysis, d: Dims) -> Table {
             Cell::Int(e.errors as u64),
             Cell::Int(e.complete as u64),
             Cell::Int(e.incomplete as u64),
-            Cell::text(format!(
-                "{:.2} [{:.2}, {:.2}]",
-                e.incomplete_pct, e.ci.0, e.ci.1
-            )),
+            Cell::Multi(
+                format!("{:.2} [{:.2}, {:.2}]", e.incomplete_pct, e.ci.0, e.ci.1),
+                vec![
+                    Cell::Num(e.incomplete_pct, 2),
+                    Cell::Num(e.ci.0, 2),
+                    Cell::Num(e.ci.1, 2),
+                ],
+            ),
             Cell::Num(e.wrong_given_complete, 1),
-            Cell::text(format!(
-                "{}/{}/{}",
-                e.missing[0], e.missing[1], e.missing[2]
-            )),
+            counts(&[
+                e.missing[0] as u64,
+                e.missing[1] as u64,
+                e.missing[2] as u64,
+            ]),
         ]);
         t.push(row);
     }
@@ -129,6 +145,7 @@ fn more_reads(a: &Analysis, d: Dims) -> Table {
         "Additional retrieval on every question (EIR App. F.4, Table 17)",
         &d.columns(&["n", "more requested %", "read more %", "EM before", "EM after", "F1 before", "F1 after", "gained/lost"]),
     )
+    .split("gained/lost", &["gained", "lost"])
     .with_note("Before: the first final answer; after: the answer once the extra reads (if any) were added. gained/lost count exact matches.");
     for m in &a.eir.more_reads {
         let mut row = d.cells(&m.arm);
@@ -140,7 +157,7 @@ fn more_reads(a: &Analysis, d: Dims) -> Table {
             Cell::Num(m.em_after, 2),
             Cell::Num(m.f1_before, 2),
             Cell::Num(m.f1_after, 2),
-            Cell::text(format!("{}/{}", m.gained, m.lost)),
+            counts(&[m.gained as u64, m.lost as u64]),
         ]);
         t.push(row);
     }

@@ -264,12 +264,67 @@ pub fn sweeps(arms: &[Arm]) -> Vec<Sweep> {
     out
 }
 
-/// Numbers in numeric order, then words alphabetically.
-fn sweep_order(a: &str, b: &str) -> std::cmp::Ordering {
+/// Numbers in numeric order, then words alphabetically (`0.3, 0.7, none`): the order
+/// of a sweep's points in tables and on figure axes.
+pub fn sweep_order(a: &str, b: &str) -> std::cmp::Ordering {
     match (a.parse::<f64>(), b.parse::<f64>()) {
         (Ok(x), Ok(y)) => x.total_cmp(&y),
         (Ok(_), Err(_)) => std::cmp::Ordering::Less,
         (Err(_), Ok(_)) => std::cmp::Ordering::Greater,
         (Err(_), Err(_)) => a.cmp(b),
+    }
+}
+
+/// Arm order in every table and figure: dataset, method, model, then the settings
+/// label with values in [`sweep_order`] (`reads=2` before `reads=10`).
+pub fn arm_order(a: &ArmKey, b: &ArmKey) -> std::cmp::Ordering {
+    let pairs = |l: &str| -> Vec<(String, String)> {
+        l.split(',')
+            .filter(|p| !p.is_empty())
+            .map(|p| match p.split_once('=') {
+                Some((k, v)) => (k.to_string(), v.to_string()),
+                None => (p.to_string(), String::new()),
+            })
+            .collect()
+    };
+    (&a.dataset, &a.method, &a.model)
+        .cmp(&(&b.dataset, &b.method, &b.model))
+        .then_with(|| {
+            let (x, y) = (pairs(&a.label), pairs(&b.label));
+            for ((kx, vx), (ky, vy)) in x.iter().zip(&y) {
+                let o = kx.cmp(ky).then_with(|| sweep_order(vx, vy));
+                if o.is_ne() {
+                    return o;
+                }
+            }
+            x.len().cmp(&y.len())
+        })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn key(label: &str) -> ArmKey {
+        ArmKey {
+            dataset: "d".into(),
+            method: "m".into(),
+            model: "x".into(),
+            label: label.into(),
+        }
+    }
+
+    #[test]
+    fn arms_sort_by_numeric_setting_values() {
+        let mut keys: Vec<ArmKey> = ["reads=10", "reads=2", "reads=none", "reads=0.5", ""]
+            .into_iter()
+            .map(key)
+            .collect();
+        keys.sort_by(arm_order);
+        let labels: Vec<&str> = keys.iter().map(|k| k.label.as_str()).collect();
+        assert_eq!(
+            labels,
+            ["", "reads=0.5", "reads=2", "reads=10", "reads=none"]
+        );
     }
 }

@@ -17,7 +17,8 @@ mod outcome;
 mod summary;
 
 pub use compare::{
-    compare_to_baseline, compare_to_baseline_in, sweeps, Comparison, HolmFamily, Sweep, SweepPoint,
+    arm_order, compare_to_baseline, compare_to_baseline_in, sweep_order, sweeps, Comparison,
+    HolmFamily, Sweep, SweepPoint,
 };
 pub use dynamics::{
     accuracy_at_turn, error_decomposition, memory_dynamics, AccuracyCurve, ErrorDecomposition,
@@ -165,7 +166,7 @@ impl Analysis {
             None => (Vec::new(), Vec::new()),
         };
         warnings.extend(compare_warnings);
-        Analysis {
+        let mut a = Analysis {
             sources: set.sources.clone(),
             summaries: arms.iter().map(Summary::of_arm).collect(),
             by_hops: breakdown(arms, Split::Hops),
@@ -183,6 +184,23 @@ impl Analysis {
             sweeps: sweeps(arms),
             eir: EirSection::build(arms, options),
             warnings,
-        }
+        };
+        a.sort_arms();
+        a
+    }
+
+    /// Puts every per-arm list in [`arm_order`] (stable: slices keep their value
+    /// order within an arm), so sweeps read `2, 3, 10` rather than `10, 2, 3`.
+    fn sort_arms(&mut self) {
+        self.summaries.sort_by(|x, y| arm_order(&x.arm, &y.arm));
+        self.by_hops
+            .sort_by(|x, y| arm_order(&x.summary.arm, &y.summary.arm));
+        self.by_kind
+            .sort_by(|x, y| arm_order(&x.summary.arm, &y.summary.arm));
+        self.errors.sort_by(|x, y| arm_order(&x.arm, &y.arm));
+        self.accuracy_at_turn
+            .sort_by(|x, y| arm_order(&x.arm, &y.arm));
+        self.memory.sort_by(|x, y| arm_order(&x.arm, &y.arm));
+        self.comparisons.sort_by(|x, y| arm_order(&x.arm, &y.arm));
     }
 }

@@ -26,7 +26,7 @@ pub use cache::{
     cache_key, redact, CacheEntry, CacheError, CacheLayer, CacheSpec, CacheStats, CacheStore,
     Claim, Page, RedisCache, ResponseCache, SqliteCache, CACHE_FILE, FORMAT_VERSION,
 };
-pub use prices::{price_id, Price, PriceTable};
+pub use prices::{price_id, Price, PriceTable, PRICES_CHECKED};
 pub use rate::{RateLimit, RateLimitLayer, RateLimiter};
 pub use retry::{RetryLayer, RetryPolicy};
 pub use stats::{CallStats, StatsSnapshot};
