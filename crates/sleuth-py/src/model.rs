@@ -51,10 +51,10 @@ impl PyModel {
     }
 }
 
-/// The callable's `__qualname__` (a function) or its class name (an object).
+/// The callable's `__name__` (a function, `<lambda>`) or its class name (an object).
 fn default_name(model: &Bound<'_, PyAny>) -> PyResult<String> {
-    if let Ok(q) = model.getattr("__qualname__") {
-        if let Ok(s) = q.extract::<String>() {
+    if let Ok(n) = model.getattr("__name__") {
+        if let Ok(s) = n.extract::<String>() {
             return Ok(s);
         }
     }

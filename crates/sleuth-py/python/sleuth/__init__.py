@@ -195,11 +195,9 @@ class Turn:
 
 
 def _action_text(action: Any) -> str:
-    if isinstance(action, dict) and len(action) == 1:
-        (kind, arg), = action.items()
-        if isinstance(arg, dict) and len(arg) == 1:
-            arg = next(iter(arg.values()))
-        return f"{kind.lower()}[{arg}]"
+    """``{"tool": "search", "arg": "x"}`` as the protocol writes it: ``search[x]``."""
+    if isinstance(action, dict) and "tool" in action:
+        return f"{action['tool']}[{action.get('arg', '')}]"
     return json.dumps(action)
 
 
