@@ -53,9 +53,7 @@ where
                 tokio::select! {
                     out = &mut future => return Ok(out),
                     _ = tick.tick() => {
-                        if let Err(e) = Python::with_gil(|py| py.check_signals()) {
-                            return Err(e);
-                        }
+                        Python::with_gil(|py| py.check_signals())?;
                     }
                 }
             }

@@ -13,9 +13,8 @@ use async_trait::async_trait;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
 use sleuth::llm::{
-    open_stack, stack_with, CacheSpec, ChatModel, ChatRequest, ChatResponse, CostBudget,
-    LlmError, ModelOptions, ModelSpec, ModelStack, OutputConstraint, PriceTable, RateLimit,
-    Usage,
+    open_stack, stack_with, CacheSpec, ChatModel, ChatRequest, ChatResponse, CostBudget, LlmError,
+    ModelOptions, ModelSpec, ModelStack, OutputConstraint, PriceTable, RateLimit, Usage,
 };
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -180,10 +179,9 @@ impl ModelArgs {
         opts.cache = match (&self.cache, self.no_cache) {
             (_, true) => None,
             (Some(c), _) if c.is_empty() => None,
-            (Some(c), _) => Some(
-                CacheSpec::parse(c)
-                    .map_err(|e| errors::ModelError::new_err(e.to_string()))?,
-            ),
+            (Some(c), _) => {
+                Some(CacheSpec::parse(c).map_err(|e| errors::ModelError::new_err(e.to_string()))?)
+            }
             // A Python function's replies can change with its code while its name
             // stays: never cache it unless asked to.
             (None, _) if callable => None,

@@ -32,6 +32,7 @@ impl Question {
     /// aliases) and `supporting` (titles of the gold paragraphs) are optional and only
     /// used for scoring.
     #[new]
+    #[allow(clippy::too_many_arguments)]
     #[pyo3(signature = (text, paragraphs, *, id="ask", answers=None, supporting=None, hops=None, kind=None))]
     fn new(
         py: Python<'_>,
@@ -120,7 +121,11 @@ impl Question {
     /// Titles of the gold (supporting) paragraphs, in pool order.
     #[getter]
     fn gold_titles(&self) -> Vec<String> {
-        self.inner.gold_titles().into_iter().map(String::from).collect()
+        self.inner
+            .gold_titles()
+            .into_iter()
+            .map(String::from)
+            .collect()
     }
     /// The pool: a list of `{"title", "sentences", "text"}` dicts.
     #[getter]
@@ -211,5 +216,8 @@ pub fn load(
     seed: u64,
 ) -> PyResult<Vec<Question>> {
     let (_, questions) = py.allow_threads(|| select(dataset, &path, hops, limit, sample, seed))?;
-    Ok(questions.into_iter().map(|inner| Question { inner }).collect())
+    Ok(questions
+        .into_iter()
+        .map(|inner| Question { inner })
+        .collect())
 }

@@ -6,8 +6,8 @@ use crate::errors;
 use pyo3::prelude::*;
 use sleuth::data::{self, Dataset};
 use sleuth::eval::analysis::{load, Analysis, Options};
-use sleuth::eval::store::{read_records, RECORDS};
 use sleuth::eval::stats::{DEFAULT_RESAMPLES, DEFAULT_SEED};
+use sleuth::eval::store::{read_records, RECORDS};
 use sleuth::eval::{RecordContext, RunRecord};
 use sleuth::methods::Episode;
 use sleuth::report as render;
@@ -56,6 +56,7 @@ pub fn record_fields() -> Vec<String> {
 /// `sleuth report`: returns `{"tables": [...], "markdown", "warnings", "files",
 /// "html"}` as JSON text; files are written only when `out` or `html` ask for them.
 #[pyfunction]
+#[allow(clippy::too_many_arguments)]
 #[pyo3(signature = (runs, *, baseline=None, out=None, html=false, cohort=None, seed=DEFAULT_SEED, resamples=DEFAULT_RESAMPLES))]
 pub fn report(
     py: Python<'_>,
@@ -80,7 +81,9 @@ fn build(
     resamples: usize,
 ) -> PyResult<String> {
     if runs.is_empty() {
-        return Err(errors::SleuthError::new_err("report: no run directory given"));
+        return Err(errors::SleuthError::new_err(
+            "report: no run directory given",
+        ));
     }
     let set = load(&runs).map_err(errors::to_py)?;
     if let Some(b) = &baseline {

@@ -141,9 +141,8 @@ pub fn eval(
     index: Option<PathBuf>,
     corpus_reads: usize,
 ) -> PyResult<String> {
-    let (dataset, questions) = py.allow_threads(|| {
-        question::select(&dataset, &path, hops, limit, sample, seed)
-    })?;
+    let (dataset, questions) =
+        py.allow_threads(|| question::select(&dataset, &path, hops, limit, sample, seed))?;
     let env = if index.is_some() { "corpus" } else { "pool" };
     let config = method_config(settings, prompts, index, corpus_reads)?;
     let methods = build_methods(&methods, &config)?;
@@ -180,8 +179,8 @@ pub fn eval(
     let mut runner = Runner::new(opened.stack, opened.name, methods);
     runner.concurrency = concurrency.max(1);
     runner.retry_errors = retry_errors;
-    let summary = crate::block_on(py, || runner.run(&questions, &store, &Quiet))?
-        .map_err(errors::to_py)?;
+    let summary =
+        crate::block_on(py, || runner.run(&questions, &store, &Quiet))?.map_err(errors::to_py)?;
     let totals = runner.stack.totals();
     let value = serde_json::json!({
         "planned": summary.planned,
