@@ -109,6 +109,17 @@ fn call(
         };
         return Ok(ChatResponse::new(text, usage));
     }
+    // DSPy's `LM` and similar return a list of completions: the first is the reply.
+    if let Ok(texts) = out.extract::<Vec<String>>() {
+        if let Some(text) = texts.into_iter().next() {
+            let usage = Usage {
+                input_tokens: input,
+                output_tokens: approx_tokens(&text),
+                ..Usage::default()
+            };
+            return Ok(ChatResponse::new(text, usage));
+        }
+    }
     if let Ok(d) = out.downcast::<PyDict>() {
         if let Some(text) = d.get_item("text")? {
             let text: String = text.extract()?;
@@ -128,7 +139,7 @@ fn call(
         }
     }
     Err(pyo3::exceptions::PyTypeError::new_err(format!(
-        "{name} returned {}, expected a str or a dict with \"text\"",
+        "{name} returned {}, expected a str, a list of str, or a dict with \"text\"",
         out.get_type().name()?
     )))
 }

@@ -58,6 +58,11 @@ def test_a_lambda_and_an_own_question(musique):
     own = sleuth.Question("Where was Ada born?", paragraphs, answers=["London"], supporting=["Ada"])
     ep = sleuth.ask("react", own, model=model, model_name="my-model")
     assert ep.em == 1.0 and ep.gold_titles == ["Ada"] and ep.model == "my-model"
+    # A list of completions (DSPy's LM) answers with its first; a dict may carry usage.
+    ep = sleuth.ask("react", own, model=lambda m, **kw: ["Thought: done.\nAction: finish[London]", "x"])
+    assert ep.answer == "London"
+    ep = sleuth.ask("react", own, model=lambda m, **kw: {"text": "Action: finish[Paris]", "input_tokens": 7, "output_tokens": 3})
+    assert (ep.answer, ep.em, ep.input_tokens, ep.output_tokens) == ("Paris", 0.0, 7, 3)
 
 
 def test_errors_are_python_exceptions_with_the_cli_messages(musique, tmp_path):

@@ -13,7 +13,9 @@ this package converts arguments and results. Five calls cover a notebook session
 
 A model is a spec string (``openai:MODEL``, ``anthropic:MODEL``,
 ``openai-compat:BASE_URL#MODEL``, ``scripted:FILE``) or any Python callable
-``f(messages, **kw) -> str`` (or an object with ``complete(messages, **kw)``).
+``f(messages, **kw) -> str`` (or an object with ``complete(messages, **kw)``); it may
+also return a list of completions (the first is used) or ``{"text", "input_tokens",
+"output_tokens"}``.
 """
 
 from __future__ import annotations
