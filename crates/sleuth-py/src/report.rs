@@ -45,6 +45,7 @@ pub fn record_fields() -> Vec<String> {
         model: "",
         retries: 0,
         cost_usd: 0.0,
+        constraints_dropped: 0,
     };
     let record = RunRecord::from_episode(&question, Episode::default(), &ctx);
     match serde_json::to_value(&record).expect("records serialize") {
@@ -104,6 +105,7 @@ fn build(
         cohort_turns: cohort,
         resamples: resamples.max(1),
         seed,
+        ..Options::default()
     };
     let analysis = Analysis::build(&set, &options);
     let tables: Vec<serde_json::Value> = render::tables::all(&analysis)

@@ -172,6 +172,7 @@ pub fn eval(
         limit,
         sample,
         seed: sample.map(|_| seed),
+        sample_offset: None,
         shard: None,
         env: Some(env.to_string()),
     };
