@@ -255,10 +255,13 @@ fn every_eir_schema_becomes_a_grammar_llama_cpp_loads() {
     use sleuth::methods::eir::schema;
     let Some(model) = load(opts()) else { return };
     let schemas = [
-        ("eir_action", schema::eir_action(false)),
-        ("eir_action+repair", schema::eir_action(true)),
-        ("repair", schema::repair()),
-        ("direct_action", schema::direct_action()),
+        ("eir_action", schema::eir_action(false, false)),
+        ("eir_action+repair", schema::eir_action(true, false)),
+        ("eir_action+search", schema::eir_action(false, true)),
+        ("repair_conclusions", schema::repair_conclusions()),
+        ("refresh_requirements", schema::refresh_requirements()),
+        ("direct_action", schema::direct_action(false)),
+        ("direct_action+search", schema::direct_action(true)),
         ("final_answer", schema::final_answer()),
         ("more_reads", schema::more_reads()),
         ("decomposition", schema::decomposition()),
