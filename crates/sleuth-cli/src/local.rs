@@ -9,17 +9,17 @@ use std::sync::Arc;
 #[derive(clap::Args, Debug, Clone, Default)]
 pub struct LocalArgs {
     /// Inference threads for local: models (default: all cores but one).
-    #[arg(long)]
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=1024))]
     pub threads: Option<u32>,
     /// Context window in tokens for local: models (default: the model's, at most 8192).
-    #[arg(long)]
+    #[arg(long, value_parser = clap::value_parser!(u32).range(128..=1_048_576))]
     pub ctx_size: Option<u32>,
     /// Let local: models write freely instead of under the protocol's grammar.
     #[arg(long)]
     pub no_grammar: bool,
     /// Repetition penalty for local: models over the last 64 generated tokens (1.0 = off;
     /// 1.1-1.3 keeps tiny models out of loops, still deterministic).
-    #[arg(long)]
+    #[arg(long, value_parser = crate::bounds::positive_f32)]
     pub repeat_penalty: Option<f32>,
 }
 

@@ -3,13 +3,18 @@
 //! Arguments are parsed here (clap), then each command resolves them into real objects
 //! (datasets, models, methods) in one place and runs. `anyhow` lives only in this crate.
 
+mod bounds;
 mod commands;
+mod config;
+mod cost;
+mod examples;
 mod local;
 mod progress;
 mod resolve;
+mod shard;
 mod show;
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 use std::process::ExitCode;
 
 #[derive(Parser)]
@@ -36,6 +41,8 @@ enum Command {
     Eval(commands::eval::Args),
     /// Tables, statistics, plots and trace viewers from run records.
     Report(commands::report::Args),
+    /// Write one method's answers and supporting facts as an official prediction file.
+    Export(commands::export::Args),
     /// Build or search a BM25 corpus index.
     #[command(subcommand)]
     Index(commands::index::IndexCommand),
@@ -46,6 +53,13 @@ enum Command {
     Demo(commands::demo::Args),
     /// Run an experiment recipe (a grid of methods x datasets x options).
     Experiment(commands::experiment::Args),
+    /// List the methods, or show one method's settings and call estimate.
+    Methods(commands::methods::Args),
+    /// Inspect a response cache, or move its entries between SQLite and Redis.
+    #[command(subcommand)]
+    Cache(commands::cache::CacheCommand),
+    /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
+    Completions(commands::completions::Args),
 }
 
 /// Restores the default SIGPIPE action so `sleuth report | head` ends quietly instead
@@ -59,28 +73,60 @@ fn restore_sigpipe() {
     }
 }
 
+/// The command tree with the config file's defaults and every subcommand's examples.
+fn command(config: &config::Config) -> clap::Command {
+    examples::attach(config::apply(Cli::command(), config), "")
+}
+
 fn main() -> ExitCode {
     restore_sigpipe();
     tracing_subscriber::fmt()
-        .with_env_filter(tracing_subscriber::EnvFilter::from_env("SLEUTH_LOG"))
+        // Unset SLEUTH_LOG shows our own warnings (e.g. a response cache gone away)
+        // but not the embedded model's chatter.
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_env("SLEUTH_LOG")
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("error,sleuth=warn")),
+        )
         .with_writer(std::io::stderr)
         .init();
-    let cli = Cli::parse();
+    // The user's config file supplies defaults, shown by --help (config.rs).
+    let config = match config::load() {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!(
+                "error: {}",
+                sleuth::terminal::terminal_safe_lines(&format!("{e:#}"))
+            );
+            return ExitCode::FAILURE;
+        }
+    };
+    let cli = match Cli::from_arg_matches(&command(&config).get_matches()) {
+        Ok(cli) => cli,
+        Err(e) => e.exit(),
+    };
     let result = match cli.command {
         Command::Data(c) => commands::data::run(c),
         Command::Score(a) => commands::score::run(a),
         Command::Ask(a) => commands::ask::run(a),
         Command::Eval(a) => commands::eval::run(a),
         Command::Report(a) => commands::report::run(a),
+        Command::Export(a) => commands::export::run(a),
         Command::Index(c) => commands::index::run(c),
         Command::Model(c) => commands::model::run(c),
         Command::Demo(a) => commands::demo::run(a),
         Command::Experiment(a) => commands::experiment::run(a),
+        Command::Methods(a) => commands::methods::run(a),
+        Command::Cache(c) => commands::cache::run(c),
+        Command::Completions(a) => commands::completions::run(a, &mut command(&config)),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("error: {}", one_line(&e));
+            // Errors quote data and model text: escape what a terminal would act on.
+            eprintln!(
+                "error: {}",
+                sleuth::terminal::terminal_safe_lines(&one_line(&e))
+            );
             ExitCode::FAILURE
         }
     }

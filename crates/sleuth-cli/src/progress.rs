@@ -1,7 +1,10 @@
 //! Progress of long work: a bar on a terminal, plain lines otherwise (logs, CI).
+//! Ids and method names come from records, hence from data: they are printed through
+//! `terminal_safe`.
 
 use indicatif::{ProgressBar, ProgressStyle};
 use sleuth::eval::{Progress, RunRecord};
+use sleuth::terminal::terminal_safe;
 use std::io::IsTerminal;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
@@ -57,18 +60,17 @@ impl Progress for EvalProgress {
             (None, false) if r.timed_out => "timeout",
             _ => "wrong",
         };
+        let (method, id) = (terminal_safe(&r.method), terminal_safe(&r.id));
         match self {
             EvalProgress::Bar(bar) => {
                 bar.inc(1);
-                bar.set_message(format!("{} {} {status}", r.method, r.id));
+                bar.set_message(format!("{method} {id} {status}"));
             }
             EvalProgress::Lines { total, done } => {
                 let n = done.fetch_add(1, Ordering::Relaxed) + 1;
                 eprintln!(
-                    "[{n}/{}] {} {} {status}",
-                    total.load(Ordering::Relaxed),
-                    r.method,
-                    r.id
+                    "[{n}/{}] {method} {id} {status}",
+                    total.load(Ordering::Relaxed)
                 );
             }
         }

@@ -1,6 +1,7 @@
 //! Turning parsed arguments into real objects, in one place: benchmark questions,
 //! the model, the methods. Every failure here is a one-line error that says what to do.
 
+use crate::shard::Shard;
 use anyhow::{anyhow, bail, Result};
 use clap::Args;
 use rand::seq::SliceRandom;
@@ -8,11 +9,12 @@ use rand::SeedableRng;
 use sleuth::data::{self, Dataset, Question};
 use sleuth::env::CorpusOptions;
 use sleuth::llm::{
-    open_stack, stack_with, CostBudget, ModelOptions, ModelSpec, ModelStack, PriceTable, RateLimit,
+    open_stack, stack_with, CacheSpec, CostBudget, ModelOptions, ModelSpec, ModelStack, PriceTable,
+    RateLimit,
 };
 use sleuth::methods::corpus::CorpusSetting;
 use sleuth::methods::registry::{self, MethodConfig};
-use sleuth::methods::{Method, PromptSet};
+use sleuth::methods::{PromptSet, RegisteredMethod};
 use sleuth::retrieval::bm25::Bm25Index;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -31,19 +33,25 @@ pub struct QuestionArgs {
     #[arg(long)]
     pub data: Option<PathBuf>,
     /// Keep only questions with this many hops.
-    #[arg(long)]
+    #[arg(long, value_parser = clap::value_parser!(u8).range(1..))]
     pub hops: Option<u8>,
     /// Keep the first N questions (after --hops).
-    #[arg(long)]
+    #[arg(long, value_parser = crate::bounds::count(1..))]
     pub limit: Option<usize>,
     /// Keep a random sample of N questions (after --hops), chosen by --seed.
-    #[arg(long, conflicts_with = "limit")]
+    #[arg(long, conflicts_with = "limit", value_parser = crate::bounds::count(1..))]
     pub sample: Option<usize>,
     /// Seed for --sample.
     #[arg(long, default_value_t = 0)]
     pub seed: u64,
-    /// Run only shard I of N (`I/N`, 1-based): questions are dealt round-robin.
-    #[arg(long)]
+    /// Skip the first K questions of --sample's seeded order before taking N: with the
+    /// same seed, `--sample 1000` and `--sample 20 --sample-offset 1000` are disjoint
+    /// (the EIR paper's 1,000 scored and 20 setup questions, Table 4).
+    #[arg(long, requires = "sample", value_parser = crate::bounds::count(0..))]
+    pub sample_offset: Option<usize>,
+    /// Run only shard I of N (`I/N`, 1-based): questions are dealt round-robin. `auto`
+    /// reads I and N from a Slurm job array or a Kubernetes indexed Job (docs/cluster.md).
+    #[arg(long, value_name = "I/N|auto")]
     pub shard: Option<String>,
 }
 
@@ -51,6 +59,11 @@ impl QuestionArgs {
     /// The schema and the file, resolved as every data-reading command does.
     pub fn resolved(&self) -> Result<(Dataset, PathBuf)> {
         crate::commands::data::resolve(self.dataset.as_deref(), self.data.as_deref())
+    }
+
+    /// The shard this process runs (`auto` resolved from the scheduler's environment).
+    pub fn shard(&self) -> Result<Option<Shard>> {
+        self.shard.as_deref().map(Shard::resolve).transpose()
     }
 
     pub fn load(&self) -> Result<Vec<Question>> {
@@ -63,6 +76,7 @@ impl QuestionArgs {
             let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(self.seed);
             let mut idx: Vec<usize> = (0..questions.len()).collect();
             idx.shuffle(&mut rng);
+            idx.drain(..self.sample_offset.unwrap_or(0).min(idx.len()));
             idx.truncate(n);
             idx.sort_unstable();
             questions = idx.into_iter().map(|i| questions[i].clone()).collect();
@@ -70,66 +84,69 @@ impl QuestionArgs {
         if let Some(n) = self.limit {
             questions.truncate(n);
         }
-        if let Some(spec) = &self.shard {
-            let (i, n) = parse_shard(spec)?;
-            questions = questions
-                .into_iter()
-                .enumerate()
-                .filter(|(k, _)| k % n == i - 1)
-                .map(|(_, q)| q)
-                .collect();
-        }
         if questions.is_empty() {
             bail!(
-                "no questions selected from {} (check --hops/--limit/--shard)",
+                "no questions selected from {} (check --hops/--limit)",
                 path.display()
             );
         }
+        if let Some(shard) = self.shard()? {
+            // May leave none: an array with more tasks than a split has questions is
+            // fine, the extra tasks have nothing to do (see `commands::eval`).
+            questions = questions
+                .into_iter()
+                .enumerate()
+                .filter(|(k, _)| shard.owns(*k))
+                .map(|(_, q)| q)
+                .collect();
+        }
         Ok(questions)
     }
-}
-
-pub fn parse_shard(spec: &str) -> Result<(usize, usize)> {
-    let err = || anyhow!("--shard {spec}: expected I/N with 1 <= I <= N, e.g. 2/4");
-    let (i, n) = spec.split_once('/').ok_or_else(err)?;
-    let (i, n): (usize, usize) = (
-        i.trim().parse().map_err(|_| err())?,
-        n.trim().parse().map_err(|_| err())?,
-    );
-    if i == 0 || n == 0 || i > n {
-        return Err(err());
-    }
-    Ok((i, n))
 }
 
 /// Which model to call and how: provider spec, transport, and the middleware stack
 /// (retries, response cache, rate limits, cost budget).
 #[derive(Args, Debug, Clone)]
 pub struct ModelArgs {
-    /// Model spec: openai:MODEL, anthropic:MODEL, openai-compat:BASE_URL#MODEL,
-    /// local:NAME|PATH.gguf, scripted:FILE.
+    /// Model spec: openai:MODEL, anthropic:MODEL,
+    /// openai-compat:BASE_URL#MODEL[?key_env=VAR&preset=NAME], local:NAME|PATH.gguf,
+    /// scripted:FILE.
+    ///
+    /// Base URLs follow the official SDKs: BASE_URL and OPENAI_BASE_URL include the
+    /// version (http://host:8000/v1; /chat/completions is appended), ANTHROPIC_BASE_URL
+    /// is the host root (https://api.anthropic.com; /v1/messages is appended, and a
+    /// trailing /v1 is accepted). Presets: openai, openai-reasoning, vllm, sglang,
+    /// llama-cpp, llama-cpp-python, ollama, lmstudio, generic. A variable named by
+    /// key_env or SLEUTH_API_KEY_ENV must be set.
     #[arg(long)]
     pub model: String,
-    /// Seconds before one model request times out.
-    #[arg(long, default_value_t = 120)]
+    /// Seconds before one model request times out (1 to 86400).
+    #[arg(long, default_value_t = 120, value_parser = clap::value_parser!(u64).range(1..=86_400))]
     pub timeout: u64,
-    /// Attempts per model call, the first included (429/5xx/timeouts are retried).
-    #[arg(long, default_value_t = 6)]
+    /// Attempts per model call, the first included (429/5xx/timeouts are retried;
+    /// bad requests, unknown models and failed validation are not; 1 to 100).
+    #[arg(long, default_value_t = 6, value_parser = clap::value_parser!(u32).range(1..=100))]
     pub attempts: u32,
-    /// Response cache directory (default: the user cache dir, e.g. ~/.cache/sleuth/responses).
-    #[arg(long, env = "SLEUTH_CACHE")]
-    pub cache: Option<PathBuf>,
+    /// Response cache: a directory (SQLite; default ~/.cache/sleuth/responses) or a
+    /// shared Redis, redis://HOST:PORT/DB (docs/cluster.md).
+    #[arg(
+        long,
+        env = "SLEUTH_CACHE",
+        hide_env_values = true,
+        value_name = "DIR|URL"
+    )]
+    pub cache: Option<String>,
     /// Do not read or write the response cache.
     #[arg(long, env = "SLEUTH_NO_CACHE")]
     pub no_cache: bool,
     /// Stop cleanly before the run's billed cost would exceed this many USD.
-    #[arg(long)]
+    #[arg(long, value_parser = crate::bounds::positive)]
     pub max_cost: Option<f64>,
     /// Requests per minute allowed to the provider (shared by all concurrent questions).
-    #[arg(long)]
+    #[arg(long, value_parser = crate::bounds::positive)]
     pub rpm: Option<f64>,
     /// Tokens per minute allowed to the provider.
-    #[arg(long)]
+    #[arg(long, value_parser = crate::bounds::positive)]
     pub tpm: Option<f64>,
     /// A TOML or JSON price table (USD per million tokens) overriding the built-in one.
     #[arg(long)]
@@ -162,10 +179,7 @@ impl ModelArgs {
         };
         opts.retry.max_attempts = self.attempts.max(1);
         if !self.no_cache {
-            opts.cache_dir = Some(match &self.cache {
-                Some(dir) => dir.clone(),
-                None => default_cache_dir()?,
-            });
+            opts.cache = Some(cache_spec(self.cache.as_deref())?);
         }
         if let Some(path) = &self.prices {
             opts.prices = Arc::new(PriceTable::defaults_with_file(path)?);
@@ -196,6 +210,14 @@ impl ModelArgs {
     }
 }
 
+/// `--cache` resolved: a Redis URL or a directory, else the default directory.
+pub fn cache_spec(cache: Option<&str>) -> Result<CacheSpec> {
+    match cache {
+        Some(text) => Ok(CacheSpec::parse(text)?),
+        None => Ok(CacheSpec::Sqlite(default_cache_dir()?)),
+    }
+}
+
 /// `$XDG_CACHE_HOME/sleuth/responses`, else `~/.cache/sleuth/responses`.
 fn default_cache_dir() -> Result<PathBuf> {
     let base = std::env::var_os("XDG_CACHE_HOME")
@@ -208,7 +230,8 @@ fn default_cache_dir() -> Result<PathBuf> {
 /// Method options shared by `ask`, `eval` and `experiment`.
 #[derive(Args, Debug, Clone, Default)]
 pub struct MethodArgs {
-    /// A method option, `key=value` (repeatable), e.g. turns=15, nudge=none, enforce=true.
+    /// A method option, `key=value` (repeatable), e.g. turns=15, nudge=turn:14, enforce=true;
+    /// `sleuth methods NAME` lists the keys a method reads and their defaults.
     #[arg(long = "set", value_name = "KEY=VALUE")]
     pub set: Vec<String>,
     /// A directory of prompt templates that replace the built-in ones by file name.
@@ -222,26 +245,20 @@ pub struct MethodArgs {
     #[arg(long)]
     pub index: Option<PathBuf>,
     /// Read attempts per episode in the corpus setting.
-    #[arg(long, default_value_t = 6)]
+    #[arg(long, default_value_t = 6, value_parser = crate::bounds::count(1..))]
     pub corpus_reads: usize,
 }
 
 impl MethodArgs {
+    /// The `--set` pairs as given (checked against the chosen methods in [`methods`]).
     pub fn settings(&self) -> Result<BTreeMap<String, String>> {
         let mut map = BTreeMap::new();
-        if self.env == "corpus" {
-            // The corpus setting's budget: 12 action turns (the last accepts only an
-            // answer); an explicit --set turns=N wins.
-            map.insert("turns".to_string(), "12".to_string());
-            map.insert("last_turn_answer_only".to_string(), "true".to_string());
-        }
         for pair in &self.set {
             let (k, v) = pair
                 .split_once('=')
                 .ok_or_else(|| anyhow!("--set {pair}: expected KEY=VALUE"))?;
             map.insert(k.trim().to_string(), v.trim().to_string());
         }
-        registry::check_setting_keys(&map).map_err(|e| anyhow!(e))?;
         Ok(map)
     }
 
@@ -250,11 +267,10 @@ impl MethodArgs {
             Some(dir) => PromptSet::with_overrides(dir)?,
             None => PromptSet::default(),
         };
-        Ok(MethodConfig {
-            settings: self.settings()?,
-            prompts: Arc::new(prompts),
-            corpus: self.corpus()?,
-        })
+        let mut config = MethodConfig::new(self.settings()?);
+        config.prompts = Arc::new(prompts);
+        config.corpus = self.corpus()?;
+        Ok(config)
     }
 }
 
@@ -281,17 +297,25 @@ impl MethodArgs {
     }
 }
 
-/// Builds methods from a comma-separated list of names.
-pub fn methods(names: &str, config: &MethodConfig) -> Result<Vec<Arc<dyn Method>>> {
-    let mut out: Vec<Arc<dyn Method>> = Vec::new();
+/// Builds methods from a comma-separated list of names, after checking that every
+/// `--set` key is read by at least one of them.
+pub fn methods(names: &str, config: &MethodConfig) -> Result<Vec<Arc<RegisteredMethod>>> {
+    let mut chosen: Vec<&str> = Vec::new();
     for name in names.split(',').map(str::trim).filter(|n| !n.is_empty()) {
-        if out.iter().any(|m| m.name() == name) {
-            continue;
+        if !chosen.contains(&name) {
+            chosen.push(name);
         }
-        out.push(registry::build(name, config).map_err(|e| anyhow!(e))?);
     }
-    if out.is_empty() {
+    if chosen.is_empty() {
         bail!("no method given (e.g. --methods react,sleuth)");
     }
-    Ok(out)
+    registry::check_keys(&chosen, &config.settings).map_err(|e| anyhow!(e))?;
+    chosen
+        .into_iter()
+        .map(|name| {
+            registry::build(name, config)
+                .map(Arc::new)
+                .map_err(|e| anyhow!(e))
+        })
+        .collect()
 }

@@ -6,8 +6,8 @@ mod common;
 
 use common::{check_grammar, complete, load, opts};
 use regex::Regex;
-use sleuth::env::Action;
-use sleuth::llm::grammar::{self, REACT_TOOLS};
+use sleuth::env::{Action, CorpusEnv, CorpusOptions, PoolEnv, ToolCatalogue};
+use sleuth::llm::grammar;
 use sleuth::llm::{ChatRequest, LlmError, Message, OutputConstraint};
 use sleuth::memory::{MemorySchema, Section};
 
@@ -20,14 +20,24 @@ Open Questions:
 - [Q1] Who designed the bridge? | action: Velmora bridge designer | priority: high
 Action: search[Velmora bridge designer]";
 
+/// The pool setting's tools (search, lookup, finish).
+fn pool_tools() -> ToolCatalogue {
+    PoolEnv::catalogue(5)
+}
+
+/// The corpus setting's tools (search, read, finish).
+fn corpus_tools() -> ToolCatalogue {
+    CorpusEnv::catalogue(&CorpusOptions::default())
+}
+
 #[test]
 fn every_protocol_grammar_loads_and_judges_samples_correctly() {
     let Some(model) = load(opts()) else { return };
-    let react = grammar::react(REACT_TOOLS);
-    let memory = grammar::working_memory(&MemorySchema::full(), REACT_TOOLS);
+    let react = grammar::react(&pool_tools());
+    let memory = grammar::working_memory(&MemorySchema::full(), &pool_tools());
     let notes = grammar::working_memory(
         &MemorySchema::of(&[Section::Facts, Section::Notes]),
-        &["search", "read", "finish"],
+        &corpus_tools(),
     );
     let json = grammar::json_object();
     for g in [&react, &memory, &notes, &json] {
@@ -102,7 +112,7 @@ fn constrained(constraint: String, user: &str) -> ChatRequest {
 fn sampling_under_the_react_grammar_yields_one_parseable_action() {
     let Some(model) = load(opts()) else { return };
     let request = constrained(
-        grammar::react(REACT_TOOLS),
+        grammar::react(&pool_tools()),
         "Question: In which country was the director of the film Jaws born?",
     );
     let r = complete(&model, &request).unwrap();
@@ -116,7 +126,7 @@ fn sampling_under_the_react_grammar_yields_one_parseable_action() {
 fn sampling_under_the_memory_grammar_yields_the_notation() {
     let Some(model) = load(opts()) else { return };
     let request = constrained(
-        grammar::working_memory(&MemorySchema::full(), REACT_TOOLS),
+        grammar::working_memory(&MemorySchema::full(), &pool_tools()),
         "Question: Which river flows through the birthplace of Ada Kestrel?\n\
          Observation: Ada Kestrel was born in Velmora, a harbour town on the Corran.\n\
          Update your memory (Confirmed Facts, Active Hypotheses, Open Questions), then act.",
@@ -197,12 +207,12 @@ fn the_per_turn_memory_grammar_admits_only_seen_sources_in_llama_cpp() {
         "Velmora Bridge".to_string(),
         "Ada Kestrel (engineer)".to_string(),
     ];
-    let turn = grammar::MemoryGrammar::new(&schema, REACT_TOOLS)
+    let turn = grammar::MemoryGrammar::new(&schema, &pool_tools())
         .sources(&seen)
         .max_facts(3)
         .max_entries(3)
         .build();
-    let first = grammar::MemoryGrammar::new(&schema, REACT_TOOLS)
+    let first = grammar::MemoryGrammar::new(&schema, &pool_tools())
         .sources(&[])
         .build();
     let cases: &[(&str, &str, bool)] = &[
@@ -245,10 +255,13 @@ fn every_eir_schema_becomes_a_grammar_llama_cpp_loads() {
     use sleuth::methods::eir::schema;
     let Some(model) = load(opts()) else { return };
     let schemas = [
-        ("eir_action", schema::eir_action(false)),
-        ("eir_action+repair", schema::eir_action(true)),
-        ("repair", schema::repair()),
-        ("direct_action", schema::direct_action()),
+        ("eir_action", schema::eir_action(false, false)),
+        ("eir_action+repair", schema::eir_action(true, false)),
+        ("eir_action+search", schema::eir_action(false, true)),
+        ("repair_conclusions", schema::repair_conclusions()),
+        ("refresh_requirements", schema::refresh_requirements()),
+        ("direct_action", schema::direct_action(false)),
+        ("direct_action+search", schema::direct_action(true)),
         ("final_answer", schema::final_answer()),
         ("more_reads", schema::more_reads()),
         ("decomposition", schema::decomposition()),

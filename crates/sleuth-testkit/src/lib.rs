@@ -11,6 +11,9 @@
 //! a hang, a dropped connection, garbage bytes or a truncated body) and keeps a log of
 //! every request it received.
 //!
+//! [`RedisServer`] starts a real `redis-server` on a free loopback port for the tests of
+//! the shared response cache.
+//!
 //! ```no_run
 //! use sleuth_testkit::{MockServer, Reply};
 //! // From a plain #[test]: the server runs its own runtime on a background thread.
@@ -20,10 +23,12 @@
 //! assert_eq!(server.requests().len(), 0);
 //! ```
 
+mod redis;
 mod reply;
 mod request;
 mod server;
 
+pub use redis::RedisServer;
 pub use reply::{Protocol, Reply};
 pub use request::ReceivedRequest;
 pub use server::{Handler, MockServer};

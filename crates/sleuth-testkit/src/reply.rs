@@ -14,13 +14,13 @@ pub enum Protocol {
 }
 
 impl Protocol {
+    /// The protocol served at `path`: exactly the paths real servers serve, so a client
+    /// that doubles a segment (`/v1/v1/messages`) gets a 404 as it would in production.
     pub fn of_path(path: &str) -> Option<Protocol> {
-        if path.ends_with("/chat/completions") {
-            Some(Protocol::OpenAi)
-        } else if path.ends_with("/messages") {
-            Some(Protocol::Anthropic)
-        } else {
-            None
+        match path {
+            "/v1/chat/completions" | "/chat/completions" => Some(Protocol::OpenAi),
+            "/v1/messages" | "/messages" => Some(Protocol::Anthropic),
+            _ => None,
         }
     }
 }

@@ -115,7 +115,13 @@ fn spawned_server_works_from_a_plain_test_and_unknown_paths_are_404() {
             .await
             .unwrap();
         assert_eq!(missing.status(), 404);
+        let doubled = client
+            .post(format!("{}/v1/messages", server.url()))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(doubled.status(), 404, "/v1/v1/messages is no route");
     });
-    assert_eq!(server.request_count(), 2);
+    assert_eq!(server.request_count(), 3);
     drop(server); // joins the server thread
 }

@@ -13,7 +13,7 @@
 
 use futures::StreamExt;
 use sleuth::llm::{
-    open_provider, open_stack, ChatModel, ChatRequest, CostBudget, EnvSource, Message,
+    open_provider, open_stack, CacheSpec, ChatModel, ChatRequest, CostBudget, EnvSource, Message,
     ModelOptions, ModelSpec, RateLimit, RetryPolicy,
 };
 use sleuth_testkit::{MockServer, Reply};
@@ -54,7 +54,7 @@ async fn main() {
     let opts = ModelOptions {
         timeout: Duration::from_secs(30),
         retry: RetryPolicy::default(),
-        cache_dir: Some(cache.path().to_path_buf()),
+        cache: Some(CacheSpec::Sqlite(cache.path().to_path_buf())),
         rate_limit: Some(RateLimit {
             requests_per_minute: Some(600_000.0),
             tokens_per_minute: Some(60_000_000.0),

@@ -23,8 +23,18 @@ pub enum Error {
         #[source]
         source: std::io::Error,
     },
+    /// Another process is writing this run directory (see `eval::lock`).
+    #[error("{}: another sleuth is writing this run directory ({}); wait for it to finish or use another --out", .dir.display(), holder(.pid))]
+    RunLocked { dir: PathBuf, pid: Option<u32> },
     #[error("{0}")]
     Invalid(String),
+}
+
+fn holder(pid: &Option<u32>) -> String {
+    match pid {
+        Some(pid) => format!("pid {pid}"),
+        None => "pid unknown".to_string(),
+    }
 }
 
 impl Error {

@@ -12,6 +12,7 @@
 //! - [`methods`]: the agents, built by composing prompts and policies on one loop.
 //! - [`eval`]: run records, the runner, official metrics and statistics.
 //! - [`report`]: tables, plots and trace viewers built from run records alone.
+//! - [`terminal`]: untrusted text made safe to print on a terminal.
 
 pub mod data;
 pub mod env;
@@ -22,5 +23,6 @@ pub mod memory;
 pub mod methods;
 pub mod report;
 pub mod retrieval;
+pub mod terminal;
 
 pub use error::{Error, Result};

@@ -1,17 +1,24 @@
-//! `sleuth ask`: one question, one method, every turn shown as it happens.
+//! `sleuth ask`: one question, one method, every turn shown as it happens: the memory
+//! in sections with what changed since the previous turn marked, the actions and
+//! their observations cut to the terminal's width, and a spinner on stderr while the
+//! model is thinking (only on a terminal).
 
 use crate::resolve::{self, MethodArgs, ModelArgs};
 use crate::show;
 use anyhow::{anyhow, bail, Context, Result};
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use sleuth::data::{self, Dataset, Paragraph, Question};
-use sleuth::eval::metrics;
-use sleuth::methods::{RunContext, TurnObserver};
+use sleuth::eval::{run_episode, Outcome};
+use sleuth::memory::WorkingMemory;
+use sleuth::methods::TurnObserver;
+use sleuth::terminal::terminal_safe;
 use std::path::PathBuf;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 #[derive(clap::Args)]
 pub struct Args {
-    /// Method name, e.g. sleuth or react.
+    /// Method name, e.g. sleuth or react (`sleuth methods` lists them).
     #[arg(long, default_value = "sleuth")]
     pub method: String,
     #[command(flatten)]
@@ -40,35 +47,82 @@ pub struct Args {
 
 struct Printer {
     full: bool,
+    width: usize,
+    /// The memory after the previous turn, to mark what changed.
+    previous: Mutex<Option<WorkingMemory>>,
+    waiting: ProgressBar,
 }
 
 impl TurnObserver for Printer {
     fn turn(&self, turn: &sleuth::methods::Turn) {
-        print!("{}", show::turn(turn, self.full));
+        let mut previous = self.previous.lock().unwrap_or_else(|e| e.into_inner());
+        let text = show::turn_since(turn, previous.as_ref(), self.full, self.width);
+        self.waiting.suspend(|| print!("{text}"));
+        if let Some(state) = &turn.state {
+            *previous = Some(state.clone());
+        }
+        self.waiting
+            .set_message(format!("turn {} done; waiting for the model…", turn.number));
     }
+}
+
+/// A spinner on stderr while the model works; hidden when stderr is not a terminal.
+fn spinner() -> ProgressBar {
+    let bar = ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr());
+    bar.set_style(
+        ProgressStyle::with_template("{spinner} {msg} {elapsed}")
+            .unwrap_or_else(|_| ProgressStyle::default_spinner()),
+    );
+    bar.set_message("waiting for the model…");
+    bar.enable_steady_tick(Duration::from_millis(120));
+    bar
 }
 
 pub fn run(args: Args) -> Result<()> {
     let question = question(&args)?;
     let config = args.options.config()?;
     let method = resolve::methods(&args.method, &config)?.remove(0);
+    crate::cost::pricing(
+        &args.model.model,
+        args.model.prices.as_deref(),
+        args.model.max_cost,
+    )?;
     let stack = args.model.open_stack()?;
-    let mut ctx = RunContext::new(stack.model());
-    ctx.observer = Some(Arc::new(Printer { full: args.full }));
-
-    println!("Question: {}\n", question.text);
+    println!("Question: {}", terminal_safe(&question.text));
+    println!("(memory marks: + new, ~ changed, - dropped since the previous turn)\n");
+    // The spinner starts after these lines: from now on stdout is written only through
+    // it (`suspend`), so it never draws over text.
+    let printer = Arc::new(Printer {
+        full: args.full,
+        width: show::width(),
+        previous: Mutex::new(None),
+        waiting: spinner(),
+    });
+    let observer: Arc<dyn TurnObserver> = printer.clone();
     let runtime = tokio::runtime::Runtime::new()?;
-    let episode = runtime
-        .block_on(method.run(&question, &ctx))
-        .map_err(|e| anyhow!("{e}"))?;
-    println!("{}", show::outcome(&episode));
+    let outcome = runtime.block_on(run_episode(
+        &stack,
+        &args.model.model,
+        &question,
+        &method,
+        Some(observer),
+    ));
+    printer.waiting.finish_and_clear();
+    let record = match outcome {
+        Outcome::Record(record) => record,
+        Outcome::Halted(reason) => bail!("stopped before exceeding the cost budget ({reason})"),
+        Outcome::Skipped => unreachable!("a single episode is never skipped"),
+    };
+    println!("{}", show::outcome(&record));
+    if let Some(e) = &record.error {
+        bail!("{e}");
+    }
     if question.answers.iter().any(|a| !a.is_empty()) {
-        let s = metrics::answer_scores(&question, episode.answer.as_deref());
         println!(
             "Gold: {}   EM {:.0}  F1 {:.2}",
-            question.answers.join(" | "),
-            s.em,
-            s.f1
+            terminal_safe(&question.answers.join(" | ")),
+            record.em,
+            record.f1
         );
     }
     Ok(())

@@ -7,6 +7,7 @@
 use anyhow::{bail, Result};
 use clap::{Args, Subcommand};
 use sleuth::data::{self, Corpus, Dataset, DatasetStats, Question};
+use sleuth::terminal::terminal_safe_lines;
 use std::path::{Path, PathBuf};
 
 #[derive(Subcommand)]
@@ -31,7 +32,7 @@ pub struct StatsArgs {
     #[arg(long)]
     pub data: Option<PathBuf>,
     /// Only questions with this many hops.
-    #[arg(long)]
+    #[arg(long, value_parser = clap::value_parser!(u8).range(1..))]
     pub hops: Option<u8>,
     /// Print one JSON object instead of a table.
     #[arg(long)]
@@ -122,7 +123,7 @@ fn stats(args: StatsArgs) -> Result<()> {
         value["file"] = path.display().to_string().into();
         println!("{}", serde_json::to_string_pretty(&value)?);
     } else {
-        print!("{}", render(&path, &stats));
+        print!("{}", terminal_safe_lines(&render(&path, &stats)));
     }
     Ok(())
 }

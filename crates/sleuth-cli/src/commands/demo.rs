@@ -4,10 +4,10 @@
 
 use crate::resolve::{self, MethodArgs, ModelArgs};
 use crate::show;
-use anyhow::{anyhow, Result};
+use anyhow::{bail, Result};
 use sleuth::data::{self, Dataset, Question};
-use sleuth::eval::{RecordContext, RunRecord};
-use sleuth::methods::{RunContext, Turn, TurnObserver};
+use sleuth::eval::{run_episode, Outcome, RunRecord};
+use sleuth::methods::{Turn, TurnObserver};
 use std::path::Path;
 use std::sync::Arc;
 use std::time::Instant;
@@ -28,7 +28,7 @@ pub struct Args {
     #[arg(long, default_value = "sleuth,react")]
     pub methods: String,
     /// How many of the bundled questions to run.
-    #[arg(long, default_value_t = 4)]
+    #[arg(long, default_value_t = 4, value_parser = crate::bounds::count(1..))]
     pub questions: usize,
     /// Method options (`--set key=value`); the demo defaults to turns=5, max_tokens=256.
     #[arg(long = "set", value_name = "KEY=VALUE")]
@@ -80,30 +80,29 @@ pub fn run(args: Args) -> Result<()> {
         let mut records = Vec::new();
         let started = Instant::now();
         for q in &questions {
-            let session = stack.session();
-            let mut ctx = RunContext::new(session.clone());
-            if !args.quiet {
-                ctx.observer = Some(Arc::new(Printer));
+            let observer: Option<Arc<dyn TurnObserver>> = if args.quiet {
+                None
+            } else {
                 println!("━━ {} · {} ━━\nQuestion: {}\n", method.name(), q.id, q.text);
-            }
-            let episode = runtime
-                .block_on(method.run(q, &ctx))
-                .map_err(|e| anyhow!("{e}"))?;
+                Some(Arc::new(Printer))
+            };
+            let record =
+                match runtime.block_on(run_episode(&stack, &args.model, q, method, observer)) {
+                    Outcome::Record(record) => record,
+                    Outcome::Halted(reason) => bail!("the demo stopped: {reason}"),
+                    Outcome::Skipped => unreachable!("a single episode is never skipped"),
+                };
             if !args.quiet {
                 println!(
                     "{}\nGold: {}\n",
-                    show::outcome(&episode),
+                    show::outcome(&record),
                     q.answers.join(" | ")
                 );
             }
-            let stats = session.stats().snapshot();
-            let rc = RecordContext {
-                method: method.name(),
-                model: &args.model,
-                retries: stats.retries as u32,
-                cost_usd: stats.cost_usd,
-            };
-            records.push(RunRecord::from_episode(q, episode, &rc));
+            if let Some(e) = &record.error {
+                bail!("{} on {}: {e}", method.name(), q.id);
+            }
+            records.push(*record);
         }
         rows.push((
             method.name().to_string(),

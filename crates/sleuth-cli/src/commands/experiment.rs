@@ -29,13 +29,13 @@
 //! grid = { nudge = [0.3, 0.5, 0.7, 1.0, "none"] }   # cartesian product
 //! ```
 //!
-//! Option keys are passed through to eval unchanged; the recipes use `turns` (T),
-//! `top_k`, `nudge` (α as a fraction of T, or `none`), `tau`, `enforce`, `stopping`,
-//! `reads` (EIR's H), `trials`, `setting` (`eir` for the titles-only EIR setting),
-//! `list_feedback`, `dependency_repair` and `extra_reads`.
+//! Option keys are passed through to eval unchanged and checked against the methods of
+//! each job before anything runs (`sleuth methods NAME` lists what a method reads).
 
 use anyhow::{bail, Context};
 use serde::Deserialize;
+use sleuth::methods::registry;
+use sleuth::methods::settings::Settings;
 use sleuth::report::table::{Cell, Table};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -48,7 +48,9 @@ pub struct Args {
     /// Model spec for every job (e.g. openai:gpt-4.1-mini).
     #[arg(long, value_name = "SPEC")]
     pub model: String,
-    /// List the jobs, episode counts and estimated model calls; run nothing.
+    /// List the jobs, episode counts, and estimated model calls, tokens and dollars per
+    /// job and in total (measured in earlier records under --out when present); run
+    /// nothing.
     #[arg(long)]
     pub dry_run: bool,
     /// Output root; each job writes a run directory below it (default: runs/NAME).
@@ -58,8 +60,20 @@ pub struct Args {
     #[arg(long, value_name = "DIR")]
     pub data_root: Option<PathBuf>,
     /// Override the recipe's per-split question limit (e.g. a 5-question smoke run).
-    #[arg(long)]
+    #[arg(long, value_parser = crate::bounds::count(1..))]
     pub limit: Option<usize>,
+    /// Run shard I of N of every job (`I/N`, or `auto` from a Slurm array or Kubernetes
+    /// indexed Job); the shard writes its own tree, OUT/shard-I-of-N (docs/cluster.md).
+    #[arg(long, value_name = "I/N|auto")]
+    pub shard: Option<String>,
+    /// Response cache of every job: a directory (SQLite) or redis://HOST:PORT/DB.
+    #[arg(
+        long,
+        env = "SLEUTH_CACHE",
+        hide_env_values = true,
+        value_name = "DIR|URL"
+    )]
+    pub cache: Option<String>,
 }
 
 /// A scalar recipe value (numbers and booleans are passed to eval as strings).
@@ -317,37 +331,13 @@ fn grid_points(grid: &BTreeMap<String, Vec<Scalar>>) -> Vec<Vec<(String, String)
     points
 }
 
-/// Estimated model calls per episode of `method` under `settings`.
-///
-/// | methods | estimate |
-/// |---|---|
-/// | react, react-cot, self-ask, ircot, notes, facts-only, facts-hyp, facts-q, sleuth | T (the turn budget; an upper bound, finished episodes stop sooner), + 5 reminders with `enforce` |
-/// | reflexion (pool setting) | 2 episodes × T + 1 reflection (upper bound) |
-/// | reflexion (`setting = eir`) | 12.4, the EIR paper's mean for oracle-stopped 5-trial Reflexion |
-/// | direct, eir | H + 2: H reads, a submit decision, the final answer call (EIR paper mean for eir: 4.85) |
-/// | full-pool | 1 |
-/// | ssr | 35.3, the EIR paper's mean for Agentic SSR |
-///
-/// Unknown methods count as T.
-pub fn calls_per_episode(method: &str, settings: &BTreeMap<String, String>) -> f64 {
-    let num = |k: &str, d: f64| {
-        settings
-            .get(k)
-            .and_then(|v| v.parse::<f64>().ok())
-            .unwrap_or(d)
-    };
-    let turns = num("turns", 20.0);
-    let reads = num("reads", 6.0);
-    let enforce = settings.get("enforce").is_some_and(|v| v == "true");
-    let eir_setting = settings.get("setting").is_some_and(|v| v == "eir");
-    match method {
-        "full-pool" => 1.0,
-        "ssr" => 35.3,
-        "direct" | "eir" => reads + 2.0,
-        "reflexion" if eir_setting => 12.4,
-        "reflexion" => 2.0 * turns + 1.0,
-        _ => turns + if enforce { 5.0 } else { 0.0 },
-    }
+/// Model calls one episode of `method` spends at most under the job's settings: its
+/// registry row's estimate (the budgets; exactly what a run spends when every budget is
+/// used up).
+pub fn calls_per_episode(method: &str, settings: &BTreeMap<String, String>) -> anyhow::Result<f64> {
+    let spec = registry::spec(method).map_err(|e| anyhow::anyhow!(e))?;
+    let typed = Settings::parse(settings, false).map_err(|e| anyhow::anyhow!(e))?;
+    Ok((spec.estimate)(&typed))
 }
 
 /// Questions a job will run: the split's size (MuSiQue hop splits counted from the
@@ -384,10 +374,26 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     if let Some(l) = args.limit {
         jobs.iter_mut().for_each(|j| j.limit = Some(l));
     }
-    let out_root = args
+    let shard = args
+        .shard
+        .as_deref()
+        .map(crate::shard::Shard::resolve)
+        .transpose()?;
+    let mut out_root = args
         .out
         .clone()
         .unwrap_or_else(|| PathBuf::from("runs").join(&name));
+    if let Some(s) = shard {
+        // Shards of one job may not share a run directory (run.json names its shard).
+        out_root = out_root.join(format!("shard-{}-of-{}", s.index, s.count));
+    }
+    let mut extra = Vec::new();
+    if let Some(s) = shard {
+        extra.extend(["--shard".to_string(), s.to_string()]);
+    }
+    if let Some(c) = &args.cache {
+        extra.extend(["--cache".to_string(), c.clone()]);
+    }
     for job in &jobs {
         validate(job).with_context(|| {
             format!("{}: job {}", args.file.display(), job.out_subdir.display())
@@ -406,8 +412,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         }
     }
     if args.dry_run {
-        print_plan(&name, &description, &jobs, &args.model, &out_root);
-        return Ok(());
+        return print_plan(&name, &description, &jobs, &args.model, &out_root, &extra);
     }
     for (i, job) in jobs.iter().enumerate() {
         let dir = out_root.join(&job.out_subdir);
@@ -418,41 +423,64 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             job.methods.join(","),
             dir.display()
         );
-        run_job(job, &args.model, &out_root)
+        run_job(job, &args.model, &out_root, &extra)
             .with_context(|| format!("job {} ({})", i + 1, job.out_subdir.display()))?;
     }
-    eprintln!("done: sleuth report {}", out_root.display());
+    match (shard, out_root.parent()) {
+        (Some(s), Some(all)) => eprintln!(
+            "done: shard {s}; once every shard is done, `sleuth report {}` merges them",
+            all.display()
+        ),
+        _ => eprintln!("done: sleuth report {}", out_root.display()),
+    }
     Ok(())
 }
 
 /// Checks a job's method names and settings before anything runs, so a typo in a
 /// recipe fails at once rather than hours into a grid.
 fn validate(job: &ExperimentJob) -> anyhow::Result<()> {
-    sleuth::methods::registry::check_setting_keys(&job.settings).map_err(|e| anyhow::anyhow!(e))?;
-    let config = sleuth::methods::registry::MethodConfig {
-        settings: job.settings.clone(),
-        prompts: std::sync::Arc::new(sleuth::methods::PromptSet::default()),
-        corpus: None,
-    };
+    let config = registry::MethodConfig::new(job.settings.clone());
     crate::resolve::methods(&job.methods.join(","), &config).map(|_| ())
 }
 
 /// Runs one job exactly as its `sleuth eval` command line would, writing its run
 /// directory at `out_root/job.out_subdir`.
-fn run_job(job: &ExperimentJob, model: &str, out_root: &Path) -> anyhow::Result<()> {
+fn run_job(
+    job: &ExperimentJob,
+    model: &str,
+    out_root: &Path,
+    extra: &[String],
+) -> anyhow::Result<()> {
     use clap::Parser;
     #[derive(Parser)]
     struct EvalLine {
         #[command(flatten)]
         args: crate::commands::eval::Args,
     }
-    let argv = job.eval_args(model, out_root);
-    eprintln!("sleuth {}", argv.join(" "));
+    let mut argv = job.eval_args(model, out_root);
+    argv.extend(extra.iter().cloned());
+    eprintln!("sleuth {}", shown(&argv));
     let line = EvalLine::try_parse_from(argv)?;
     crate::commands::eval::run(line.args)
 }
 
-fn print_plan(name: &str, description: &str, jobs: &[ExperimentJob], model: &str, out_root: &Path) {
+/// A command line for people to read: a cache URL's password is left out.
+fn shown(argv: &[String]) -> String {
+    let parts: Vec<String> = argv
+        .iter()
+        .map(|a| sleuth::llm::middleware::redact(a))
+        .collect();
+    parts.join(" ")
+}
+
+fn print_plan(
+    name: &str,
+    description: &str,
+    jobs: &[ExperimentJob],
+    model: &str,
+    out_root: &Path,
+    extra: &[String],
+) -> anyhow::Result<()> {
     let title = format!("experiment {name}: {description}");
     let cols = [
         "#",
@@ -463,15 +491,23 @@ fn print_plan(name: &str, description: &str, jobs: &[ExperimentJob], model: &str
         "questions",
         "episodes",
         "calls (est.)",
+        "input tok",
+        "output tok",
+        "USD (est.)",
     ];
     let mut table = Table::new("plan", &title, &cols);
+    // Dollars: measured per-call means from earlier runs under the output root.
+    let (_, pricing) = crate::cost::pricing(model, None, None)?;
+    let history = crate::cost::history(&[out_root.to_path_buf()]);
+    let mut estimates = Vec::new();
+    let mut usages: Vec<(String, sleuth::eval::estimate::Usage)> = Vec::new();
     let (mut episodes, mut calls, mut unknown) = (0usize, 0.0f64, 0usize);
     for (i, j) in jobs.iter().enumerate() {
         let per_q: f64 = j
             .methods
             .iter()
             .map(|m| calls_per_episode(m, &j.settings))
-            .sum();
+            .sum::<anyhow::Result<f64>>()?;
         let settings: Vec<String> = j.settings.iter().map(|(k, v)| format!("{k}={v}")).collect();
         let mut row = vec![
             Cell::Int(i as u64 + 1),
@@ -484,23 +520,40 @@ fn print_plan(name: &str, description: &str, jobs: &[ExperimentJob], model: &str
             Some(q) => {
                 episodes += q * j.methods.len();
                 calls += q as f64 * per_q;
-                row.extend([
-                    Cell::Int(q as u64),
-                    Cell::Int((q * j.methods.len()) as u64),
-                    Cell::Num(q as f64 * per_q, 0),
-                ]);
+                let mut parts = Vec::new();
+                for m in &j.methods {
+                    let budget = calls_per_episode(m, &j.settings)?;
+                    let usage = sleuth::eval::estimate::Usage::of(m, model, &history, budget);
+                    parts.push(sleuth::eval::estimate::Estimate::new(q, &usage, pricing));
+                    if !usages.iter().any(|(n, _)| n == m) {
+                        usages.push((m.clone(), usage));
+                    }
+                }
+                let e = sleuth::eval::estimate::Estimate::total(&parts);
+                estimates.push(e);
+                row.extend([Cell::Int(q as u64), Cell::Int((q * j.methods.len()) as u64)]);
+                row.extend(crate::cost::cells(Some(&e)));
             }
             None => {
                 unknown += 1;
-                row.extend([Cell::Missing, Cell::Missing, Cell::Missing]);
+                row.extend([Cell::Missing, Cell::Missing]);
+                row.extend(crate::cost::cells(None));
             }
         }
         table.push(row);
     }
     print!("{}", table.to_markdown());
     println!(
-        "\n{} jobs, {episodes} episodes, about {calls:.0} model calls (turn-budgeted methods counted at their full budget: an upper bound)",
+        "\n{} jobs, {episodes} episodes, at most {calls:.0} model calls (every budget used up; `sleuth methods NAME` shows each method's estimate)",
         jobs.len()
+    );
+    print!(
+        "{}",
+        crate::cost::footer(
+            &sleuth::eval::estimate::Estimate::total(&estimates),
+            model,
+            &usages
+        )
     );
     if unknown > 0 {
         println!(
@@ -509,8 +562,11 @@ fn print_plan(name: &str, description: &str, jobs: &[ExperimentJob], model: &str
     }
     println!("\nequivalent commands:");
     for j in jobs {
-        println!("sleuth {}", j.eval_args(model, out_root).join(" "));
+        let mut argv = j.eval_args(model, out_root);
+        argv.extend(extra.iter().cloned());
+        println!("sleuth {}", shown(&argv));
     }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -539,13 +595,15 @@ mod tests {
     }
 
     #[test]
-    fn estimates_follow_the_documented_table() {
+    fn estimates_come_from_the_registry_with_the_jobs_settings() {
         let mut s = BTreeMap::new();
-        assert_eq!(calls_per_episode("react", &s), 20.0);
-        assert_eq!(calls_per_episode("reflexion", &s), 41.0);
+        assert_eq!(calls_per_episode("react", &s).unwrap(), 20.0);
+        assert_eq!(calls_per_episode("reflexion", &s).unwrap(), 41.0);
+        assert_eq!(calls_per_episode("eir-reflexion", &s).unwrap(), 34.0);
         s.insert("reads".into(), "10".into());
-        assert_eq!(calls_per_episode("eir", &s), 12.0);
-        s.insert("setting".into(), "eir".into());
-        assert_eq!(calls_per_episode("reflexion", &s), 12.4);
+        assert_eq!(calls_per_episode("eir", &s).unwrap(), 12.0);
+        s.insert("extra_reads".into(), "2".into());
+        assert_eq!(calls_per_episode("eir", &s).unwrap(), 14.0);
+        assert!(calls_per_episode("rekt", &s).is_err());
     }
 }

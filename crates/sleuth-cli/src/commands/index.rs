@@ -1,8 +1,10 @@
-//! `sleuth index build` and `sleuth index search`: the BM25 corpus index of the open-
+//! `sleuth index build`, `search` and `check`: the BM25 corpus index of the open-
 //! corpus setting. Build streams a JSON Lines corpus with a progress bar (a live bar on
 //! a terminal, plain lines otherwise, so logs stay readable) and prints a summary;
 //! search prints the top hits, optionally with a per-term breakdown of each score that
-//! can be checked by hand, or JSON for scripts.
+//! can be checked by hand, or JSON for scripts; check verifies every checksum and
+//! decodes the whole index. Titles and ids are corpus data: printed through
+//! `terminal_safe`.
 
 use anyhow::Context;
 use clap::{Args as ClapArgs, Subcommand};
@@ -11,6 +13,7 @@ use serde_json::json;
 use sleuth::retrieval::bm25::{
     build_from_jsonl, Bm25Index, Bm25Params, BuildProgress, Explanation,
 };
+use sleuth::terminal::{terminal_safe, terminal_safe_lines};
 use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::time::Instant;
@@ -21,6 +24,12 @@ pub enum IndexCommand {
     Build(BuildArgs),
     /// Search an index and print the top hits.
     Search(SearchArgs),
+    /// Verify an index: every checksum, then decode all of it (opening verifies only
+    /// the header and the small parts).
+    Check {
+        /// The index directory.
+        dir: PathBuf,
+    },
 }
 
 #[derive(ClapArgs)]
@@ -32,10 +41,10 @@ pub struct BuildArgs {
     #[arg(long)]
     out: PathBuf,
     /// BM25 term-frequency saturation stored as the index default.
-    #[arg(long, default_value_t = 0.9)]
+    #[arg(long, default_value_t = 0.9, value_parser = crate::bounds::non_negative)]
     k1: f64,
-    /// BM25 length normalization stored as the index default.
-    #[arg(long, default_value_t = 0.4)]
+    /// BM25 length normalization stored as the index default (0 to 1).
+    #[arg(long, default_value_t = 0.4, value_parser = crate::bounds::unit_interval)]
     b: f64,
 }
 
@@ -46,7 +55,7 @@ pub struct SearchArgs {
     /// The query text.
     query: String,
     /// How many hits to show.
-    #[arg(short = 'k', long = "top-k", default_value_t = 10)]
+    #[arg(short = 'k', long = "top-k", default_value_t = 10, value_parser = crate::bounds::count(1..=100_000))]
     k: usize,
     /// Show each query term's idf, tf, the document length and its contribution.
     #[arg(long)]
@@ -55,10 +64,10 @@ pub struct SearchArgs {
     #[arg(long)]
     json: bool,
     /// Score with this k1 instead of the index's.
-    #[arg(long)]
+    #[arg(long, value_parser = crate::bounds::non_negative)]
     k1: Option<f64>,
-    /// Score with this b instead of the index's.
-    #[arg(long)]
+    /// Score with this b instead of the index's (0 to 1).
+    #[arg(long, value_parser = crate::bounds::unit_interval)]
     b: Option<f64>,
 }
 
@@ -66,7 +75,23 @@ pub fn run(command: IndexCommand) -> anyhow::Result<()> {
     match command {
         IndexCommand::Build(a) => build(a),
         IndexCommand::Search(a) => search(a),
+        IndexCommand::Check { dir } => check(&dir),
     }
+}
+
+fn check(dir: &std::path::Path) -> anyhow::Result<()> {
+    let started = Instant::now();
+    let report = Bm25Index::open(dir)?.check()?;
+    println!(
+        "{}: ok ({} paragraphs, {} terms, {} postings; {:.1} MiB verified in {:.2} s)",
+        dir.display(),
+        report.docs,
+        report.terms,
+        report.postings,
+        report.bytes as f64 / (1 << 20) as f64,
+        started.elapsed().as_secs_f64()
+    );
+    Ok(())
 }
 
 fn build(a: BuildArgs) -> anyhow::Result<()> {
@@ -200,15 +225,19 @@ fn search(a: SearchArgs) -> anyhow::Result<()> {
         if terms.is_empty() {
             "(none)".to_string()
         } else {
-            terms.join(" ")
+            terminal_safe(&terms.join(" ")).into_owned()
         },
         rows.len(),
         elapsed.as_secs_f64() * 1e3
     );
     for (rank, score, doc, e) in &rows {
-        println!("{rank:>3}. {score:.6}  [id {}] {}", doc.id, doc.title);
+        println!(
+            "{rank:>3}. {score:.6}  [id {}] {}",
+            terminal_safe(&doc.id),
+            terminal_safe(&doc.title)
+        );
         if let Some(e) = e {
-            print!("{e}");
+            print!("{}", terminal_safe_lines(&e.to_string()));
         }
     }
     Ok(())

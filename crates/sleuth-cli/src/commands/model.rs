@@ -34,10 +34,10 @@ pub struct BenchArgs {
     #[arg(long, default_value = "smollm2")]
     model: String,
     /// Inference threads (default: all cores).
-    #[arg(long)]
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=1024))]
     threads: Option<u32>,
     /// Turns of the episode-like sequence.
-    #[arg(long, default_value_t = 10)]
+    #[arg(long, default_value_t = 10, value_parser = crate::bounds::count(1..=1000))]
     turns: usize,
     /// A Python with `llama-cpp-python` installed: measure llama.cpp directly on the same
     /// file and threads in this run and print our speed as a ratio of it.

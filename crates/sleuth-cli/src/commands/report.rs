@@ -5,9 +5,10 @@
 //! figures, `--html` a trace viewer per run.
 
 use anyhow::{bail, Context};
-use sleuth::eval::analysis::{load, Analysis, Options};
+use sleuth::eval::analysis::{load, Analysis, HolmFamily, Options};
 use sleuth::eval::stats::{DEFAULT_RESAMPLES, DEFAULT_SEED};
 use sleuth::report;
+use sleuth::terminal::{terminal_safe, terminal_safe_lines};
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
@@ -24,22 +25,35 @@ pub struct Args {
     /// Print everything as one JSON object instead of tables.
     #[arg(long)]
     pub json: bool,
-    /// Also write every table as CSV and JSON, report.json, and SVG figures here.
+    /// Also write every table as tidy CSV, JSON and JSON Lines (snake_case columns, one
+    /// value per cell), report.md, report.json, and SVG figures here.
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
-    /// Write a trace viewer (trace.html) per run, into --out or else the run directory.
+    /// Write a trace viewer (trace.html) per run, into --out or else the run directory,
+    /// and (into --out, or the one DIR given) index.html linking every trace page, table
+    /// and figure, and questions.html with every method's answer side by side.
     #[arg(long)]
     pub html: bool,
     /// Memory-dynamics cohort: episodes lasting at least this many turns
     /// (default: 70% of the longest episode).
-    #[arg(long, value_name = "TURNS")]
+    #[arg(long, value_name = "TURNS", value_parser = clap::value_parser!(u32).range(1..))]
     pub cohort: Option<u32>,
+    /// Which comparisons share one Holm correction: all (every comparison), dataset (one
+    /// family per dataset and model), or arm (one per compared arm across datasets: a
+    /// baseline row of the SLEUTH paper's Table 1).
+    #[arg(long, value_name = "FAMILY", default_value = "all", value_parser = parse_family)]
+    pub holm_family: HolmFamily,
     /// Bootstrap seed.
     #[arg(long, default_value_t = DEFAULT_SEED)]
     pub seed: u64,
     /// Bootstrap resamples.
-    #[arg(long, default_value_t = DEFAULT_RESAMPLES)]
+    #[arg(long, default_value_t = DEFAULT_RESAMPLES, value_parser = crate::bounds::count(1..=10_000_000))]
     pub resamples: usize,
+}
+
+fn parse_family(value: &str) -> Result<HolmFamily, String> {
+    HolmFamily::parse(value)
+        .ok_or_else(|| format!("expected one of {}", HolmFamily::NAMES.join(", ")))
 }
 
 pub fn run(args: Args) -> anyhow::Result<()> {
@@ -56,16 +70,36 @@ pub fn run(args: Args) -> anyhow::Result<()> {
                 methods.into_iter().collect::<Vec<_>>().join(", ")
             );
         }
+        // A method with several arms (a sweep) is ambiguous: name one arm.
+        if !set.arms.iter().any(|a| &a.key.name() == b) {
+            let arms: BTreeSet<String> = set
+                .arms
+                .iter()
+                .filter(|a| &a.key.method == b)
+                .map(|a| a.key.name())
+                .collect();
+            if arms.len() > 1 {
+                bail!(
+                    "baseline `{b}` has {} arms; name one: {}",
+                    arms.len(),
+                    arms.into_iter()
+                        .map(|a| format!("--baseline '{a}'"))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                );
+            }
+        }
     }
     let options = Options {
         baseline: args.baseline.clone(),
         cohort_turns: args.cohort,
         resamples: args.resamples,
         seed: args.seed,
+        holm_family: args.holm_family,
     };
     let analysis = Analysis::build(&set, &options);
     for w in &analysis.warnings {
-        eprintln!("warning: {w}");
+        eprintln!("warning: {}", terminal_safe(w));
     }
     if args.json {
         println!(
@@ -73,32 +107,144 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             serde_json::to_string_pretty(&report::json(&analysis))?
         );
     } else {
-        print!("{}", report::markdown(&analysis));
+        print!("{}", terminal_safe_lines(&report::markdown(&analysis)));
         if args.baseline.is_none() && analysis.summaries.len() > 1 {
             println!("\n(Pass --baseline METHOD for paired comparisons.)");
         }
     }
+    let mut written = Vec::new();
     if let Some(out) = &args.out {
-        let files = report::write_outputs(&analysis, out)?;
-        eprintln!("wrote {} files to {}", files.len(), out.display());
+        written = report::write_outputs(&analysis, out)?;
+        eprintln!("wrote {} files to {}", written.len(), out.display());
     }
     if args.html {
-        write_traces(&set, args.out.as_deref())?;
+        let traces = write_traces(&set, args.out.as_deref())?;
+        // The index goes beside the other outputs, else into the one directory given.
+        let index_dir = match (&args.out, args.dirs.as_slice()) {
+            (Some(o), _) => Some(o.clone()),
+            (None, [one]) if one.is_dir() => Some(one.clone()),
+            _ => None,
+        };
+        match index_dir {
+            Some(dir) => write_index(&set, &traces, &written, &dir)?,
+            None => {
+                eprintln!("(pass --out DIR for index.html and the side-by-side questions page)")
+            }
+        }
     }
     Ok(())
 }
 
+/// `index.html` and `questions.html` in `dir`, linking the trace pages and `files`.
+fn write_index(
+    set: &sleuth::eval::analysis::RecordSet,
+    traces: &[(PathBuf, PathBuf, usize)],
+    files: &[PathBuf],
+    dir: &Path,
+) -> anyhow::Result<()> {
+    let pages: Vec<report::index::PageLink> = traces
+        .iter()
+        .map(|(run, page, n)| {
+            let source = set.sources.iter().find(|s| &s.dir == run);
+            let summary = source.map_or_else(String::new, |s| {
+                let c = &s.config;
+                format!(
+                    "{} · {} · {}",
+                    c.dataset.as_deref().unwrap_or("-"),
+                    c.methods.join(", "),
+                    c.model.as_deref().unwrap_or("-")
+                )
+            });
+            report::index::PageLink {
+                href: relative(dir, page),
+                run: run.display().to_string(),
+                records: *n,
+                summary,
+            }
+        })
+        .collect();
+    let hrefs: Vec<String> = files
+        .iter()
+        .filter(|f| {
+            f.extension()
+                .is_some_and(|e| e == "svg" || e == "csv" || e == "md" || e == "json")
+        })
+        .map(|f| relative(dir, f))
+        .collect();
+    let by_run: std::collections::HashMap<&Path, &Path> = traces
+        .iter()
+        .map(|(run, page, _)| (run.as_path(), page.as_path()))
+        .collect();
+    let questions = report::index::side_by_side(set, &|run: &Path| {
+        by_run.get(run).map(|page| relative(dir, page))
+    });
+    let index = report::index::index(&pages, Some("questions.html"), &hrefs);
+    std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    for (name, text) in [("index.html", index), ("questions.html", questions)] {
+        let path = dir.join(name);
+        std::fs::write(&path, text).with_context(|| format!("writing {}", path.display()))?;
+        eprintln!("wrote {}", path.display());
+    }
+    Ok(())
+}
+
+/// `to` as a link from a page in `from` (`../run/trace.html`), `/` separated.
+fn relative(from: &Path, to: &Path) -> String {
+    let abs = |p: &Path| {
+        std::path::absolute(p)
+            .map(|p| {
+                p.components()
+                    .map(|c| c.as_os_str().to_os_string())
+                    .collect::<Vec<_>>()
+            })
+            .unwrap_or_default()
+    };
+    let (f, t) = (abs(from), abs(to));
+    let common = f.iter().zip(&t).take_while(|(a, b)| a == b).count();
+    let mut parts: Vec<String> = vec!["..".to_string(); f.len() - common];
+    parts.extend(t[common..].iter().map(|c| c.to_string_lossy().into_owned()));
+    parts.join("/")
+}
+
 /// One `trace.html` per run: in the run directory, or under `out` (directly for a
-/// single run, in a subdirectory named after each run otherwise).
-fn write_traces(set: &sleuth::eval::analysis::RecordSet, out: Option<&Path>) -> anyhow::Result<()> {
+/// single run, in a subdirectory named after each run otherwise). Returns (run
+/// directory, page, records) per page.
+fn write_traces(
+    set: &sleuth::eval::analysis::RecordSet,
+    out: Option<&Path>,
+) -> anyhow::Result<Vec<(PathBuf, PathBuf, usize)>> {
     let pages = report::trace_pages(set);
     let single = pages.len() == 1;
+    // Subdirectories are named by what tells the runs apart (`musique`, not
+    // `tmp_runs_musique`): the part below the runs' common ancestor.
+    let common: usize = pages
+        .iter()
+        .map(|(d, _)| d.components().collect::<Vec<_>>())
+        .reduce(|a, b| {
+            a.into_iter()
+                .zip(b)
+                .take_while(|(x, y)| x == y)
+                .map(|(x, _)| x)
+                .collect()
+        })
+        .map_or(0, |c| c.len());
+    let mut written = Vec::new();
     for (dir, html) in pages {
+        let records = set
+            .arms
+            .iter()
+            .flat_map(|a| &a.origins)
+            .filter(|&&o| set.sources[o].dir == dir)
+            .count();
         let target = match out {
             None => dir.join("trace.html"),
             Some(o) if single => o.join("trace.html"),
             Some(o) => {
-                let name = report::slug(&dir.display().to_string());
+                let below: PathBuf = dir.components().skip(common).collect();
+                let mut name = report::slug(&below.display().to_string());
+                if name.is_empty() {
+                    name = report::slug(&dir.display().to_string());
+                }
                 o.join(if name.is_empty() { "run".into() } else { name })
                     .join("trace.html")
             }
@@ -109,6 +255,7 @@ fn write_traces(set: &sleuth::eval::analysis::RecordSet, out: Option<&Path>) -> 
         }
         std::fs::write(&target, html).with_context(|| format!("writing {}", target.display()))?;
         eprintln!("wrote {}", target.display());
+        written.push((dir, target, records));
     }
-    Ok(())
+    Ok(written)
 }

@@ -7,6 +7,7 @@ use sleuth::eval::metrics::{
     explain, read_evidence_predictions, read_predictions, score_all, summarize_evidence,
     EvidenceSummary, Summary,
 };
+use sleuth::terminal::{terminal_safe, terminal_safe_lines};
 use std::collections::HashSet;
 use std::path::PathBuf;
 
@@ -24,7 +25,7 @@ pub struct Args {
     #[arg(long)]
     pub predictions: PathBuf,
     /// Only score questions with this many hops.
-    #[arg(long)]
+    #[arg(long, value_parser = clap::value_parser!(u8).range(1..))]
     pub hops: Option<u8>,
     /// Print one JSON object instead of a table.
     #[arg(long)]
@@ -37,7 +38,22 @@ pub struct Args {
 pub fn run(args: Args) -> anyhow::Result<()> {
     let (dataset, data) = resolve(args.dataset.as_deref(), args.data.as_deref())?;
     let questions = load(dataset, &data, args.hops)?;
-    let predictions = read_predictions(dataset, &args.predictions)?;
+    let predictions = read_predictions(dataset, &args.predictions).map_err(|e| {
+        // Run records are not predictions: say what turns one into the other.
+        let head = std::fs::read_to_string(&args.predictions)
+            .ok()
+            .and_then(|t| t.lines().next().map(str::to_string))
+            .unwrap_or_default();
+        if head.contains("\"record_version\"") {
+            anyhow::anyhow!(
+                "{} holds run records, not predictions: `sleuth export RUN --format {} --out FILE` writes them in the official format",
+                args.predictions.display(),
+                dataset.name()
+            )
+        } else {
+            e.into()
+        }
+    })?;
     let scores = score_all(&questions, &predictions);
     let summary = Summary::of(dataset, &scores, predictions.has_support);
     let evidence = evidence(dataset, &data, &args.predictions, &scores)?;
@@ -67,8 +83,11 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             anyhow::anyhow!("--explain: no question `{id}` in {}", data.display())
         })?;
         match predictions.by_id.get(id).and_then(|p| p.answer.as_deref()) {
-            Some(answer) => eprintln!("{id}: {}", explain(dataset, answer, &question.answers)),
-            None => eprintln!("{id}: no predicted answer (scores 0)"),
+            Some(answer) => {
+                let line = format!("{id}: {}", explain(dataset, answer, &question.answers));
+                eprintln!("{}", terminal_safe_lines(&line));
+            }
+            None => eprintln!("{}: no predicted answer (scores 0)", terminal_safe(id)),
         }
     }
     Ok(())

@@ -78,7 +78,13 @@ fn both_method_families_search_a_bm25_index_built_from_real_paragraphs() {
     let config: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(out.join("run.json")).unwrap()).unwrap();
     assert_eq!(config["env"], "corpus");
-    assert_eq!(config["settings"]["turns"], "12");
+    // The corpus budget is the default there, recorded with every resolved setting.
+    assert_eq!(config["method_settings"]["react"]["turns"], "12");
+    assert_eq!(
+        config["method_settings"]["react"]["last_turn_answer_only"],
+        "true"
+    );
+    assert_eq!(react["settings"]["turns"], "12");
 
     let o = Eval::new("musique", &data, "react", &url, &out)
         .opt("--env", "corpus")

@@ -27,7 +27,7 @@ fn turn(prompt: &str) -> u32 {
         .unwrap_or(0)
 }
 
-fn reply(req: &ReceivedRequest) -> Reply {
+pub(crate) fn reply(req: &ReceivedRequest) -> Reply {
     let p = req.last_message().unwrap_or("").to_string();
     let text = if p.contains("You are collecting evidence") {
         if turn(&p) == 1 {
@@ -90,7 +90,7 @@ fn eval_runs_every_eir_setting_method_and_records_calls_by_kind() {
     let mean_read: f64 = records
         .iter()
         .filter(|r| r["method"] == "full-pool")
-        .map(|r| r["extra"]["paragraphs_read"].as_f64().unwrap())
+        .map(|r| r["retrieved"].as_array().unwrap().len() as f64)
         .sum::<f64>()
         / 2.0;
     assert!(
@@ -103,8 +103,10 @@ fn eval_runs_every_eir_setting_method_and_records_calls_by_kind() {
             "eir" => {
                 assert_eq!(kinds, &json!({"action": 2, "final": 1}));
                 assert_eq!(r["answer"], "FINAL-ANSWER");
-                assert_eq!(r["extra"]["retrieval_answer"], "RETRIEVAL-ANSWER");
-                assert_eq!(r["extra"]["paragraphs_read"], 1);
+                assert_eq!(
+                    r["outputs"]["final_call"]["retrieval_answer"],
+                    "RETRIEVAL-ANSWER"
+                );
                 assert_eq!(r["retrieved"].as_array().unwrap().len(), 1);
             }
             "direct" => {
@@ -113,7 +115,11 @@ fn eval_runs_every_eir_setting_method_and_records_calls_by_kind() {
             }
             "full-pool" => {
                 assert_eq!(kinds, &json!({"final": 1}));
-                assert_eq!(r["extra"]["paragraphs_read"], 20, "MuSiQue pools hold 20");
+                assert_eq!(
+                    r["retrieved"].as_array().unwrap().len(),
+                    20,
+                    "MuSiQue pools hold 20"
+                );
             }
             "ssr" => assert_eq!(
                 kinds,
@@ -121,11 +127,11 @@ fn eval_runs_every_eir_setting_method_and_records_calls_by_kind() {
             ),
             "eir-reflexion" => {
                 assert_eq!(kinds, &json!({"action": 10, "reflection": 4}));
-                assert_eq!(r["extra"]["trials"], 5);
-                assert_eq!(r["extra"]["first_trial_answer"], "DIRECT-ANSWER");
+                assert_eq!(r["outputs"]["attempts"].as_array().unwrap().len(), 5);
+                assert_eq!(r["first_attempt"]["answer"], "DIRECT-ANSWER");
             }
             other => panic!("unexpected method {other}"),
         }
-        assert!(r["extra"]["support_f1"].is_number(), "{r}");
+        assert!(r["support_f1"].is_number(), "{r}");
     }
 }

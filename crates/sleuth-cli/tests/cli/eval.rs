@@ -8,6 +8,8 @@ use sleuth_testkit::{MockServer, ReceivedRequest, Reply};
 use std::collections::{HashMap, HashSet};
 use std::io::Write;
 use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 
 /// A server that finishes every question with its HotpotQA gold answer on turn 2.
 fn oracle_server() -> MockServer {
@@ -223,4 +225,155 @@ fn every_experiment_recipe_validates_and_plans() {
         }
     }
     assert!(n >= 9, "recipes found: {n}");
+}
+
+/// `sleuth ARGS` started in the background, with the environment `util::sleuth` uses.
+fn spawn_sleuth(args: &[&str]) -> std::process::Child {
+    std::process::Command::new(env!("CARGO_BIN_EXE_sleuth"))
+        .args(args)
+        .env_remove("OPENAI_API_KEY")
+        .env_remove("ANTHROPIC_API_KEY")
+        .env_remove("SLEUTH_CACHE")
+        .env("SLEUTH_NO_CACHE", "true")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("start sleuth")
+}
+
+/// Waits until `dir/run.lock` names `pid` (the run holds its directory).
+fn wait_for_lock(dir: &Path, pid: u32) {
+    let lock = dir.join("run.lock");
+    for _ in 0..500 {
+        if std::fs::read_to_string(&lock).is_ok_and(|s| s.trim() == pid.to_string()) {
+            return;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    panic!("{} never named pid {pid}", lock.display());
+}
+
+#[test]
+fn a_second_writer_is_refused_with_the_holders_pid_and_a_dead_holder_frees_the_directory() {
+    // The server holds every reply until the test opens the gate (10 s at most, so a
+    // broken lock fails the test instead of hanging it): the first run is certainly
+    // still running, and holding the directory, when the second one starts.
+    let gate = Arc::new(AtomicBool::new(false));
+    let open = gate.clone();
+    let server = MockServer::spawn(move |_| {
+        let waiting = std::time::Instant::now();
+        while !open.load(Ordering::SeqCst) && waiting.elapsed().as_secs() < 10 {
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+        Reply::text("Action: finish[yes]")
+    });
+    let url = format!("openai-compat:{}#slow", server.url());
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("run");
+    let eval = |limit: usize| {
+        Eval::new("hotpotqa", hotpot(), "react", &url, &out)
+            .opt("--limit", limit)
+            .opt("--concurrency", 1)
+    };
+
+    let first = spawn_sleuth(&eval(6).args());
+    wait_for_lock(&out, first.id());
+    let second = eval(6).output();
+    assert!(!second.status.success(), "a second writer must be refused");
+    let err = stderr(&second);
+    assert!(
+        err.contains("another sleuth is writing this run directory")
+            && err.contains(&format!("pid {}", first.id())),
+        "{err}"
+    );
+    gate.store(true, Ordering::SeqCst);
+    let first = first.wait_with_output().unwrap();
+    assert!(first.status.success(), "{}", stderr(&first));
+    let records = read_records(&out);
+    assert_eq!(records.len(), 6, "one record per question, no duplicates");
+    assert_eq!(server.request_count(), 6, "the refused run sent nothing");
+
+    // A holder killed with SIGKILL leaves its lock file (and pid) behind, but not the
+    // lock: the next run takes the directory and resumes.
+    gate.store(false, Ordering::SeqCst);
+    let more = eval(9);
+    let mut killed = spawn_sleuth(&more.args());
+    wait_for_lock(&out, killed.id());
+    killed.kill().unwrap();
+    killed.wait().unwrap();
+    gate.store(true, Ordering::SeqCst);
+    more.ok();
+    let records = read_records(&out);
+    let keys: HashSet<String> = records
+        .iter()
+        .map(|r| r["id"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!((records.len(), keys.len()), (9, 9));
+}
+
+#[test]
+fn report_warns_about_duplicate_records_in_one_run() {
+    let server = MockServer::spawn(|_| Reply::text("Action: finish[yes]"));
+    let url = format!("openai-compat:{}#m", server.url());
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("run");
+    Eval::new("hotpotqa", hotpot(), "react", &url, &out)
+        .opt("--limit", 4)
+        .ok();
+    let clean = sleuth(&["report", out.to_str().unwrap()]);
+    assert!(clean.status.success());
+    assert!(!stderr(&clean).contains("duplicate"), "{}", stderr(&clean));
+
+    // What two unlocked writers used to leave: every record twice.
+    let records = out.join("records.jsonl");
+    let text = std::fs::read_to_string(&records).unwrap();
+    std::fs::write(&records, text.repeat(2)).unwrap();
+    let o = sleuth(&["report", out.to_str().unwrap(), "--json"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let err = stderr(&o);
+    assert!(
+        err.contains("4 duplicate records (4 questions recorded more than once"),
+        "{err}"
+    );
+    let v: Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let summary = &v["analysis"]["summaries"][0];
+    assert_eq!(summary["n"], 4, "the first of each is counted: {summary}");
+}
+
+#[test]
+fn rerunning_a_run_of_errors_fails_and_names_retry_errors() {
+    let server = MockServer::spawn(|_| {
+        Reply::openai_error(400, "invalid_request_error", "bad request for all")
+    });
+    let url = format!("openai-compat:{}#m", server.url());
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("run");
+    let eval = || Eval::new("hotpotqa", hotpot(), "react", &url, &out).opt("--limit", 3);
+
+    let first = eval().output();
+    assert!(!first.status.success());
+    assert!(
+        stderr(&first).contains("every question failed"),
+        "{}",
+        stderr(&first)
+    );
+    let calls = server.request_count();
+
+    // Nothing new to run, but nothing succeeded either: not a silent exit 0.
+    let again = eval().output();
+    assert!(!again.status.success(), "{}", stderr(&again));
+    let err = stderr(&again);
+    assert!(
+        err.contains("all 3 selected records") && err.contains("--retry-errors"),
+        "{err}"
+    );
+    assert!(err.contains("3 already there (3 with errors)"), "{err}");
+    assert_eq!(server.request_count(), calls, "no request was made");
+
+    // With the flag the errors run again (and fail again, loudly).
+    let retried = eval().extra(&["--retry-errors"]).output();
+    assert!(!retried.status.success());
+    assert!(stderr(&retried).contains("every question failed"));
+    assert!(server.request_count() > calls);
+    assert_eq!(read_records(&out).len(), 3, "old error records replaced");
 }

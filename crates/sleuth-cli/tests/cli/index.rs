@@ -127,3 +127,116 @@ fn errors_are_one_clear_line() {
         stderr(&corrupt)
     );
 }
+
+fn build_index(dir: &Path) -> std::path::PathBuf {
+    let corpus = write_corpus(dir);
+    let out = dir.join("idx");
+    ok(&[
+        "index",
+        "build",
+        "--corpus",
+        corpus.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    out
+}
+
+#[test]
+fn check_passes_a_sound_index_and_catches_random_byte_flips() {
+    use rand::{Rng, SeedableRng};
+    let tmp = tempfile::tempdir().unwrap();
+    let out = build_index(tmp.path());
+    let dir = out.to_str().unwrap();
+    let report = ok(&["index", "check", dir]);
+    assert!(
+        report.contains(": ok (4 paragraphs,") && report.contains("postings"),
+        "{report}"
+    );
+
+    // 20 single-byte changes anywhere in either file; each is caught, by `check` at
+    // the latest, and named as damage to that file.
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(16);
+    for trial in 0..20 {
+        let name = if trial % 2 == 0 {
+            "index.bin"
+        } else {
+            "docs.bin"
+        };
+        let file = out.join(name);
+        let good = std::fs::read(&file).unwrap();
+        let mut bad = good.clone();
+        let at = rng.gen_range(0..bad.len());
+        bad[at] ^= rng.gen_range(1..=255u8);
+        std::fs::write(&file, &bad).unwrap();
+        let o = sleuth(&["index", "check", dir]);
+        let err = stderr(&o);
+        assert!(!o.status.success(), "{name} byte {at} not caught");
+        assert!(
+            err.contains("not a usable sleuth BM25 index") && err.contains(name),
+            "{name} byte {at}: {err}"
+        );
+        assert_eq!(err.trim().lines().count(), 1, "{err}");
+        std::fs::write(&file, &good).unwrap();
+    }
+    ok(&["index", "check", dir]);
+}
+
+#[test]
+fn an_index_from_an_older_sleuth_asks_for_a_rebuild() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = build_index(tmp.path());
+    let file = out.join("index.bin");
+    let mut bytes = std::fs::read(&file).unwrap();
+    bytes[8..12].copy_from_slice(&2u32.to_le_bytes());
+    std::fs::write(&file, bytes).unwrap();
+    for command in ["search", "check"] {
+        let mut args = vec!["index", command, out.to_str().unwrap()];
+        if command == "search" {
+            args.push("jazz");
+        }
+        let o = sleuth(&args);
+        assert!(!o.status.success());
+        let err = stderr(&o);
+        assert!(
+            err.contains("format version 2") && err.contains("`sleuth index build`"),
+            "{err}"
+        );
+    }
+}
+
+#[test]
+fn search_prints_hostile_titles_escaped() {
+    let tmp = tempfile::tempdir().unwrap();
+    let corpus = tmp.path().join("corpus.jsonl");
+    let line = serde_json::json!({
+        "id": "7\u{1b}[2J",
+        "title": "Jazz\u{1b}]0;pwned\u{7}",
+        "text": "Jazz from New Orleans."
+    });
+    std::fs::write(&corpus, format!("{line}\n")).unwrap();
+    let out = tmp.path().join("idx");
+    ok(&[
+        "index",
+        "build",
+        "--corpus",
+        corpus.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    let text = ok(&[
+        "index",
+        "search",
+        out.to_str().unwrap(),
+        "jazz",
+        "--explain",
+    ]);
+    assert!(
+        !text.contains('\u{1b}') && !text.contains('\u{7}'),
+        "{text:?}"
+    );
+    assert!(
+        text.contains("[id 7\\u{1b}[2J] Jazz\\u{1b}]0;pwned\\u{7}"),
+        "{text}"
+    );
+}

@@ -3,17 +3,24 @@
 //! One module per area of the tool.
 
 mod agents;
+mod cluster;
 mod corpus;
 mod data;
 mod eir;
+mod eir_paper;
 mod eval;
 mod fetch;
 mod fetch_server;
+mod hardening;
 mod index;
 mod local;
+mod methods;
 mod providers;
 mod report;
+mod results;
 mod score;
+mod servers;
 mod setup;
+mod sleuth_paper;
 mod twowiki;
 mod util;

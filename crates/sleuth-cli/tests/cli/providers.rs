@@ -234,3 +234,145 @@ fn walk(dir: &Path) -> Vec<std::path::PathBuf> {
     }
     out
 }
+
+/// `sleuth eval` of one question with `model`, `OPENAI_API_KEY` set to `default_key` and
+/// the extra variables `env`.
+fn eval_with_env(model: &str, out: &Path, env: &[(&str, &str)]) -> std::process::Output {
+    let eval = Eval::new("hotpotqa", hotpot(), "react", model, out).opt("--limit", 1);
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_sleuth"));
+    cmd.args(eval.args())
+        .env("SLEUTH_NO_CACHE", "true")
+        .env_remove("SLEUTH_API_KEY_ENV")
+        .env("OPENAI_API_KEY", "sk-default-not-for-this-server");
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    cmd.output().unwrap()
+}
+
+#[test]
+fn misplaced_or_unknown_options_and_unset_key_variables_stop_before_any_request() {
+    let server = MockServer::spawn(|_| Reply::text("Action: finish[x]"));
+    let url = server.url();
+    let dir = tempfile::tempdir().unwrap();
+    for (i, (model, why)) in [
+        (
+            format!("openai-compat:{url}?key_env=MYKEY#mock"),
+            "options go after the model, not in the URL",
+        ),
+        (
+            format!("openai-compat:{url}?preset=bogus#mock"),
+            "options go after the model, not in the URL",
+        ),
+        (
+            format!("openai-compat:{url}#mock?key_env=UNSET_VAR"),
+            "takes its key from UNSET_VAR (named by ?key_env=), but UNSET_VAR is not set",
+        ),
+        (
+            format!("openai-compat:{url}#mock?presett=vllm"),
+            "unknown option `presett`",
+        ),
+        (
+            format!("openai-compat:{url}#mock?preset=bogus"),
+            "unknown server preset `bogus`",
+        ),
+        (
+            "openai:gpt-4o-mini?key_env=MYKEY".to_string(),
+            "`openai:` takes no options",
+        ),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let o = eval_with_env(
+            &model,
+            &dir.path().join(format!("r{i}")),
+            &[("MYKEY", "mine")],
+        );
+        let err = stderr(&o);
+        assert!(!o.status.success(), "{model} was accepted");
+        assert!(err.contains(why), "{model}: {err}");
+        assert_eq!(err.trim().lines().count(), 1, "one line: {err}");
+        assert_eq!(server.request_count(), 0, "{model} reached the server");
+    }
+    // Placed after the model, the option routes the named key, and only that one.
+    let model = format!("openai-compat:{url}#mock?key_env=MYKEY");
+    let o = eval_with_env(&model, &dir.path().join("ok"), &[("MYKEY", "mine")]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let seen = server.requests();
+    assert!(!seen.is_empty() && seen.iter().all(|r| r.bearer() == Some("mine")));
+    assert!(seen.iter().all(|r| r.path == "/v1/chat/completions"));
+}
+
+#[test]
+fn a_request_that_cannot_succeed_is_sent_once_and_the_record_says_why() {
+    // llama-cpp-python reports a failed request validation as HTTP 500.
+    let server = MockServer::spawn(|_| {
+        Reply::openai_error(
+            500,
+            "internal_server_error",
+            "1 validation error for CreateChatCompletionRequest: Input should be 'text' or 'json_object'",
+        )
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("run");
+    let model = format!("openai-compat:{}#m", server.url());
+    let o = Eval::new("hotpotqa", hotpot(), "react", &model, &out)
+        .opt("--limit", 1)
+        .opt("--attempts", 6)
+        .output();
+    assert!(!o.status.success(), "every question failed");
+    assert_eq!(server.request_count(), 1, "not retried");
+    let records = read_records(&out);
+    let error = records[0]["error"].as_str().unwrap();
+    assert!(
+        error.contains("not retried: the server rejected the request as invalid"),
+        "{error}"
+    );
+    assert_eq!(records[0]["retries"], 0);
+}
+
+#[test]
+fn a_refused_schema_form_is_dropped_and_the_run_says_so() {
+    // A server that, like llama-cpp-python, refuses `json_schema` response formats.
+    let server = MockServer::spawn(|req| {
+        if req.body["response_format"]["type"] == "json_schema" {
+            Reply::openai_error(
+                500,
+                "internal_server_error",
+                "response_format.type: Input should be 'text' or 'json_object'",
+            )
+        } else {
+            crate::eir::reply(req)
+        }
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("run");
+    let model = format!("openai-compat:{}#m?preset=vllm", server.url());
+    let o = Eval::new("musique", crate::util::musique(), "eir", &model, &out)
+        .opt("--limit", 2)
+        .opt("--concurrency", 1)
+        .output();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let records = read_records(&out);
+    assert_eq!(records.len(), 2);
+    for r in &records {
+        assert!(r["error"].is_null(), "{}", r["error"]);
+        assert!(r["constraints_dropped"].as_u64().unwrap() >= 1);
+        assert_eq!(r["retries"], 0, "the fallback is not a retry");
+    }
+    let refused = server
+        .requests()
+        .iter()
+        .filter(|r| r.body.get("response_format").is_some())
+        .count();
+    assert_eq!(
+        refused, 1,
+        "the refused form is sent once, then never again"
+    );
+    assert!(
+        stderr(&o).contains("ran without their output constraint"),
+        "{}",
+        stderr(&o)
+    );
+}

@@ -1,12 +1,13 @@
-//! Agent actions and the text action protocol (`Action: search[...]`).
+//! Agent actions: what a parsed action line asks an environment to do.
 //!
-//! Only the model's own response is parsed here; observations are never fed to this
-//! parser, so a paragraph that contains `Action: finish[...]` cannot act.
+//! The line syntax, the vocabulary and which tools an environment offers live in
+//! [`super::protocol`]; an [`Action`] is one verb of that vocabulary with its argument.
+//! Only the model's own response is parsed; observations are never fed to the parser,
+//! so a paragraph that contains `Action: finish[...]` cannot act.
 
-use regex::Regex;
+use super::protocol::{self, ToolKind};
 use serde::{Deserialize, Serialize};
 use std::fmt;
-use std::sync::OnceLock;
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case", tag = "tool", content = "arg")]
@@ -18,13 +19,17 @@ pub enum Action {
 }
 
 impl Action {
-    pub fn tool(&self) -> &'static str {
+    pub fn kind(&self) -> ToolKind {
         match self {
-            Action::Search(_) => "search",
-            Action::Lookup(_) => "lookup",
-            Action::Read(_) => "read",
-            Action::Finish(_) => "finish",
+            Action::Search(_) => ToolKind::Search,
+            Action::Lookup(_) => ToolKind::Lookup,
+            Action::Read(_) => ToolKind::Read,
+            Action::Finish(_) => ToolKind::Finish,
         }
+    }
+
+    pub fn tool(&self) -> &'static str {
+        self.kind().name()
     }
 
     pub fn argument(&self) -> &str {
@@ -37,49 +42,17 @@ impl Action {
         matches!(self, Action::Finish(_))
     }
 
-    /// Parses every `Action: tool[argument]` line of a model response, in order.
-    ///
-    /// Tolerates the usual drift of chat models: markdown bold around `Action`, a
-    /// missing colon, `tool(argument)` with parentheses, surrounding quotes.
+    /// Parses every action line of a model response, in order (see
+    /// [`protocol::parse_actions`] for the syntax and the drift it tolerates). Whether
+    /// the environment offers each tool is decided when it is stepped.
     pub fn parse_all(response: &str) -> Vec<Action> {
-        static LINE: OnceLock<Regex> = OnceLock::new();
-        let re = LINE.get_or_init(|| {
-            Regex::new(
-                r"(?im)^[\s>*_`\-]*action\s*(?:\d+\s*)?[*_`]*\s*:?\s*[*_`]*\s*(search|lookup|read|finish)\s*(?:\[(.*)\]|\((.*)\))\s*[*_`]*\s*$",
-            )
-            .expect("valid action regex")
-        });
-        re.captures_iter(response)
-            .filter_map(|c| {
-                let arg = c.get(2).or_else(|| c.get(3))?.as_str();
-                Some(Action::from_parts(&c[1], arg))
-            })
-            .collect()
+        protocol::parse_actions(response)
     }
-
-    fn from_parts(tool: &str, arg: &str) -> Action {
-        let arg = strip_quotes(arg.trim()).to_string();
-        match tool.to_ascii_lowercase().as_str() {
-            "search" => Action::Search(arg),
-            "lookup" => Action::Lookup(arg),
-            "read" => Action::Read(arg),
-            _ => Action::Finish(arg),
-        }
-    }
-}
-
-fn strip_quotes(s: &str) -> &str {
-    for (open, close) in [('"', '"'), ('\'', '\''), ('“', '”'), ('`', '`')] {
-        if s.len() >= 2 && s.starts_with(open) && s.ends_with(close) {
-            return &s[open.len_utf8()..s.len() - close.len_utf8()];
-        }
-    }
-    s
 }
 
 impl fmt::Display for Action {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}[{}]", self.tool(), self.argument())
+        f.write_str(&protocol::call(self.tool(), self.argument()))
     }
 }
 

@@ -13,7 +13,7 @@
 //! in order, without repeats; ids that were only listed by a search are in
 //! [`CorpusEnv::searched`].
 
-use super::{Action, Environment, Observation};
+use super::{Action, Environment, Observation, Tool, ToolCatalogue, ToolKind};
 use crate::data::Paragraph;
 use crate::retrieval::bm25::Bm25Index;
 use std::collections::HashMap;
@@ -41,6 +41,7 @@ impl Default for CorpusOptions {
 pub struct CorpusEnv {
     index: Arc<Bm25Index>,
     opts: CorpusOptions,
+    tools: ToolCatalogue,
     /// Every id shown by a search this episode -> (document number, title).
     found: HashMap<String, (u32, String)>,
     searched: Vec<String>,
@@ -51,18 +52,43 @@ pub struct CorpusEnv {
 
 impl CorpusEnv {
     pub fn new(index: Arc<Bm25Index>, opts: CorpusOptions) -> Self {
+        let opts = CorpusOptions {
+            top_k: opts.top_k.max(1),
+            ..opts
+        };
         CorpusEnv {
             index,
-            opts: CorpusOptions {
-                top_k: opts.top_k.max(1),
-                ..opts
-            },
+            opts,
+            tools: Self::catalogue(&opts),
             found: HashMap::new(),
             searched: Vec::new(),
             read: Vec::new(),
             paragraphs: HashMap::new(),
             reads_used: 0,
         }
+    }
+
+    /// The tools of a corpus episode with these budgets.
+    pub fn catalogue(opts: &CorpusOptions) -> ToolCatalogue {
+        ToolCatalogue::new(vec![
+            Tool::new(
+                ToolKind::Search,
+                "query",
+                format!(
+                    "searches the whole collection and lists up to {} paragraph titles with their ids (no text).",
+                    opts.top_k.max(1)
+                ),
+            ),
+            Tool::new(
+                ToolKind::Read,
+                "id",
+                format!(
+                    "shows the paragraph with this id, one numbered sentence per line. Only ids listed by your searches can be read; you have {} read attempts, and a failed or repeated read uses one.",
+                    opts.max_reads
+                ),
+            ),
+            Tool::finish(),
+        ])
     }
 
     pub fn max_reads(&self) -> usize {
@@ -81,6 +107,10 @@ impl CorpusEnv {
     /// Ids listed by searches so far, in order of first appearance.
     pub fn searched(&self) -> &[String] {
         &self.searched
+    }
+    /// The title a search of this episode listed under `id`.
+    pub fn found_title(&self, id: &str) -> Option<&str> {
+        self.found.get(id).map(|(_, title)| title.as_str())
     }
     /// A paragraph this episode has read (for evidence records and support recall).
     pub fn read_paragraph(&self, id: &str) -> Option<&Paragraph> {
@@ -192,28 +222,22 @@ fn normalize_id(arg: &str) -> &str {
 }
 
 impl Environment for CorpusEnv {
-    fn step(&mut self, action: &Action) -> Observation {
+    fn tools(&self) -> &ToolCatalogue {
+        &self.tools
+    }
+
+    fn execute(&mut self, action: &Action) -> Observation {
         match action {
             Action::Search(q) => self.search(q),
             Action::Read(id) => self.read(id),
-            Action::Lookup(_) => Observation::new(
-                "lookup is not available in corpus search: search[<words>] lists titles with ids, then read[<id>] shows a paragraph.",
-            ),
+            // Not offered: `step` refuses it before it gets here.
+            Action::Lookup(_) => self.tools.refuse(action),
             Action::Finish(_) => Observation::new("The episode is finished."),
         }
     }
 
     fn retrieved(&self) -> &[String] {
         &self.read
-    }
-
-    fn tool_descriptions(&self) -> String {
-        format!(
-            "- search[<query>]: searches the whole collection and lists up to {} paragraph titles with their ids (no text).\n\
-             - read[<id>]: shows the paragraph with this id, one numbered sentence per line. Only ids listed by your searches can be read; you have {} read attempts, and a failed or repeated read uses one.\n\
-             - finish[<answer>]: ends the investigation with your final answer.",
-            self.opts.top_k, self.opts.max_reads
-        )
     }
 }
 

@@ -156,8 +156,20 @@ pub trait EvidenceEnv: Send {
     /// What the agent may read now, as the titles (or ids) a read accepts.
     fn readable(&self) -> Vec<String>;
 
+    /// The readable paragraphs as an action prompt lists them: the titles, or in the
+    /// corpus setting this trial's accumulated search results as `[id N] title`.
+    fn choices(&self) -> Vec<String> {
+        self.readable()
+    }
+
     /// Reads one paragraph on `turn`, storing its sentences as evidence.
     fn read(&mut self, target: &str, turn: u32) -> ReadOutcome;
+
+    /// Read attempts the environment itself allows per episode, if it limits them (the
+    /// corpus setting's `--corpus-reads`); the trajectory keeps the smaller budget.
+    fn read_budget(&self) -> Option<u32> {
+        None
+    }
 
     /// Whether [`EvidenceEnv::search`] is offered (the corpus setting).
     fn can_search(&self) -> bool {

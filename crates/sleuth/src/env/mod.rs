@@ -3,18 +3,22 @@
 //! An environment owns what the agent may see (a question's paragraph pool, or a corpus
 //! index), executes [`Action`]s, enforces its own limits and records every paragraph it
 //! has shown, so support recall can be computed from the record alone. A failing action
-//! (an unknown title, an empty query) is an [`Observation`] for the model, never an error.
+//! (an unknown title, an empty query, a tool it does not offer) is an [`Observation`]
+//! for the model, never an error. Each environment owns the [`ToolCatalogue`] of what it
+//! offers; the text protocol ([`protocol`]) renders, parses and constrains from it.
 
 mod action;
 mod corpus;
 pub mod evidence;
 mod pool;
+pub mod protocol;
 pub mod titles;
 
 pub use action::Action;
 pub use corpus::{CorpusEnv, CorpusOptions};
 pub use evidence::{EvidenceEnv, EvidenceEnvFactory, EvidenceRecord, EvidenceStore, ReadOutcome};
 pub use pool::PoolEnv;
+pub use protocol::{Tool, ToolCatalogue, ToolKind};
 pub use titles::{TitlesEnv, TitlesEnvFactory};
 
 use serde::{Deserialize, Serialize};
@@ -39,12 +43,22 @@ impl Observation {
 
 /// Anything an agent can act in.
 pub trait Environment: Send + Sync {
-    /// Executes a retrieval action. `Finish` is handled by the agent loop, not here.
-    fn step(&mut self, action: &Action) -> Observation;
+    /// The tools this environment offers: the prompt's tool list, the actions
+    /// [`step`](Self::step) accepts, and the output grammar's alternatives.
+    fn tools(&self) -> &ToolCatalogue;
+
+    /// Runs an action the catalogue offers. `Finish` is handled by the agent loop.
+    fn execute(&mut self, action: &Action) -> Observation;
 
     /// Titles (or ids) retrieved so far, in order of first retrieval, without repeats.
     fn retrieved(&self) -> &[String];
 
-    /// The tools this environment offers, described for the prompt.
-    fn tool_descriptions(&self) -> String;
+    /// Executes an action, or refuses one whose tool this environment does not offer
+    /// with an observation naming the tools it does (nothing runs then).
+    fn step(&mut self, action: &Action) -> Observation {
+        match self.tools().refusal(action) {
+            Some(refused) => refused,
+            None => self.execute(action),
+        }
+    }
 }

@@ -1,8 +1,8 @@
 //! The per-question paragraph pool of the SLEUTH setting: `search` (top-k by Jaccard
-//! overlap of word tokens, paragraphs verbatim with titles) and `lookup` (a paragraph by
-//! title: exact match first, then case-insensitive).
+//! overlap of word tokens, paragraphs verbatim with titles), `lookup` (a paragraph by
+//! title: exact match first, then case-insensitive) and `finish`.
 
-use super::{Action, Environment, Observation};
+use super::{Action, Environment, Observation, Tool, ToolCatalogue, ToolKind};
 use crate::data::Paragraph;
 use crate::retrieval::jaccard;
 use std::collections::HashSet;
@@ -12,6 +12,7 @@ pub struct PoolEnv {
     /// Token sets of title + text, computed once per episode.
     tokens: Vec<HashSet<String>>,
     top_k: usize,
+    tools: ToolCatalogue,
     retrieved: Vec<String>,
 }
 
@@ -21,12 +22,31 @@ impl PoolEnv {
             .iter()
             .map(|p| jaccard::token_set(&format!("{} {}", p.title, p.text())))
             .collect();
+        let top_k = top_k.max(1);
         PoolEnv {
             paragraphs,
             tokens,
-            top_k: top_k.max(1),
+            top_k,
+            tools: Self::catalogue(top_k),
             retrieved: Vec::new(),
         }
+    }
+
+    /// The tools of a pool whose searches show `top_k` paragraphs.
+    pub fn catalogue(top_k: usize) -> ToolCatalogue {
+        ToolCatalogue::new(vec![
+            Tool::new(
+                ToolKind::Search,
+                "query",
+                format!("returns the {top_k} paragraphs that best match the query words."),
+            ),
+            Tool::new(
+                ToolKind::Lookup,
+                "title",
+                "returns the paragraph with exactly this title.",
+            ),
+            Tool::finish(),
+        ])
     }
 
     fn record(&mut self, title: &str) {
@@ -98,25 +118,22 @@ impl PoolEnv {
 }
 
 impl Environment for PoolEnv {
-    fn step(&mut self, action: &Action) -> Observation {
+    fn tools(&self) -> &ToolCatalogue {
+        &self.tools
+    }
+
+    fn execute(&mut self, action: &Action) -> Observation {
         match action {
             Action::Search(q) => self.search(q),
-            Action::Lookup(t) | Action::Read(t) => self.lookup(t),
+            Action::Lookup(t) => self.lookup(t),
+            // Not offered: `step` refuses it before it gets here.
+            Action::Read(_) => self.tools.refuse(action),
             Action::Finish(_) => Observation::new("The episode is finished."),
         }
     }
 
     fn retrieved(&self) -> &[String] {
         &self.retrieved
-    }
-
-    fn tool_descriptions(&self) -> String {
-        format!(
-            "- search[<query>]: returns the {} paragraphs that best match the query words.\n\
-             - lookup[<title>]: returns the paragraph with exactly this title.\n\
-             - finish[<answer>]: ends the investigation with your final answer.",
-            self.top_k
-        )
     }
 }
 

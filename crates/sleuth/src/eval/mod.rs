@@ -2,12 +2,14 @@
 //! score them, and the statistics that compare methods. Reports read records only.
 
 pub mod analysis;
+pub mod estimate;
+pub mod lock;
 pub mod metrics;
 mod record;
 pub mod runner;
 pub mod stats;
 pub mod store;
 
-pub use record::{RecordContext, RunRecord};
-pub use runner::{Progress, Quiet, RunSummary, Runner};
+pub use record::{FirstAttempt, RecordContext, RunRecord, RECORD_VERSION};
+pub use runner::{run_episode, Outcome, Progress, Quiet, RunSummary, Runner};
 pub use store::{RunConfig, RunStore};

@@ -2,11 +2,19 @@
 //! Field names are a stable contract (other tools read them).
 
 use crate::data::Question;
-use crate::methods::{Episode, StopReason, Turn};
+use crate::methods::{CallKind, Episode, Outputs, StopReason, Turn};
 use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// The version of the record format (see `docs/records.md`). Version 2 replaced the
+/// untyped `extra` map with `outputs`, `settings`, `support_f1`, `gold_recall` and
+/// `first_attempt`, and typed `stop` and `calls_by_kind`.
+pub const RECORD_VERSION: u32 = 2;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RunRecord {
+    #[serde(default)]
+    pub record_version: u32,
     pub id: String,
     pub dataset: String,
     pub hops: Option<u8>,
@@ -16,6 +24,10 @@ pub struct RunRecord {
     #[serde(default)]
     pub question: String,
     pub method: String,
+    /// Every setting the method reads, resolved (defaults included), so records of
+    /// different arms stay apart when files are concatenated.
+    #[serde(default)]
+    pub settings: BTreeMap<String, String>,
     pub model: String,
     pub answer: Option<String>,
     /// Gold answer first, then aliases.
@@ -24,11 +36,14 @@ pub struct RunRecord {
     pub f1: f64,
     pub finished: bool,
     pub timed_out: bool,
-    pub stop: String,
+    pub stop: StopReason,
     pub turns: u32,
     pub calls: u32,
     #[serde(default)]
-    pub calls_by_kind: std::collections::BTreeMap<String, u32>,
+    pub calls_by_kind: BTreeMap<CallKind, u32>,
+    /// Tool calls executed (a turn may issue several).
+    #[serde(default)]
+    pub tool_calls: u32,
     pub input_tokens: u64,
     pub output_tokens: u64,
     #[serde(default)]
@@ -36,6 +51,10 @@ pub struct RunRecord {
     pub cost_usd: f64,
     #[serde(default)]
     pub retries: u32,
+    /// Calls answered without the output constraint the method asked for (the server
+    /// refused the form; the client resent the request without it).
+    #[serde(default)]
+    pub constraints_dropped: u64,
     pub nudge_turn: Option<u32>,
     pub reminders: u32,
     /// Fraction of structured turns that followed the memory notation (None for
@@ -47,19 +66,45 @@ pub struct RunRecord {
     #[serde(default)]
     pub gold_titles: Vec<String>,
     pub error: Option<String>,
+    /// Support F1 of the cited evidence against the annotations (methods that cite).
     #[serde(default)]
-    pub extra: serde_json::Map<String, serde_json::Value>,
+    pub support_f1: Option<f64>,
+    /// Share of gold paragraphs among those read (methods that cite).
+    #[serde(default)]
+    pub gold_recall: Option<f64>,
+    /// The retry wrappers' first attempt, scored on its own (Reflexion's first trial).
+    #[serde(default)]
+    pub first_attempt: Option<FirstAttempt>,
+    /// What the method produced besides the answer (typed; see `methods::outputs`).
+    #[serde(default)]
+    pub outputs: Outputs,
     /// Per turn: the model text, parsed memory, actions, observations, flags.
     pub trace: Vec<Turn>,
+}
+
+/// A retry wrapper's first attempt, scored as if it were the method's answer.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FirstAttempt {
+    pub answer: Option<String>,
+    pub em: f64,
+    pub f1: f64,
+    pub support_f1: Option<f64>,
+    pub gold_recall: Option<f64>,
+    pub turns: u32,
+    pub calls: u32,
 }
 
 /// Who produced a record, besides the episode itself.
 pub struct RecordContext<'a> {
     pub method: &'a str,
+    /// The method's resolved settings.
+    pub settings: &'a BTreeMap<String, String>,
     pub model: &'a str,
     pub retries: u32,
     /// What the provider billed for this episode (cache hits cost nothing).
     pub cost_usd: f64,
+    /// Calls that ran without their output constraint because the server refused it.
+    pub constraints_dropped: u64,
 }
 
 impl RunRecord {
@@ -73,17 +118,38 @@ impl RunRecord {
         let structured: Vec<bool> = episode.turns.iter().filter_map(|t| t.adherent).collect();
         let adherence = (!structured.is_empty())
             .then(|| structured.iter().filter(|a| **a).count() as f64 / structured.len() as f64);
-        let stop = serde_json::to_value(episode.stop)
-            .ok()
-            .and_then(|v| v.as_str().map(str::to_string))
-            .unwrap_or_default();
+        let cites = episode.outputs.evidence.as_ref();
+        let support_f1 =
+            cites.and_then(|e| super::metrics::citation_support_f1(question, &e.cited));
+        let gold_recall =
+            cites.and_then(|_| super::metrics::gold_recall(question, &episode.retrieved));
+        let first_attempt = episode.outputs.attempts.first().map(|a| {
+            let scores = super::metrics::answer_scores(question, a.answer.as_deref());
+            FirstAttempt {
+                answer: a.answer.clone(),
+                em: scores.em,
+                f1: scores.f1,
+                support_f1: a
+                    .cited
+                    .as_ref()
+                    .and_then(|c| super::metrics::citation_support_f1(question, c)),
+                gold_recall: a
+                    .cited
+                    .as_ref()
+                    .and_then(|_| super::metrics::gold_recall(question, &a.retrieved)),
+                turns: a.turns,
+                calls: a.calls,
+            }
+        });
         RunRecord {
+            record_version: RECORD_VERSION,
             id: question.id.clone(),
             dataset: question.dataset.name().to_string(),
             hops: question.hops,
             kind: question.kind.clone(),
             question: question.text.clone(),
             method: ctx.method.to_string(),
+            settings: ctx.settings.clone(),
             model: ctx.model.to_string(),
             answer: episode.answer.clone(),
             gold: question.answers.clone(),
@@ -91,24 +157,17 @@ impl RunRecord {
             f1: scores.f1,
             finished: episode.stop == StopReason::Finished,
             timed_out: episode.stop == StopReason::Timeout,
-            stop,
+            stop: episode.stop,
             turns: episode.turns.len() as u32,
             calls: episode.total_calls(),
-            calls_by_kind: episode
-                .calls
-                .iter()
-                .map(|(k, v)| {
-                    let key = serde_json::to_value(k)
-                        .ok()
-                        .and_then(|v| v.as_str().map(str::to_string));
-                    (key.unwrap_or_default(), *v)
-                })
-                .collect(),
+            calls_by_kind: episode.calls.clone(),
+            tool_calls: episode.tool_calls,
             input_tokens: episode.usage.input_tokens,
             output_tokens: episode.usage.output_tokens,
             cached_input_tokens: episode.usage.cached_input_tokens,
             cost_usd: ctx.cost_usd,
             retries: ctx.retries,
+            constraints_dropped: ctx.constraints_dropped,
             nudge_turn: episode.nudge_turn,
             reminders: episode.reminders,
             adherence,
@@ -119,7 +178,10 @@ impl RunRecord {
                 .map(str::to_string)
                 .collect(),
             error: None,
-            extra: episode.extra.clone(),
+            support_f1,
+            gold_recall,
+            first_attempt,
+            outputs: episode.outputs,
             trace: episode.turns,
         }
     }

@@ -8,14 +8,13 @@
 //! budget answers it) and no new question starts.
 
 use super::record::RecordContext;
-use super::store::{RecordKey, RunStore};
+use super::store::{Recorded, RunStore};
 use super::RunRecord;
 use crate::data::Question;
 use crate::llm::{ChatModel, LlmError, ModelStack};
-use crate::methods::{AgentError, Method, RunContext};
+use crate::methods::{AgentError, RegisteredMethod, RunContext, TurnObserver};
 use crate::Result;
 use futures::StreamExt;
-use std::collections::HashSet;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
@@ -33,7 +32,7 @@ impl Progress for Quiet {}
 pub struct Runner {
     pub stack: Arc<ModelStack>,
     pub model_name: String,
-    pub methods: Vec<Arc<dyn Method>>,
+    pub methods: Vec<Arc<RegisteredMethod>>,
     pub concurrency: usize,
     pub retry_errors: bool,
 }
@@ -42,10 +41,14 @@ pub struct Runner {
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct RunSummary {
     pub planned: usize,
+    /// Planned episodes already recorded by an earlier run of the directory.
     pub skipped: usize,
+    /// Of those, how many ended in an error (kept until `retry_errors`).
+    pub skipped_errors: usize,
     pub written: usize,
     pub errors: usize,
-    /// The first error message of this run, for a summary line.
+    /// The first error message of this run (else of a skipped record), for a summary
+    /// line.
     pub first_error: Option<String>,
     /// Set when the cost budget stopped the run early.
     pub halted: Option<String>,
@@ -55,7 +58,7 @@ impl Runner {
     pub fn new(
         stack: ModelStack,
         model_name: impl Into<String>,
-        methods: Vec<Arc<dyn Method>>,
+        methods: Vec<Arc<RegisteredMethod>>,
     ) -> Self {
         Runner {
             stack: Arc::new(stack),
@@ -73,12 +76,15 @@ impl Runner {
         store: &RunStore,
         progress: &dyn Progress,
     ) -> Result<RunSummary> {
-        let done: HashSet<RecordKey> = store.prepare_resume(self.retry_errors)?;
+        let done: Recorded = store.prepare_resume(self.retry_errors)?;
         let mut jobs = Vec::new();
+        let mut skipped_errors = Vec::new();
         for q in questions {
             for m in &self.methods {
-                if !done.contains(&(q.id.clone(), m.name().to_string())) {
-                    jobs.push((q, m.clone()));
+                match done.get(&(q.id.clone(), m.name().to_string())) {
+                    None => jobs.push((q, m.clone())),
+                    Some(Some(error)) => skipped_errors.push(error.clone()),
+                    Some(None) => {}
                 }
             }
         }
@@ -86,6 +92,7 @@ impl Runner {
         let mut summary = RunSummary {
             planned,
             skipped: planned - jobs.len(),
+            skipped_errors: skipped_errors.len(),
             ..RunSummary::default()
         };
         progress.start(planned, summary.skipped);
@@ -112,55 +119,75 @@ impl Runner {
             }
         }
         progress.finish();
+        if summary.first_error.is_none() {
+            summary.first_error = skipped_errors.into_iter().next();
+        }
         Ok(summary)
     }
 
     async fn run_one(
         &self,
         question: &Question,
-        method: Arc<dyn Method>,
+        method: Arc<RegisteredMethod>,
         halt: &AtomicBool,
     ) -> Outcome {
         if halt.load(Ordering::SeqCst) {
             return Outcome::Skipped;
         }
-        let session = self.stack.session();
-        let context = RunContext {
-            model: session.clone() as Arc<dyn ChatModel>,
-            observer: None,
-        };
-        let outcome = method.run(question, &context).await;
-        let stats = session.stats().snapshot();
-        let ctx = RecordContext {
-            method: method.name(),
-            model: &self.model_name,
-            retries: stats.retries as u32,
-            cost_usd: stats.cost_usd,
-        };
-        match outcome {
-            Ok(episode) => {
-                Outcome::Record(Box::new(RunRecord::from_episode(question, episode, &ctx)))
-            }
-            Err(AgentError::Llm {
-                source: LlmError::Refused(reason),
-                ..
-            }) => {
-                halt.store(true, Ordering::SeqCst);
-                Outcome::Halted(reason)
-            }
-            Err(err) => {
-                let message = err.to_string();
-                let partial = err.partial().cloned().unwrap_or_default();
-                let mut record = RunRecord::from_episode(question, partial, &ctx);
-                record.error = Some(message);
-                Outcome::Record(Box::new(record))
-            }
+        let outcome = run_episode(&self.stack, &self.model_name, question, &method, None).await;
+        if matches!(outcome, Outcome::Halted(_)) {
+            halt.store(true, Ordering::SeqCst);
+        }
+        outcome
+    }
+}
+
+/// Runs one method on one question on its own metered session of `stack` and turns the
+/// episode (or the error, with its partial episode) into a record. `eval`, `ask` and
+/// `demo` all run episodes through here.
+pub async fn run_episode(
+    stack: &ModelStack,
+    model_name: &str,
+    question: &Question,
+    method: &RegisteredMethod,
+    observer: Option<Arc<dyn TurnObserver>>,
+) -> Outcome {
+    let session = stack.session();
+    let context = RunContext {
+        model: session.clone() as Arc<dyn ChatModel>,
+        observer,
+    };
+    let outcome = method.run(question, &context).await;
+    let stats = session.stats().snapshot();
+    let ctx = RecordContext {
+        method: method.name(),
+        settings: method.settings(),
+        model: model_name,
+        retries: stats.retries as u32,
+        cost_usd: stats.cost_usd,
+        constraints_dropped: stats.constraints_dropped,
+    };
+    match outcome {
+        Ok(episode) => Outcome::Record(Box::new(RunRecord::from_episode(question, episode, &ctx))),
+        Err(AgentError::Llm {
+            source: LlmError::Refused(reason),
+            ..
+        }) => Outcome::Halted(reason),
+        Err(err) => {
+            let message = err.to_string();
+            let partial = err.partial().cloned().unwrap_or_default();
+            let mut record = RunRecord::from_episode(question, partial, &ctx);
+            record.error = Some(message);
+            Outcome::Record(Box::new(record))
         }
     }
 }
 
-enum Outcome {
+/// What one episode left.
+pub enum Outcome {
     Record(Box<RunRecord>),
+    /// The cost budget refused a call: nothing is recorded for this question.
     Halted(String),
+    /// Not started (the run had already halted).
     Skipped,
 }

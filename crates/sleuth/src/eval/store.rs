@@ -3,12 +3,14 @@
 //!
 //! A line is written in one `write` and flushed before the next, so a kill leaves at
 //! most one partial last line; opening the store cuts such a tail off, which is why a
-//! resumed run never loses a finished record nor duplicates one.
+//! resumed run never loses a finished record nor duplicates one. One process at a time
+//! writes a directory: the store holds its lock ([`super::lock`]) while open.
 
+use super::lock::RunLock;
 use super::RunRecord;
 use crate::{Error, Result};
 use serde::{Deserialize, Serialize};
-use std::collections::{BTreeMap, HashSet};
+use std::collections::{BTreeMap, HashMap};
 use std::fs::{File, OpenOptions};
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
@@ -24,8 +26,12 @@ pub struct RunConfig {
     pub data: Vec<PathBuf>,
     pub model: String,
     pub methods: Vec<String>,
+    /// The `--set` pairs as given on the command line.
     #[serde(default)]
     pub settings: BTreeMap<String, String>,
+    /// Per method, every setting it reads, resolved (defaults included).
+    #[serde(default)]
+    pub method_settings: BTreeMap<String, BTreeMap<String, String>>,
     #[serde(default)]
     pub hops: Option<u8>,
     #[serde(default)]
@@ -34,6 +40,9 @@ pub struct RunConfig {
     pub sample: Option<usize>,
     #[serde(default)]
     pub seed: Option<u64>,
+    /// Questions of the seeded order skipped before the sample (`--sample-offset`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sample_offset: Option<usize>,
     #[serde(default)]
     pub shard: Option<String>,
     #[serde(default)]
@@ -64,15 +73,23 @@ impl RunConfig {
 /// Key of a record: which (question, method) it answers.
 pub type RecordKey = (String, String);
 
+/// The records a resumed run keeps: each key with the error its record ended in, if any.
+pub type Recorded = HashMap<RecordKey, Option<String>>;
+
 pub struct RunStore {
     dir: PathBuf,
+    _lock: RunLock,
 }
 
 impl RunStore {
-    /// Opens (creating) a run directory for `config`. An existing directory must hold a
-    /// run with the same dataset, model, settings, hops and shard; methods may be added.
+    /// Opens (creating) a run directory for `config`, refusing it while another process
+    /// has it open. An existing directory must hold a run with the same dataset, model,
+    /// settings, hops and shard; methods may be added.
     pub fn open(dir: &Path, config: &RunConfig) -> Result<Self> {
         std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+        // Before run.json is read: the check and the write below must not interleave
+        // with another writer's.
+        let lock = RunLock::acquire(dir)?;
         let path = dir.join(RUN_CONFIG);
         let mut config = config.clone();
         if path.exists() {
@@ -96,6 +113,7 @@ impl RunStore {
         std::fs::write(&path, text + "\n").map_err(|e| Error::io(&path, e))?;
         Ok(RunStore {
             dir: dir.to_path_buf(),
+            _lock: lock,
         })
     }
 
@@ -103,12 +121,17 @@ impl RunStore {
         self.dir.join(RECORDS)
     }
 
-    /// Keys already recorded, after cutting off a partial last line. With
-    /// `drop_errors`, records that ended in an error are removed so they run again.
-    pub fn prepare_resume(&self, drop_errors: bool) -> Result<HashSet<RecordKey>> {
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// Keys already recorded (with their error, if any), after cutting off a partial
+    /// last line. With `drop_errors`, records that ended in an error are removed so they
+    /// run again.
+    pub fn prepare_resume(&self, drop_errors: bool) -> Result<Recorded> {
         let path = self.records_path();
         if !path.exists() {
-            return Ok(HashSet::new());
+            return Ok(Recorded::new());
         }
         let records = read_records_lenient(&path)?;
         let kept: Vec<&(String, RunRecord)> = records
@@ -126,7 +149,7 @@ impl RunStore {
         }
         Ok(kept
             .iter()
-            .map(|(_, r)| (r.id.clone(), r.method.clone()))
+            .map(|(_, r)| ((r.id.clone(), r.method.clone()), r.error.clone()))
             .collect())
     }
 

@@ -12,18 +12,20 @@
 
 use super::http::{self, CallContext};
 use super::secret::ApiKey;
-use super::{ChatModel, ChatRequest, ChatResponse, FinishReason, LlmError, Role, Usage};
+use super::{ChatModel, ChatRequest, ChatResponse, FinishReason, LlmError, Role, ToolCall, Usage};
 use async_trait::async_trait;
 use serde::Deserialize;
 use serde_json::{json, Map, Value};
 use std::time::Duration;
 
-pub const ANTHROPIC_BASE_URL: &str = "https://api.anthropic.com/v1";
+/// The host root, as the official SDKs take it; `/v1/messages` is appended.
+pub const ANTHROPIC_BASE_URL: &str = "https://api.anthropic.com";
 pub const ANTHROPIC_VERSION: &str = "2023-06-01";
 
 #[derive(Debug, Clone)]
 pub struct AnthropicConfig {
-    /// e.g. `https://api.anthropic.com/v1`; `/messages` is appended.
+    /// The host root, e.g. `https://api.anthropic.com` (as in the official SDKs);
+    /// `/v1/messages` is appended. A base ending in `/v1` is accepted too.
     pub base_url: String,
     pub model: String,
     pub api_key: Option<ApiKey>,
@@ -80,7 +82,7 @@ impl std::fmt::Debug for AnthropicClient {
 impl AnthropicClient {
     pub fn new(config: AnthropicConfig) -> Result<AnthropicClient, LlmError> {
         let http = http::client(config.timeout)?;
-        let url = format!("{}/messages", config.base_url);
+        let url = super::endpoint::anthropic_messages_url(&config.base_url);
         Ok(AnthropicClient { config, http, url })
     }
 
@@ -124,6 +126,14 @@ impl AnthropicClient {
         if !request.stop.is_empty() {
             body.insert("stop_sequences".into(), json!(request.stop));
         }
+        if !request.tools.is_empty() {
+            let tools: Vec<Value> = request
+                .tools
+                .iter()
+                .map(|t| json!({"name": t.name, "description": t.description, "input_schema": t.input_schema()}))
+                .collect();
+            body.insert("tools".into(), Value::Array(tools));
+        }
         Value::Object(body)
     }
 }
@@ -144,6 +154,11 @@ struct WireBlock {
     kind: Option<String>,
     #[serde(default)]
     text: Option<String>,
+    /// `tool_use` blocks: the tool's name and input object.
+    #[serde(default)]
+    name: Option<String>,
+    #[serde(default)]
+    input: Option<Value>,
 }
 
 #[derive(Deserialize, Default)]
@@ -176,6 +191,15 @@ pub(crate) fn parse_response(body: &str, provider: &str) -> Result<ChatResponse,
         .filter(|b| b.kind.as_deref().unwrap_or("text") == "text")
         .filter_map(|b| b.text.as_deref())
         .collect();
+    let calls: Vec<ToolCall> = wire
+        .content
+        .iter()
+        .filter(|b| b.kind.as_deref() == Some("tool_use"))
+        .filter_map(|b| {
+            let input = b.input.clone().unwrap_or(Value::Null);
+            Some(ToolCall::from_input(b.name.as_deref()?, &input))
+        })
+        .collect();
     let u = wire.usage.unwrap_or_default();
     let (read, write) = (
         u.cache_read_input_tokens.unwrap_or(0),
@@ -184,6 +208,7 @@ pub(crate) fn parse_response(body: &str, provider: &str) -> Result<ChatResponse,
     let finish_reason = match wire.stop_reason.as_deref() {
         None | Some("end_turn") | Some("stop_sequence") => FinishReason::Stop,
         Some("max_tokens") => FinishReason::Length,
+        Some("tool_use") => FinishReason::Stop,
         Some(_) => FinishReason::Other,
     };
     Ok(ChatResponse {
@@ -196,6 +221,8 @@ pub(crate) fn parse_response(body: &str, provider: &str) -> Result<ChatResponse,
         },
         finish_reason,
         cached: false,
+        constraint_dropped: false,
+        tool_calls: calls,
     })
 }
 
@@ -233,6 +260,30 @@ impl ChatModel for AnthropicClient {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn tool_use_blocks_become_tool_calls() {
+        let body = r#"{"content":[{"type":"text","text":"Looking."},
+            {"type":"tool_use","id":"t1","name":"search","input":{"query":"Charles Mingus"}},
+            {"type":"tool_use","id":"t2","name":"lookup","input":{"title":"Tucson, Arizona"}}],
+            "stop_reason":"tool_use"}"#;
+        let r = parse_response(body, "a").unwrap();
+        assert_eq!(r.text, "Looking.");
+        assert_eq!(r.finish_reason, FinishReason::Stop);
+        assert_eq!(
+            r.tool_calls,
+            [
+                ToolCall {
+                    name: "search".into(),
+                    argument: "Charles Mingus".into()
+                },
+                ToolCall {
+                    name: "lookup".into(),
+                    argument: "Tucson, Arizona".into()
+                },
+            ]
+        );
+    }
 
     #[test]
     fn usage_includes_cache_reads_and_writes_and_stop_reasons_map() {

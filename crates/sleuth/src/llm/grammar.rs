@@ -6,16 +6,17 @@
 //! [`OutputConstraint::Grammar`](super::OutputConstraint) without depending on llama.cpp;
 //! a provider that cannot honour a grammar ignores it and the agents parse as usual.
 //!
-//! Every grammar ends in exactly one `Action: tool[argument]` line, so a constrained
-//! turn is always one complete step of the protocol. The working-memory grammar follows
+//! Every grammar ends in exactly one `Action: tool[argument]` line over the tools of the
+//! environment's [`ToolCatalogue`], written with the labels of [`crate::env::protocol`],
+//! so a constrained turn is always one complete step that the protocol's parser accepts
+//! and the environment offers. The working-memory grammar follows
 //! the notation of [`crate::memory`]: `- [F1] statement (source: title)`,
 //! `- [H1] text | confidence: high | supports: F1, F2 | contradicts: -`,
 //! `- [Q1] text | action: search terms | priority: low`.
 
+use crate::env::protocol::{ACTION, CLOSE, OPEN, THOUGHT};
+use crate::env::ToolCatalogue;
 use crate::memory::{MemorySchema, Section};
-
-/// The tools of the ReAct protocol in the distractor setting.
-pub const REACT_TOOLS: &[&str] = &["search", "lookup", "finish"];
 
 /// The most lines a grammar allows in one memory section: enough for any real episode,
 /// and a bound on the repetition loops tiny models fall into.
@@ -34,38 +35,35 @@ const MAX_TERMS: usize = 60;
 const MAX_CANDIDATE: usize = 80;
 
 /// Rules shared by the action-protocol grammars: one line of free text, an action line
-/// over `tools`, and a small item number. Lengths are bounded because a tiny model
-/// under a grammar that allows an endless line will sometimes write one.
-fn action_rules(tools: &[&str]) -> String {
-    let alternatives: Vec<String> = tools.iter().map(|t| gbnf_literal(t)).collect();
+/// over the catalogue's tools, and a small item number. Lengths are bounded because a
+/// tiny model under a grammar that allows an endless line will sometimes write one.
+fn action_rules(tools: &ToolCatalogue) -> String {
+    let alternatives: Vec<String> = tools.names().iter().map(|t| gbnf_literal(t)).collect();
     format!(
-        "action ::= \"Action: \" tool \"[\" arg \"]\"\n\
+        "action ::= {} tool {} arg {}\n\
          tool ::= {}\n\
-         arg ::= [^\\]\\n<>]{{1,{MAX_ARG}}}\n\
+         arg ::= [^\\{CLOSE}\\n<>]{{1,{MAX_ARG}}}\n\
          line ::= [^\\n<>]{{1,{MAX_LINE}}}\n\
          num ::= [1-9] [0-9]?\n",
+        gbnf_literal(&format!("{ACTION}: ")),
+        gbnf_literal(&OPEN.to_string()),
+        gbnf_literal(&CLOSE.to_string()),
         alternatives.join(" | ")
     )
 }
 
 /// Plain ReAct: `Thought: <text>` on one line, then `Action: tool[argument]`.
-///
-/// `tools` names the allowed tools, e.g. [`REACT_TOOLS`]; it must not be empty.
-pub fn react(tools: &[&str]) -> String {
-    assert!(!tools.is_empty(), "a ReAct grammar needs at least one tool");
+pub fn react(tools: &ToolCatalogue) -> String {
     format!(
-        "root ::= \"Thought: \" line \"\\n\" action\n{}",
+        "root ::= {} line \"\\n\" action\n{}",
+        gbnf_literal(&format!("{THOUGHT}: ")),
         action_rules(tools)
     )
 }
 
 /// Free reasoning lines in any format (Self-Ask's sub-questions, IRCoT's alternating
 /// steps), then `Action: tool[argument]`.
-pub fn lines_then_action(tools: &[&str]) -> String {
-    assert!(
-        !tools.is_empty(),
-        "an action grammar needs at least one tool"
-    );
+pub fn lines_then_action(tools: &ToolCatalogue) -> String {
     format!(
         "root ::= (line \"\\n\"){{1,{MAX_SECTION_LINES}}} action\n{}",
         action_rules(tools)
@@ -77,7 +75,7 @@ pub fn lines_then_action(tools: &[&str]) -> String {
 ///
 /// With an unstructured schema (no sections, e.g. ReAct) this is a bare action line.
 /// [`MemoryGrammar`] builds the tighter per-turn form the agent loop uses.
-pub fn working_memory(schema: &MemorySchema, tools: &[&str]) -> String {
+pub fn working_memory(schema: &MemorySchema, tools: &ToolCatalogue) -> String {
     MemoryGrammar::new(schema, tools).build()
 }
 
@@ -92,7 +90,7 @@ pub fn working_memory(schema: &MemorySchema, tools: &[&str]) -> String {
 #[derive(Debug, Clone)]
 pub struct MemoryGrammar<'a> {
     schema: &'a MemorySchema,
-    tools: &'a [&'a str],
+    tools: &'a ToolCatalogue,
     sources: Option<&'a [String]>,
     max_facts: usize,
     max_entries: usize,
@@ -100,11 +98,7 @@ pub struct MemoryGrammar<'a> {
 
 impl<'a> MemoryGrammar<'a> {
     /// Any source title, up to a dozen lines per section.
-    pub fn new(schema: &'a MemorySchema, tools: &'a [&'a str]) -> Self {
-        assert!(
-            !tools.is_empty(),
-            "a memory grammar needs at least one tool"
-        );
+    pub fn new(schema: &'a MemorySchema, tools: &'a ToolCatalogue) -> Self {
         MemoryGrammar {
             schema,
             tools,
@@ -282,7 +276,18 @@ ws ::= [ \t\n]{0,8}
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::env::{CorpusEnv, CorpusOptions, PoolEnv};
     use std::collections::BTreeSet;
+
+    /// The pool setting's tools (search, lookup, finish).
+    fn pool() -> ToolCatalogue {
+        PoolEnv::catalogue(5)
+    }
+
+    /// The corpus setting's tools (search, read, finish).
+    fn corpus() -> ToolCatalogue {
+        CorpusEnv::catalogue(&CorpusOptions::default())
+    }
 
     /// The rule names a grammar defines and the ones it references outside quotes and
     /// character classes: a structural check that needs no llama.cpp (sleuth-local's
@@ -341,23 +346,23 @@ mod tests {
 
     #[test]
     fn every_grammar_references_only_defined_rules() {
-        assert_closed(&react(REACT_TOOLS));
-        assert_closed(&working_memory(&MemorySchema::full(), REACT_TOOLS));
-        assert_closed(&working_memory(&MemorySchema::none(), REACT_TOOLS));
+        assert_closed(&react(&pool()));
+        assert_closed(&working_memory(&MemorySchema::full(), &pool()));
+        assert_closed(&working_memory(&MemorySchema::none(), &pool()));
         assert_closed(&working_memory(
             &MemorySchema::of(&[Section::Facts, Section::Notes]),
-            &["search", "read", "finish"],
+            &corpus(),
         ));
         assert_closed(&working_memory(
             &MemorySchema::of(&[Section::Facts, Section::Questions]),
-            REACT_TOOLS,
+            &pool(),
         ));
         assert_closed(&json_object());
     }
 
     #[test]
     fn tools_become_alternatives() {
-        let g = react(&["search", "read", "finish"]);
+        let g = react(&corpus());
         assert!(
             g.contains("tool ::= \"search\" | \"read\" | \"finish\""),
             "{g}"
@@ -370,7 +375,7 @@ mod tests {
 
     #[test]
     fn memory_sections_follow_the_schema_order_and_headers() {
-        let g = working_memory(&MemorySchema::full(), REACT_TOOLS);
+        let g = working_memory(&MemorySchema::full(), &pool());
         assert!(
             g.starts_with("root ::= facts hypotheses questions action\n"),
             "{g}"
@@ -381,14 +386,14 @@ mod tests {
         );
         assert!(g.contains("\"Active Hypotheses:\\n\""), "{g}");
         assert!(g.contains("\"Open Questions:\\n\""), "{g}");
-        let bare = working_memory(&MemorySchema::none(), REACT_TOOLS);
+        let bare = working_memory(&MemorySchema::none(), &pool());
         assert!(bare.starts_with("root ::= action\n"), "{bare}");
     }
 
     #[test]
     fn before_any_paragraph_no_fact_and_no_hypothesis_can_be_written() {
         let schema = MemorySchema::full();
-        let g = MemoryGrammar::new(&schema, REACT_TOOLS)
+        let g = MemoryGrammar::new(&schema, &pool())
             .sources(&[])
             .max_facts(3)
             .build();
@@ -411,7 +416,7 @@ mod tests {
             "Say \"When\" (song)".to_string(),
             "Charles Mingus".to_string(),
         ];
-        let g = MemoryGrammar::new(&schema, REACT_TOOLS)
+        let g = MemoryGrammar::new(&schema, &pool())
             .sources(&seen)
             .max_facts(2)
             .max_entries(3)
@@ -435,7 +440,7 @@ mod tests {
 
     #[test]
     fn placeholders_in_angle_brackets_cannot_be_written() {
-        let g = react(REACT_TOOLS);
+        let g = react(&pool());
         assert!(g.contains("arg ::= [^\\]\\n<>]"), "{g}");
         assert!(g.contains("line ::= [^\\n<>]"), "{g}");
     }

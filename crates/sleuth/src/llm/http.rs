@@ -18,9 +18,13 @@ pub(crate) struct CallContext<'a> {
     pub timeout: Duration,
 }
 
-/// Builds the shared reqwest client with the request timeout.
+/// Builds the shared reqwest client with the request timeout. Redirects are not
+/// followed: reqwest drops `Authorization` when a redirect leaves the host but not
+/// other key headers (Anthropic's `x-api-key`), and a 307 would resend the prompt too.
+/// A key goes to the configured base URL and nowhere else.
 pub(crate) fn client(timeout: Duration) -> Result<reqwest::Client, LlmError> {
     reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
         .timeout(timeout)
         .connect_timeout(timeout.min(Duration::from_secs(10)))
         .build()
@@ -42,6 +46,20 @@ pub(crate) async fn send(
         .map_err(|e| transport_error(&e, ctx))?;
     if (200..300).contains(&status) {
         Ok(body)
+    } else if (300..400).contains(&status) {
+        let to = headers
+            .get(reqwest::header::LOCATION)
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or("(no Location)");
+        Err(LlmError::Http {
+            provider: ctx.provider.to_string(),
+            status,
+            message: redact(
+                &format!("redirected to {}; sleuth does not follow redirects (a key must not reach another address); if you trust that server, make it the base URL", quote(to)),
+                ctx.key,
+            ),
+            retry_after: None,
+        })
     } else {
         Err(status_error(status, &headers, &body, ctx))
     }

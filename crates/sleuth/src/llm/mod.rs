@@ -6,6 +6,7 @@
 //! wraps any `ChatModel` and is itself one.
 
 pub mod anthropic;
+mod endpoint;
 mod error;
 pub mod grammar;
 mod http;
@@ -20,17 +21,20 @@ mod types;
 pub use anthropic::{AnthropicClient, AnthropicConfig};
 pub use error::LlmError;
 pub use middleware::{
-    CallStats, CostBudget, MeteredModel, ModelStack, Price, PriceTable, RateLimit, ResponseCache,
-    RetryPolicy, StatsSnapshot,
+    CacheSpec, CallStats, CostBudget, MeteredModel, ModelStack, Price, PriceTable, RateLimit,
+    ResponseCache, RetryPolicy, StatsSnapshot,
 };
 pub use openai::{OpenAiClient, OpenAiConfig};
-pub use quirks::{MaxTokensField, Quirks};
+pub use quirks::{GrammarForm, MaxTokensField, Quirks, SchemaForm};
 pub use scripted::ScriptedModel;
 pub use secret::ApiKey;
 pub use spec::{
     open_model, open_provider, open_stack, stack_with, EnvSource, ModelOptions, ModelSpec,
 };
-pub use types::{ChatRequest, ChatResponse, FinishReason, Message, OutputConstraint, Role, Usage};
+pub use types::{
+    ChatRequest, ChatResponse, FinishReason, Message, OutputConstraint, Role, ToolCall, ToolSpec,
+    Usage,
+};
 
 use async_trait::async_trait;
 use std::sync::Arc;

@@ -3,21 +3,24 @@
 //! response field is optional because real servers omit `id`, `created`, `usage` and
 //! more; only a choice with a message is required.
 
+use super::endpoint;
 use super::http::{self, CallContext};
-use super::quirks::{MaxTokensField, Quirks};
+use super::quirks::{GrammarForm, MaxTokensField, Quirks, SchemaForm};
 use super::secret::ApiKey;
 use super::{
-    ChatModel, ChatRequest, ChatResponse, FinishReason, LlmError, OutputConstraint, Usage,
+    ChatModel, ChatRequest, ChatResponse, FinishReason, LlmError, OutputConstraint, ToolCall, Usage,
 };
 use async_trait::async_trait;
 use serde::Deserialize;
 use serde_json::{json, Map, Value};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 /// Configuration of one OpenAI-compatible endpoint and model.
 #[derive(Debug, Clone)]
 pub struct OpenAiConfig {
-    /// e.g. `https://api.openai.com/v1`; `/chat/completions` is appended.
+    /// e.g. `https://api.openai.com/v1` (the version included, as in the OpenAI SDKs);
+    /// `/chat/completions` is appended.
     pub base_url: String,
     pub model: String,
     pub api_key: Option<ApiKey>,
@@ -62,6 +65,9 @@ pub struct OpenAiClient {
     config: OpenAiConfig,
     http: reqwest::Client,
     url: String,
+    /// Constraint forms this server refused; they are not sent again (see [`Self::complete`]).
+    refused_schema: AtomicBool,
+    refused_grammar: AtomicBool,
 }
 
 impl std::fmt::Debug for OpenAiClient {
@@ -72,19 +78,57 @@ impl std::fmt::Debug for OpenAiClient {
     }
 }
 
+/// Which kind of output constraint a request carries on the wire.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Sent {
+    Schema,
+    Grammar,
+}
+
 impl OpenAiClient {
     pub fn new(config: OpenAiConfig) -> Result<OpenAiClient, LlmError> {
         let http = http::client(config.timeout)?;
-        let url = format!("{}/chat/completions", config.base_url);
-        Ok(OpenAiClient { config, http, url })
+        let url = endpoint::openai_chat_url(&config.base_url);
+        Ok(OpenAiClient {
+            config,
+            http,
+            url,
+            refused_schema: AtomicBool::new(false),
+            refused_grammar: AtomicBool::new(false),
+        })
     }
 
     pub fn config(&self) -> &OpenAiConfig {
         &self.config
     }
 
+    fn refused(&self, kind: Sent) -> &AtomicBool {
+        match kind {
+            Sent::Schema => &self.refused_schema,
+            Sent::Grammar => &self.refused_grammar,
+        }
+    }
+
+    /// The constraint kind `request` would carry under this preset, refusals aside.
+    fn form_for(&self, request: &ChatRequest) -> Option<Sent> {
+        let q = &self.config.quirks;
+        match &request.constraint {
+            Some(OutputConstraint::JsonSchema(_)) if q.schema != SchemaForm::Omit => {
+                Some(Sent::Schema)
+            }
+            Some(OutputConstraint::Grammar(_)) if q.grammar != GrammarForm::Omit => {
+                Some(Sent::Grammar)
+            }
+            _ => None,
+        }
+    }
+
     /// The JSON body for `request` under this endpoint's quirks.
     pub fn request_body(&self, request: &ChatRequest) -> Value {
+        self.body(request, true)
+    }
+
+    fn body(&self, request: &ChatRequest, constrain: bool) -> Value {
         let q = &self.config.quirks;
         let mut body = Map::new();
         body.insert("model".into(), json!(self.config.model));
@@ -104,20 +148,88 @@ impl OpenAiClient {
             let stops: Vec<&String> = request.stop.iter().take(limit).collect();
             body.insert("stop".into(), json!(stops));
         }
-        match &request.constraint {
-            Some(OutputConstraint::JsonSchema(schema)) if q.json_schema => {
+        // Tools are the action channel, not an output constraint: a server that refused
+        // a constraint still gets them.
+        if !request.tools.is_empty() {
+            let tools: Vec<Value> = request
+                .tools
+                .iter()
+                .map(|t| {
+                    json!({"type": "function", "function": {
+                        "name": t.name, "description": t.description, "parameters": t.input_schema()
+                    }})
+                })
+                .collect();
+            body.insert("tools".into(), Value::Array(tools));
+            body.insert("parallel_tool_calls".into(), json!(true));
+        }
+        if !constrain {
+            return Value::Object(body);
+        }
+        match (&request.constraint, q.schema, q.grammar) {
+            (Some(OutputConstraint::JsonSchema(schema)), SchemaForm::JsonSchema, _) => {
                 body.insert(
                     "response_format".into(),
                     json!({"type": "json_schema", "json_schema": {"name": "output", "schema": schema}}),
                 );
             }
-            Some(OutputConstraint::Grammar(gbnf)) if q.grammar => {
+            (Some(OutputConstraint::JsonSchema(schema)), SchemaForm::JsonObject, _) => {
+                body.insert(
+                    "response_format".into(),
+                    json!({"type": "json_object", "schema": schema}),
+                );
+            }
+            (Some(OutputConstraint::Grammar(gbnf)), _, GrammarForm::Grammar) => {
                 body.insert("grammar".into(), json!(gbnf));
+            }
+            (Some(OutputConstraint::Grammar(gbnf)), _, GrammarForm::Ebnf) => {
+                body.insert("ebnf".into(), json!(gbnf));
             }
             _ => {}
         }
         Value::Object(body)
     }
+
+    async fn post(&self, body: &Value) -> Result<String, LlmError> {
+        let ctx = CallContext {
+            provider: &self.config.name,
+            key: self.config.api_key.as_ref(),
+            timeout: self.config.timeout,
+        };
+        let mut builder = self.http.post(&self.url).json(body);
+        if let Some(key) = &self.config.api_key {
+            builder = builder.bearer_auth(key.expose());
+        }
+        http::send(builder, &ctx).await
+    }
+}
+
+/// Whether `e` is a server refusing the output constraint itself (not the rest of the
+/// request): an error status whose message names the constraint's field or kind.
+/// Servers answer this with 400, 422 or (llama-cpp-python) 500.
+fn refuses_constraint(e: &LlmError) -> bool {
+    let LlmError::Http {
+        status, message, ..
+    } = e
+    else {
+        return false;
+    };
+    if matches!(status, 401 | 403 | 404 | 408 | 429) || !(400..600).contains(status) {
+        return false;
+    }
+    let m = message.to_ascii_lowercase();
+    [
+        "response_format",
+        "json_schema",
+        "json_object",
+        "schema",
+        "grammar",
+        "ebnf",
+        "guided",
+        "structured output",
+    ]
+    .iter()
+    .any(|w| m.contains(w))
 }
 
 #[derive(Deserialize)]
@@ -144,6 +256,28 @@ struct WireMessage {
     /// A string, null (refusals, tool calls) or an array of content parts.
     #[serde(default)]
     content: Option<Value>,
+    /// Native tool calls: `{"function": {"name", "arguments": "<JSON text>"}}`.
+    #[serde(default)]
+    tool_calls: Option<Vec<Value>>,
+}
+
+/// Reads OpenAI-style tool calls; `arguments` is JSON text (or, leniently, an object).
+fn tool_calls(calls: &[Value]) -> Vec<ToolCall> {
+    calls
+        .iter()
+        .filter_map(|c| {
+            let f = c.get("function")?;
+            let name = f.get("name")?.as_str()?;
+            let input = match f.get("arguments") {
+                Some(Value::String(text)) => {
+                    serde_json::from_str(text).unwrap_or(Value::String(text.clone()))
+                }
+                Some(other) => other.clone(),
+                None => Value::Null,
+            };
+            Some(ToolCall::from_input(name, &input))
+        })
+        .collect()
 }
 
 #[derive(Deserialize, Default)]
@@ -187,9 +321,12 @@ pub(crate) fn parse_response(body: &str, provider: &str) -> Result<ChatResponse,
         .into_iter()
         .next()
         .ok_or_else(|| decode("no choices in response".into()))?;
-    let text = match (choice.message, choice.text) {
-        (Some(m), _) => m.content.as_ref().map(content_text).unwrap_or_default(),
-        (None, Some(t)) => t,
+    let (text, calls) = match (choice.message, choice.text) {
+        (Some(m), _) => (
+            m.content.as_ref().map(content_text).unwrap_or_default(),
+            m.tool_calls.as_deref().map(tool_calls).unwrap_or_default(),
+        ),
+        (None, Some(t)) => (t, Vec::new()),
         (None, None) => return Err(decode("choice has neither message nor text".into())),
     };
     let usage = wire.usage.unwrap_or_default();
@@ -211,6 +348,8 @@ pub(crate) fn parse_response(body: &str, provider: &str) -> Result<ChatResponse,
         },
         finish_reason,
         cached: false,
+        constraint_dropped: false,
+        tool_calls: calls,
     })
 }
 
@@ -220,19 +359,36 @@ impl ChatModel for OpenAiClient {
         &self.config.name
     }
 
+    /// Sends the request with its output constraint in the preset's form. A server that
+    /// refuses the constraint gets the request again without it; when that succeeds the
+    /// form is not sent to this server again, and every reply made without it is marked
+    /// [`ChatResponse::constraint_dropped`] (counted per record and per run).
     async fn complete(&self, request: &ChatRequest) -> Result<ChatResponse, LlmError> {
-        let ctx = CallContext {
-            provider: &self.config.name,
-            key: self.config.api_key.as_ref(),
-            timeout: self.config.timeout,
+        let form = self.form_for(request);
+        let refused_before = form.is_some_and(|k| self.refused(k).load(Ordering::Relaxed));
+        let constrain = form.is_some() && !refused_before;
+        let (body, dropped) = match self.post(&self.body(request, constrain)).await {
+            Ok(body) => (body, refused_before),
+            Err(e) if constrain && refuses_constraint(&e) => {
+                // If this fails too, its error is the one that matters: the constraint
+                // was not (only) the problem, and a transient failure stays retryable.
+                let body = self.post(&self.body(request, false)).await?;
+                let kind = form.expect("constrained requests have a form");
+                if !self.refused(kind).swap(true, Ordering::Relaxed) {
+                    tracing::warn!(
+                        model = %self.config.name,
+                        preset = self.config.quirks.name,
+                        error = %e,
+                        "the server refused the output constraint; sending requests without it"
+                    );
+                }
+                (body, true)
+            }
+            Err(e) => return Err(e),
         };
-        let mut builder = self.http.post(&self.url).json(&self.request_body(request));
-        if let Some(key) = &self.config.api_key {
-            builder = builder.bearer_auth(key.expose());
-        }
-        let body = http::send(builder, &ctx).await?;
-        let response = parse_response(&body, &self.config.name)
+        let mut response = parse_response(&body, &self.config.name)
             .map_err(|e| http::redact_error(e, self.config.api_key.as_ref()))?;
+        response.constraint_dropped = dropped;
         Ok(http::finish_response(
             response,
             self.config.api_key.as_ref(),
@@ -315,5 +471,73 @@ mod tests {
         let generic = OpenAiClient::new(OpenAiConfig::new("http://x/v1", "m")).unwrap();
         let b = generic.request_body(&req.constraint(OutputConstraint::JsonSchema(schema)));
         assert!(b.get("response_format").is_none());
+    }
+
+    #[test]
+    fn each_preset_sends_constraints_in_its_servers_form() {
+        let schema = json!({"type": "object", "required": ["a"]});
+        let by_schema = ChatRequest::new(vec![Message::user("q")])
+            .constraint(OutputConstraint::JsonSchema(schema.clone()));
+        let by_grammar = ChatRequest::new(vec![Message::user("q")])
+            .constraint(OutputConstraint::Grammar("root ::= \"x\"".into()));
+        let client =
+            |q: Quirks| OpenAiClient::new(OpenAiConfig::new("http://x/v1", "m").quirks(q)).unwrap();
+        let openai_form =
+            json!({"type": "json_schema", "json_schema": {"name": "output", "schema": schema}});
+        for preset in [
+            "openai",
+            "vllm",
+            "sglang",
+            "llama-cpp",
+            "ollama",
+            "lmstudio",
+        ] {
+            let b = client(Quirks::preset(preset).unwrap()).request_body(&by_schema);
+            assert_eq!(b["response_format"], openai_form, "{preset}");
+        }
+        let b = client(Quirks::llama_cpp_python()).request_body(&by_schema);
+        assert_eq!(
+            b["response_format"],
+            json!({"type": "json_object", "schema": schema})
+        );
+        for (preset, field) in [
+            ("llama-cpp", Some("grammar")),
+            ("llama-cpp-python", Some("grammar")),
+            ("sglang", Some("ebnf")),
+            ("vllm", None),
+            ("ollama", None),
+            ("openai", None),
+            ("generic", None),
+        ] {
+            let b = client(Quirks::preset(preset).unwrap()).request_body(&by_grammar);
+            let sent: Vec<&str> = ["grammar", "ebnf", "response_format"]
+                .into_iter()
+                .filter(|f| b.get(*f).is_some())
+                .collect();
+            assert_eq!(sent, field.into_iter().collect::<Vec<_>>(), "{preset}");
+        }
+    }
+
+    #[test]
+    fn constraint_refusals_are_told_apart_from_other_errors() {
+        let http = |status: u16, message: &str| LlmError::Http {
+            provider: "p".into(),
+            status,
+            message: message.into(),
+            retry_after: None,
+        };
+        assert!(refuses_constraint(&http(
+            500,
+            "Input should be 'text' or 'json_object' (loc: body.response_format.type)"
+        )));
+        assert!(refuses_constraint(&http(400, "failed to parse grammar")));
+        assert!(refuses_constraint(&http(
+            422,
+            "json_schema is not supported"
+        )));
+        assert!(!refuses_constraint(&http(500, "Internal Server Error")));
+        assert!(!refuses_constraint(&http(400, "bad temperature")));
+        assert!(!refuses_constraint(&http(429, "schema rate limit")));
+        assert!(!refuses_constraint(&LlmError::Config("schema".into())));
     }
 }

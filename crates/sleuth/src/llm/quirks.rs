@@ -3,17 +3,27 @@
 //! The differences that matter to us, as documented by each project:
 //! - **OpenAI** GPT models take `max_completion_tokens` (`max_tokens` is deprecated and
 //!   rejected by reasoning models), at most 4 `stop` sequences, and `response_format`
-//!   with `json_schema`. Reasoning models (o1, o3, o4-mini, gpt-5) additionally reject
-//!   `stop` and any `temperature` other than the default.
-//! - **vLLM** and **SGLang** take `max_tokens`, any number of stop sequences and
-//!   `response_format: json_schema` (guided decoding); their own grammar formats are
-//!   not GBNF, so `grammar` is not sent.
-//! - **llama.cpp server** takes `max_tokens`, `stop`, `response_format` json_schema and
-//!   a GBNF `grammar` field, the only server here that honours our grammars.
-//! - **Ollama**'s `/v1` endpoint takes `max_tokens`, `stop` and `response_format`
-//!   json_schema (structured outputs); no grammar.
-//! - **LM Studio** takes `max_tokens`, `stop` and json_schema.
+//!   `{type: json_schema, json_schema: {name, schema}}`. Reasoning models (o1, o3,
+//!   o4-mini, gpt-5) additionally reject `stop` and any temperature but the default.
+//! - **vLLM** takes `max_tokens`, any number of stop sequences and the OpenAI
+//!   `json_schema` response format (guided decoding); its grammar dialects are not
+//!   GBNF, so our grammars are not sent.
+//! - **SGLang** takes the OpenAI `json_schema` response format and, as a separate
+//!   `ebnf` field, a grammar in GGML BNF (its default XGrammar backend), which is the
+//!   GBNF our grammars are written in.
+//! - **llama.cpp server** (`llama-server`) takes `json_schema` (OpenAI form) and a GBNF
+//!   `grammar` field.
+//! - **llama-cpp-python**'s server takes `response_format` of type `text` or
+//!   `json_object` only, the schema inside it (`{type: json_object, schema}`), and a
+//!   GBNF `grammar` field; a `json_schema` response format fails its request validation.
+//! - **Ollama**'s `/v1` endpoint turns the OpenAI `json_schema` response format into its
+//!   native `format` field (a top-level `format` is ignored there); no grammar.
+//! - **LM Studio** takes `max_tokens`, `stop` and the OpenAI `json_schema` form.
 //! - **generic**: the conservative common subset (`max_tokens`, `stop`, no constraints).
+//!
+//! A server that refuses a constraint anyway (an older build, a gateway in front of
+//! it) is handled by the client: it resends the request without the constraint and
+//! stops sending it (see [`super::openai`]).
 //!
 //! Stop sequences are also applied client-side (the reply is cut at the first one), so
 //! a server that drops or limits them still yields the same text.
@@ -27,6 +37,28 @@ pub enum MaxTokensField {
     MaxCompletionTokens,
 }
 
+/// How a JSON-schema constraint travels to the server.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SchemaForm {
+    /// Not sent: the server has no schema-constrained decoding.
+    Omit,
+    /// `response_format: {type: json_schema, json_schema: {name, schema}}` (OpenAI).
+    JsonSchema,
+    /// `response_format: {type: json_object, schema}` (llama-cpp-python).
+    JsonObject,
+}
+
+/// How a GBNF grammar constraint travels to the server.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum GrammarForm {
+    /// Not sent.
+    Omit,
+    /// A top-level `grammar` field (llama.cpp server, llama-cpp-python).
+    Grammar,
+    /// A top-level `ebnf` field (SGLang).
+    Ebnf,
+}
+
 /// Per-server protocol differences; see the module docs for the presets.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Quirks {
@@ -37,19 +69,18 @@ pub struct Quirks {
     pub max_stop: Option<usize>,
     /// Whether to send `temperature` at all (reasoning models reject it).
     pub temperature: bool,
-    /// Whether `response_format: {type: json_schema}` is supported.
-    pub json_schema: bool,
-    /// Whether the llama.cpp-server `grammar` (GBNF) field is supported.
-    pub grammar: bool,
+    pub schema: SchemaForm,
+    pub grammar: GrammarForm,
 }
 
 impl Quirks {
-    pub const PRESETS: [&'static str; 8] = [
+    pub const PRESETS: [&'static str; 9] = [
         "openai",
         "openai-reasoning",
         "vllm",
         "sglang",
         "llama-cpp",
+        "llama-cpp-python",
         "ollama",
         "lmstudio",
         "generic",
@@ -61,8 +92,8 @@ impl Quirks {
             max_tokens_field: MaxTokensField::MaxCompletionTokens,
             max_stop: Some(4),
             temperature: true,
-            json_schema: true,
-            grammar: false,
+            schema: SchemaForm::JsonSchema,
+            grammar: GrammarForm::Omit,
         }
     }
 
@@ -81,36 +112,41 @@ impl Quirks {
             max_tokens_field: MaxTokensField::MaxTokens,
             max_stop: None,
             temperature: true,
-            json_schema: false,
-            grammar: false,
+            schema: SchemaForm::Omit,
+            grammar: GrammarForm::Omit,
         }
     }
 
-    fn with_json_schema(name: &'static str) -> Quirks {
+    fn with(name: &'static str, schema: SchemaForm, grammar: GrammarForm) -> Quirks {
         Quirks {
             name,
-            json_schema: true,
+            schema,
+            grammar,
             ..Quirks::generic()
         }
     }
 
     pub fn vllm() -> Quirks {
-        Quirks::with_json_schema("vllm")
+        Quirks::with("vllm", SchemaForm::JsonSchema, GrammarForm::Omit)
     }
     pub fn sglang() -> Quirks {
-        Quirks::with_json_schema("sglang")
+        Quirks::with("sglang", SchemaForm::JsonSchema, GrammarForm::Ebnf)
     }
     pub fn ollama() -> Quirks {
-        Quirks::with_json_schema("ollama")
+        Quirks::with("ollama", SchemaForm::JsonSchema, GrammarForm::Omit)
     }
     pub fn lmstudio() -> Quirks {
-        Quirks::with_json_schema("lmstudio")
+        Quirks::with("lmstudio", SchemaForm::JsonSchema, GrammarForm::Omit)
     }
     pub fn llama_cpp() -> Quirks {
-        Quirks {
-            grammar: true,
-            ..Quirks::with_json_schema("llama-cpp")
-        }
+        Quirks::with("llama-cpp", SchemaForm::JsonSchema, GrammarForm::Grammar)
+    }
+    pub fn llama_cpp_python() -> Quirks {
+        Quirks::with(
+            "llama-cpp-python",
+            SchemaForm::JsonObject,
+            GrammarForm::Grammar,
+        )
     }
 
     /// A preset by name (see [`Quirks::PRESETS`]).
@@ -121,6 +157,7 @@ impl Quirks {
             "vllm" => Quirks::vllm(),
             "sglang" => Quirks::sglang(),
             "llama-cpp" | "llamacpp" | "llama.cpp" => Quirks::llama_cpp(),
+            "llama-cpp-python" => Quirks::llama_cpp_python(),
             "ollama" => Quirks::ollama(),
             "lmstudio" | "lm-studio" => Quirks::lmstudio(),
             "generic" => Quirks::generic(),
@@ -158,7 +195,7 @@ mod tests {
         assert!(Quirks::preset("nope")
             .unwrap_err()
             .to_string()
-            .contains("vllm"));
+            .contains("llama-cpp-python"));
         assert_eq!(Quirks::for_openai_model("o3-mini").name, "openai-reasoning");
         assert_eq!(Quirks::for_openai_model("gpt-5").name, "openai-reasoning");
         assert_eq!(Quirks::for_openai_model("gpt-4o-mini").name, "openai");

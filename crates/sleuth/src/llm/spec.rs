@@ -2,11 +2,13 @@
 //!
 //! | spec | provider | key |
 //! |---|---|---|
-//! | `openai:MODEL` | api.openai.com (`OPENAI_BASE_URL` overrides) | `OPENAI_API_KEY`, required |
-//! | `openai-compat:BASE_URL#MODEL[?key_env=VAR&preset=NAME]` | any OpenAI-compatible server | `VAR`, else `SLEUTH_API_KEY_ENV`'s variable, else `OPENAI_API_KEY`; optional |
-//! | `anthropic:MODEL` | api.anthropic.com (`ANTHROPIC_BASE_URL` overrides) | `ANTHROPIC_API_KEY`, required |
+//! | `openai:MODEL` | api.openai.com (`OPENAI_BASE_URL` overrides, version included: `https://host/v1`) | `OPENAI_API_KEY`, required |
+//! | `openai-compat:BASE_URL#MODEL[?key_env=VAR&preset=NAME]` | any OpenAI-compatible server (`BASE_URL` as for the OpenAI SDK, e.g. `http://host:8000/v1`) | `VAR`, else `SLEUTH_API_KEY_ENV`'s variable (either must then be set), else `OPENAI_API_KEY` if set |
+//! | `anthropic:MODEL` | api.anthropic.com (`ANTHROPIC_BASE_URL` overrides: the host root as for the Anthropic SDK; a trailing `/v1` is accepted) | `ANTHROPIC_API_KEY`, required |
 //! | `scripted:FILE` | replies from a JSON array or JSON Lines of strings, in order, repeating the last | none |
 //! | `local:NAME\|PATH.gguf` | the embedded model (crate `sleuth-local`, opened by the CLI) | none |
+//!
+//! Specs and their options are parsed in [`parse`], and nowhere else.
 //!
 //! `local:` parses to [`ModelSpec::Local`] but is not opened here: the core crate does
 //! not depend on llama.cpp. The CLI opens the local model itself and wraps it with
@@ -14,7 +16,8 @@
 
 use super::anthropic::{AnthropicClient, AnthropicConfig, ANTHROPIC_BASE_URL};
 use super::middleware::{
-    CostBudget, ModelStack, PriceTable, RateLimit, RateLimiter, ResponseCache, RetryPolicy,
+    CacheSpec, CostBudget, ModelStack, PriceTable, RateLimit, RateLimiter, ResponseCache,
+    RetryPolicy,
 };
 use super::openai::{OpenAiClient, OpenAiConfig};
 use super::quirks::Quirks;
@@ -23,7 +26,6 @@ use super::{ChatModel, LlmError, ScriptedModel};
 use std::collections::BTreeMap;
 use std::fmt;
 use std::path::{Path, PathBuf};
-use std::str::FromStr;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -54,82 +56,7 @@ pub enum ModelSpec {
     },
 }
 
-fn spec_error(spec: &str, why: &str) -> LlmError {
-    LlmError::Config(format!(
-        "invalid model spec `{spec}`: {why} (expected openai:MODEL, anthropic:MODEL, openai-compat:BASE_URL#MODEL, local:NAME|PATH.gguf or scripted:FILE)"
-    ))
-}
-
-impl FromStr for ModelSpec {
-    type Err = LlmError;
-
-    fn from_str(s: &str) -> Result<ModelSpec, LlmError> {
-        let (kind, rest) = s
-            .split_once(':')
-            .ok_or_else(|| spec_error(s, "no provider prefix"))?;
-        let nonempty = |v: &str, what: &str| {
-            if v.trim().is_empty() {
-                Err(spec_error(s, &format!("missing {what}")))
-            } else {
-                Ok(v.to_string())
-            }
-        };
-        match kind {
-            "openai" => Ok(ModelSpec::OpenAi {
-                model: nonempty(rest, "model name")?,
-            }),
-            "anthropic" => Ok(ModelSpec::Anthropic {
-                model: nonempty(rest, "model name")?,
-            }),
-            "scripted" => Ok(ModelSpec::Scripted {
-                path: PathBuf::from(nonempty(rest, "file")?),
-            }),
-            "local" => Ok(ModelSpec::Local {
-                name: nonempty(rest, "model name or path")?,
-            }),
-            "openai-compat" => parse_compat(s, rest),
-            other => Err(spec_error(s, &format!("unknown provider `{other}`"))),
-        }
-    }
-}
-
-fn parse_compat(spec: &str, rest: &str) -> Result<ModelSpec, LlmError> {
-    let (base_url, model_opts) = rest
-        .split_once('#')
-        .ok_or_else(|| spec_error(spec, "openai-compat needs BASE_URL#MODEL"))?;
-    if !(base_url.starts_with("http://") || base_url.starts_with("https://")) {
-        return Err(spec_error(
-            spec,
-            "the base URL must start with http:// or https://",
-        ));
-    }
-    let (model, opts) = model_opts.split_once('?').unwrap_or((model_opts, ""));
-    if model.is_empty() {
-        return Err(spec_error(spec, "missing model name after #"));
-    }
-    let (mut key_env, mut preset) = (None, None);
-    for pair in opts.split('&').filter(|p| !p.is_empty()) {
-        match pair.split_once('=') {
-            Some(("key_env", v)) if !v.is_empty() => key_env = Some(v.to_string()),
-            Some(("preset", v)) => {
-                Quirks::preset(v)?;
-                preset = Some(v.to_string());
-            }
-            _ => {
-                return Err(spec_error(
-                    spec,
-                    &format!("unknown option `{pair}` (known: key_env=VAR, preset=NAME)"),
-                ))
-            }
-        }
-    }
-    Ok(ModelSpec::OpenAiCompat {
-        base_url: base_url.trim_end_matches('/').to_string(),
-        model: model.to_string(),
-        key_env,
-        preset,
-    })
-}
+mod parse;
 
 impl ModelSpec {
     pub fn parse(s: &str) -> Result<ModelSpec, LlmError> {
@@ -139,33 +66,6 @@ impl ModelSpec {
     /// Whether [`open_model`] can open this spec (everything but `local:`).
     pub fn is_core(&self) -> bool {
         !matches!(self, ModelSpec::Local { .. })
-    }
-}
-
-impl fmt::Display for ModelSpec {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            ModelSpec::OpenAi { model } => write!(f, "openai:{model}"),
-            ModelSpec::Anthropic { model } => write!(f, "anthropic:{model}"),
-            ModelSpec::Scripted { path } => write!(f, "scripted:{}", path.display()),
-            ModelSpec::Local { name } => write!(f, "local:{name}"),
-            ModelSpec::OpenAiCompat {
-                base_url,
-                model,
-                key_env,
-                preset,
-            } => {
-                write!(f, "openai-compat:{base_url}#{model}")?;
-                let opts: Vec<String> = [("key_env", key_env), ("preset", preset)]
-                    .iter()
-                    .filter_map(|(k, v)| v.as_ref().map(|v| format!("{k}={v}")))
-                    .collect();
-                if !opts.is_empty() {
-                    write!(f, "?{}", opts.join("&"))?;
-                }
-                Ok(())
-            }
-        }
     }
 }
 
@@ -219,8 +119,8 @@ pub struct ModelOptions {
     /// Per-request timeout (one attempt).
     pub timeout: Duration,
     pub retry: RetryPolicy,
-    /// Directory of the response cache; `None` disables caching.
-    pub cache_dir: Option<PathBuf>,
+    /// Where the response cache lives (a SQLite directory or Redis); `None` disables it.
+    pub cache: Option<CacheSpec>,
     pub rate_limit: Option<RateLimit>,
     pub prices: Arc<PriceTable>,
     /// The run's spending cap (`--max-cost`), shared across models of one run.
@@ -235,7 +135,7 @@ impl Default for ModelOptions {
         ModelOptions {
             timeout: Duration::from_secs(120),
             retry: RetryPolicy::default(),
-            cache_dir: None,
+            cache: None,
             rate_limit: None,
             prices: Arc::new(PriceTable::defaults()),
             budget: None,
@@ -251,6 +151,31 @@ fn required_key(env: &EnvSource, var: &str, spec: &ModelSpec) -> Result<ApiKey, 
             "model `{spec}` needs an API key: set the environment variable {var}"
         ))
     })
+}
+
+/// The key for an `openai-compat:` server. A variable named by the spec (`?key_env=`)
+/// or by `SLEUTH_API_KEY_ENV` must be set: failing here, before any request, beats a
+/// 401 later or a request without the key the user meant. Unnamed, `OPENAI_API_KEY` is
+/// sent when set (as the OpenAI SDKs do for any base URL); local servers need none.
+fn compat_key(
+    env: &EnvSource,
+    key_env: Option<&str>,
+    spec: &ModelSpec,
+) -> Result<Option<ApiKey>, LlmError> {
+    let named = match key_env {
+        Some(var) => Some((var.to_string(), "?key_env=")),
+        None => env
+            .get("SLEUTH_API_KEY_ENV")
+            .map(|var| (var, "SLEUTH_API_KEY_ENV")),
+    };
+    match named {
+        Some((var, by)) => env.get(&var).map(|k| Some(ApiKey::new(k))).ok_or_else(|| {
+            LlmError::Config(format!(
+                "model `{spec}` takes its key from {var} (named by {by}), but {var} is not set"
+            ))
+        }),
+        None => Ok(env.get("OPENAI_API_KEY").map(ApiKey::new)),
+    }
 }
 
 /// Opens the bare provider for `spec`, without middleware.
@@ -270,16 +195,12 @@ pub fn open_provider(
             Arc::new(OpenAiClient::new(config)?)
         }
         ModelSpec::OpenAiCompat { base_url, model, key_env, preset } => {
-            let var = key_env
-                .clone()
-                .or_else(|| opts.env.get("SLEUTH_API_KEY_ENV"))
-                .unwrap_or_else(|| "OPENAI_API_KEY".into());
             let quirks = match preset {
                 Some(p) => Quirks::preset(p)?,
                 None => Quirks::generic(),
             };
             let config = OpenAiConfig::new(base_url, model)
-                .api_key(opts.env.get(&var).map(ApiKey::new))
+                .api_key(compat_key(&opts.env, key_env.as_deref(), spec)?)
                 .timeout(opts.timeout)
                 .quirks(quirks)
                 .name(format!("openai-compat:{base_url}#{model}"));
@@ -315,8 +236,8 @@ pub fn stack_with(
     let mut stack = ModelStack::builder(provider)
         .retry(opts.retry.clone())
         .prices(opts.prices.clone());
-    if let Some(dir) = &opts.cache_dir {
-        stack = stack.cache(ResponseCache::open(dir)?);
+    if let Some(spec) = &opts.cache {
+        stack = stack.cache(ResponseCache::open(spec)?);
     }
     if let Some(budget) = &opts.budget {
         stack = stack.budget(budget.clone());
@@ -378,51 +299,29 @@ mod tests {
     use super::*;
 
     #[test]
-    fn specs_parse_and_print_back() {
-        for s in [
-            "openai:gpt-4o-mini",
-            "anthropic:claude-sonnet-4-5",
-            "scripted:replies.json",
-            "local:smollm2",
-            "local:/models/x.gguf",
-            "openai-compat:http://127.0.0.1:8080/v1#llama3.2:1b",
-            "openai-compat:https://h/v1#m?key_env=MY_KEY&preset=vllm",
-        ] {
-            assert_eq!(ModelSpec::parse(s).unwrap().to_string(), s);
-        }
-        let compat =
-            ModelSpec::parse("openai-compat:http://h:8000/v1/#org/model?preset=llama-cpp").unwrap();
-        assert_eq!(
-            compat,
-            ModelSpec::OpenAiCompat {
-                base_url: "http://h:8000/v1".into(),
-                model: "org/model".into(),
-                key_env: None,
-                preset: Some("llama-cpp".into())
-            }
+    fn a_named_key_variable_must_be_set_before_any_request() {
+        let env = EnvSource::isolated().set("OPENAI_API_KEY", "sk-default");
+        let opts = ModelOptions {
+            env: env.clone(),
+            ..ModelOptions::default()
+        };
+        let spec =
+            ModelSpec::parse("openai-compat:http://127.0.0.1:9/v1#m?key_env=UNSET_VAR").unwrap();
+        let e = open_model(&spec, &opts).err().unwrap().to_string();
+        assert!(
+            e.contains("UNSET_VAR") && e.contains("?key_env=") && e.contains("not set"),
+            "{e}"
         );
-        assert!(!ModelSpec::parse("local:x").unwrap().is_core());
-        assert!(ModelSpec::parse("openai:x").unwrap().is_core());
-    }
-
-    #[test]
-    fn bad_specs_say_why() {
-        for (s, why) in [
-            ("gpt-4o", "no provider prefix"),
-            ("openai:", "missing model"),
-            ("foo:bar", "unknown provider `foo`"),
-            ("openai-compat:http://h/v1", "BASE_URL#MODEL"),
-            ("openai-compat:h/v1#m", "http://"),
-            ("openai-compat:http://h/v1#", "missing model"),
-            ("openai-compat:http://h/v1#m?x=1", "unknown option `x=1`"),
-            (
-                "openai-compat:http://h/v1#m?preset=nope",
-                "unknown server preset",
-            ),
-        ] {
-            let e = ModelSpec::parse(s).unwrap_err().to_string();
-            assert!(e.contains(why), "{s}: {e}");
-        }
+        let opts = ModelOptions {
+            env: env.set("SLEUTH_API_KEY_ENV", "ALSO_UNSET"),
+            ..ModelOptions::default()
+        };
+        let spec = ModelSpec::parse("openai-compat:http://127.0.0.1:9/v1#m").unwrap();
+        let e = open_model(&spec, &opts).err().unwrap().to_string();
+        assert!(
+            e.contains("ALSO_UNSET") && e.contains("SLEUTH_API_KEY_ENV"),
+            "{e}"
+        );
     }
 
     #[test]

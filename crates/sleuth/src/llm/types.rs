@@ -48,6 +48,53 @@ pub enum OutputConstraint {
     Grammar(String),
 }
 
+/// A tool offered through the provider's native tool-calling channel (OpenAI `tools`,
+/// Anthropic `tools`): a function of one string argument.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ToolSpec {
+    pub name: String,
+    pub description: String,
+    /// The name of its one string argument.
+    pub argument: String,
+}
+
+impl ToolSpec {
+    /// The JSON schema of the tool's input: an object with one required string.
+    pub fn input_schema(&self) -> serde_json::Value {
+        serde_json::json!({
+            "type": "object",
+            "properties": { &self.argument: { "type": "string" } },
+            "required": [&self.argument],
+        })
+    }
+}
+
+/// A tool call the model made through the native channel.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ToolCall {
+    pub name: String,
+    /// The value of the tool's one argument (the first string in the call's input).
+    pub argument: String,
+}
+
+impl ToolCall {
+    /// Reads a call's input object: its first string value is the argument.
+    pub fn from_input(name: &str, input: &serde_json::Value) -> ToolCall {
+        let argument = match input {
+            serde_json::Value::Object(map) => map
+                .values()
+                .find_map(|v| v.as_str().map(str::to_string))
+                .unwrap_or_default(),
+            serde_json::Value::String(s) => s.clone(),
+            _ => String::new(),
+        };
+        ToolCall {
+            name: name.to_string(),
+            argument,
+        }
+    }
+}
+
 /// One chat completion request, identical for every provider.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ChatRequest {
@@ -59,6 +106,10 @@ pub struct ChatRequest {
     /// Distinguishes deliberate repeated samples of one request (e.g. SSR's three
     /// verifier votes at temperature 0.7) so a response cache never conflates them.
     pub sample_index: u32,
+    /// Tools offered through the native tool-calling channel; empty: the text protocol
+    /// only (and the request, and its cache key, are as before).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tools: Vec<ToolSpec>,
 }
 
 impl ChatRequest {
@@ -70,6 +121,7 @@ impl ChatRequest {
             stop: Vec::new(),
             constraint: None,
             sample_index: 0,
+            tools: Vec::new(),
         }
     }
     pub fn temperature(mut self, t: f32) -> Self {
@@ -132,6 +184,13 @@ pub struct ChatResponse {
     /// True when the response came from sleuth's own response cache (billed cost 0).
     #[serde(default)]
     pub cached: bool,
+    /// True when the request carried an output constraint that the server refused, and
+    /// this reply was generated without it (the caller's parser still validates it).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub constraint_dropped: bool,
+    /// Calls made through the native tool-calling channel, in order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tool_calls: Vec<ToolCall>,
 }
 
 impl ChatResponse {
@@ -141,6 +200,8 @@ impl ChatResponse {
             usage,
             finish_reason: FinishReason::Stop,
             cached: false,
+            constraint_dropped: false,
+            tool_calls: Vec::new(),
         }
     }
 }

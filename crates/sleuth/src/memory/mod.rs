@@ -9,9 +9,9 @@ mod parse;
 mod schema;
 mod state;
 
-pub use parse::{check_adherence, parse_memory};
+pub use parse::{check_adherence, parse_memory, writes_section};
 pub use schema::{MemorySchema, Section};
-pub use state::{Confidence, Fact, Hypothesis, OpenQuestion, Priority, WorkingMemory};
+pub use state::{Confidence, Fact, Hypothesis, Merged, OpenQuestion, Priority, WorkingMemory};
 
 #[cfg(test)]
 mod tests;

@@ -6,23 +6,20 @@
 use super::{
     Confidence, Fact, Hypothesis, MemorySchema, OpenQuestion, Priority, Section, WorkingMemory,
 };
+use crate::env::protocol;
 use regex::Regex;
 use std::sync::OnceLock;
 
 /// Splits a response into its memory sections: `(section, body lines)` in order.
-/// A section ends at the next header or at an `Action:`/`Thought:` line.
+/// A section ends at the next header or at a protocol line (`Action:`, `Thought:`, see
+/// [`protocol::ends_section`]).
 fn sections(text: &str) -> Vec<(Section, Vec<&str>)> {
     static HEADER: OnceLock<Regex> = OnceLock::new();
-    static END: OnceLock<Regex> = OnceLock::new();
     let header = HEADER.get_or_init(|| {
         Regex::new(
             r"(?i)^[\s#>*_`\-]*(confirmed facts|active hypotheses|open questions|notes|scratchpad)\s*[*_`]*\s*:?\s*[*_`]*\s*(.*)$",
         )
         .expect("valid header regex")
-    });
-    let end = END.get_or_init(|| {
-        Regex::new(r"(?i)^[\s>*_`\-]*(action|thought|final answer|answer)\s*(\d+\s*)?[*_`]*\s*:")
-            .expect("valid end regex")
     });
     let mut out: Vec<(Section, Vec<&str>)> = Vec::new();
     let mut open = false;
@@ -40,7 +37,7 @@ fn sections(text: &str) -> Vec<(Section, Vec<&str>)> {
             if !rest.trim().is_empty() {
                 out.last_mut().expect("just pushed").1.push(rest);
             }
-        } else if end.is_match(line) {
+        } else if protocol::ends_section(line) {
             open = false;
         } else if open {
             out.last_mut().expect("open section").1.push(line);
@@ -140,9 +137,23 @@ fn parse_hypothesis(id: &str, body: &str) -> Hypothesis {
     }
 }
 
+/// A resolved mark anywhere on a question line: `(resolved)`, `[resolved]`,
+/// `| resolved`, `status: resolved`, or a trailing `resolved` / `RESOLVED`.
+fn resolved_mark(body: &str) -> Option<(String, bool)> {
+    static MARK: OnceLock<Regex> = OnceLock::new();
+    let re = MARK.get_or_init(|| {
+        Regex::new(r"(?i)\s*(?:[\(\[]\s*resolved\b[^\)\]]*[\)\]]|\|\s*(?:status\s*:\s*)?resolved\b[^|]*|\bresolved\s*\.?\s*$)")
+            .expect("resolved regex")
+    });
+    re.is_match(body)
+        .then(|| (re.replace_all(body, "").trim().to_string(), true))
+}
+
 fn parse_question(id: &str, body: &str) -> OpenQuestion {
-    let (text, kv) = fields(body);
+    let (body, resolved) = resolved_mark(body).unwrap_or_else(|| (body.to_string(), false));
+    let (text, kv) = fields(&body);
     OpenQuestion {
+        resolved,
         id: id.to_uppercase(),
         text,
         action: field(&kv, "action")
@@ -155,6 +166,11 @@ fn parse_question(id: &str, body: &str) -> OpenQuestion {
             Priority::High,
         ),
     }
+}
+
+/// Whether a response writes `section` at all (a header, even over an empty list).
+pub fn writes_section(text: &str, section: Section) -> bool {
+    sections(text).iter().any(|(s, _)| *s == section)
 }
 
 /// Parses the sections of `schema` out of a model response.
@@ -223,7 +239,7 @@ pub fn check_adherence(text: &str, schema: &MemorySchema) -> bool {
             Section::Questions => entries.all(|l| {
                 q_re.captures(l).is_some_and(|c| {
                     let q = parse_question(&c[1], &c[2]);
-                    q.action.is_some() && q.priority.is_some()
+                    q.resolved || (q.action.is_some() && q.priority.is_some())
                 })
             }),
         }

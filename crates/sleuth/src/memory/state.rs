@@ -36,13 +36,17 @@ pub struct Hypothesis {
     pub contradicts: Vec<String>,
 }
 
-/// `[Q1] <question> | action: <search terms> | priority: high`
+/// `[Q1] <question> | action: <search terms> | priority: high`, optionally marked
+/// `(resolved)` (SLEUTH paper App. K: "Mark resolved questions").
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct OpenQuestion {
     pub id: String,
     pub text: String,
     pub action: Option<String>,
     pub priority: Option<Priority>,
+    /// The model marked this question resolved.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub resolved: bool,
 }
 
 /// The state `W_t = (F_t, H_t, Q_t)`, plus free-form notes for the Notes baseline.
@@ -50,9 +54,23 @@ pub struct OpenQuestion {
 pub struct WorkingMemory {
     pub facts: Vec<Fact>,
     pub hypotheses: Vec<Hypothesis>,
+    /// In the model's memory: what it wrote. In the merged state: the questions still
+    /// open (resolved ones move to `resolved`).
     pub questions: Vec<OpenQuestion>,
+    /// Merged state only: every question resolved so far, in the order resolved.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub resolved: Vec<OpenQuestion>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub notes: Option<String>,
+}
+
+/// What one merge changed besides the state itself.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Merged {
+    /// Confirmed facts the model's latest memory left out (they stay in the state).
+    pub dropped: Vec<Fact>,
+    /// Ids of the questions resolved by this turn's memory.
+    pub resolved: Vec<String>,
 }
 
 impl Confidence {
@@ -90,8 +108,40 @@ impl WorkingMemory {
     /// Facts are monotonic: every fact ever confirmed stays, even when the model's
     /// latest memory omits it; a new statement under an id already taken gets a fresh
     /// id. Hypotheses, questions and notes are the model's latest view (they are meant
-    /// to change). Returns the facts the model dropped this turn.
-    pub fn merge(&mut self, written: &WorkingMemory) -> Vec<Fact> {
+    /// to change). A question counts as resolved when the model marks it `(resolved)` or
+    /// removes it from its list (SLEUTH paper §3.2 step 3: "remove questions answered by
+    /// the new observation"); resolved questions are kept, monotonically, in `resolved`.
+    pub fn merge(&mut self, written: &WorkingMemory) -> Merged {
+        let mut resolved = Vec::new();
+        for q in &self.questions {
+            let still_open = written
+                .questions
+                .iter()
+                .any(|w| w.id == q.id && !w.resolved);
+            if !still_open {
+                let marked = written
+                    .questions
+                    .iter()
+                    .find(|w| w.id == q.id && w.resolved);
+                let mut done = marked.cloned().unwrap_or_else(|| q.clone());
+                done.resolved = true;
+                resolved.push(done);
+            }
+        }
+        // Marked resolved in the same turn it was written: resolved too.
+        for w in written.questions.iter().filter(|w| w.resolved) {
+            let known = self.questions.iter().any(|q| q.id == w.id)
+                || self
+                    .resolved
+                    .iter()
+                    .any(|r| r.id == w.id && r.text == w.text);
+            if !known {
+                resolved.push(w.clone());
+            }
+        }
+        let resolved_ids = resolved.iter().map(|q| q.id.clone()).collect();
+        self.resolved.extend(resolved);
+
         let mut seen = Vec::new();
         for fact in &written.facts {
             let key = normalized(&fact.statement);
@@ -110,15 +160,31 @@ impl WorkingMemory {
             self.facts.push(fact);
         }
         self.hypotheses = written.hypotheses.clone();
-        self.questions = written.questions.clone();
+        self.questions = written
+            .questions
+            .iter()
+            .filter(|q| !q.resolved)
+            .cloned()
+            .collect();
         if written.notes.is_some() {
             self.notes = written.notes.clone();
         }
-        self.facts
+        let dropped = self
+            .facts
             .iter()
             .filter(|f| !seen.contains(&f.id))
             .cloned()
-            .collect()
+            .collect();
+        Merged {
+            dropped,
+            resolved: resolved_ids,
+        }
+    }
+
+    /// Structural completion (SLEUTH paper App. D.5): the question was decomposed into
+    /// sub-questions and every one of them is now resolved.
+    pub fn all_questions_resolved(&self) -> bool {
+        !self.resolved.is_empty() && self.questions.is_empty()
     }
 
     /// The highest-priority open question (first among equals).
@@ -202,11 +268,12 @@ impl Hypothesis {
 impl OpenQuestion {
     pub fn render(&self) -> String {
         format!(
-            "[{}] {} | action: {} | priority: {}",
+            "[{}] {} | action: {} | priority: {}{}",
             self.id,
             self.text,
             self.action.as_deref().unwrap_or("-"),
-            self.priority.map_or("?", Priority::as_str)
+            self.priority.map_or("?", Priority::as_str),
+            if self.resolved { " (resolved)" } else { "" }
         )
     }
 }

@@ -63,9 +63,9 @@ fn ablation_schema_ignores_other_sections() {
 fn facts_are_monotonic_and_dropped_ones_reported() {
     let schema = MemorySchema::full();
     let mut state = WorkingMemory::default();
-    assert!(state.merge(&parse_memory(FULL, &schema)).is_empty());
+    assert!(state.merge(&parse_memory(FULL, &schema)).dropped.is_empty());
     let later = "Confirmed Facts:\n- [F2] Charles Mingus was born in Nogales, Arizona (source: Charles Mingus)\n- [F3] Phoenix is the largest city in Arizona (source: Tucson, Arizona)\nAction: finish[x]";
-    let dropped = state.merge(&parse_memory(later, &schema));
+    let dropped = state.merge(&parse_memory(later, &schema)).dropped;
     assert_eq!(dropped.len(), 1);
     assert_eq!(dropped[0].id, "F1");
     assert_eq!(state.facts.len(), 3);
@@ -108,4 +108,41 @@ fn notes_section_is_free_text() {
         &schema,
     );
     assert_eq!(m.notes.as_deref(), Some("Mingus -> Arizona\nlargest city?"));
+}
+
+#[test]
+fn questions_resolve_by_mark_or_removal_and_stay_recorded() {
+    let schema = MemorySchema::full();
+    let mut state = WorkingMemory::default();
+    let first = "Open Questions:\n- [Q1] Who performed Mingus Plays Piano? | action: Mingus Plays Piano | priority: high\n- [Q2] Where was the performer born? | action: performer birthplace | priority: medium\n- [Q3] Largest city there? | action: largest city | priority: low";
+    let m = state.merge(&parse_memory(first, &schema));
+    assert!(m.resolved.is_empty());
+    assert!(!state.all_questions_resolved());
+    // Q1 marked, Q2 removed (answered), Q3 still open.
+    let second = "Open Questions:\n- [Q1] Who performed Mingus Plays Piano? (resolved)\n- [Q3] Largest city there? | action: largest city | priority: high";
+    assert!(check_adherence(
+        &format!("Confirmed Facts:\n- none\nActive Hypotheses:\n- none\n{second}"),
+        &schema
+    ));
+    let m = state.merge(&parse_memory(second, &schema));
+    assert_eq!(m.resolved, ["Q1", "Q2"]);
+    assert_eq!(state.questions.len(), 1);
+    assert_eq!(state.resolved[0].text, "Who performed Mingus Plays Piano?");
+    assert!(!state.all_questions_resolved());
+    let third = "Open Questions:\n- [Q3] Largest city there? | action: largest city | priority: high | status: resolved";
+    assert_eq!(state.merge(&parse_memory(third, &schema)).resolved, ["Q3"]);
+    assert!(state.all_questions_resolved());
+    assert_eq!(state.resolved.len(), 3);
+}
+
+#[test]
+fn a_response_without_the_questions_section_is_told_apart() {
+    assert!(writes_section(
+        "Open Questions:\n- none",
+        Section::Questions
+    ));
+    assert!(!writes_section(
+        "Confirmed Facts:\n- [F1] x (source: y)\nAction: search[z]",
+        Section::Questions
+    ));
 }

@@ -22,10 +22,6 @@ impl EnvFactory for CorpusSetting {
     fn make(&self, _question: &Question, _settings: &AgentSettings) -> Box<dyn Environment> {
         Box::new(CorpusEnv::new(self.index.clone(), self.options))
     }
-
-    fn tools(&self) -> &'static [&'static str] {
-        &["search", "read", "finish"]
-    }
 }
 
 impl EvidenceEnvFactory for CorpusSetting {
@@ -37,7 +33,10 @@ impl EvidenceEnvFactory for CorpusSetting {
     }
 }
 
-/// A corpus episode whose reads are stored as sentence-level evidence records.
+/// A corpus episode whose reads are stored as sentence-level evidence records. Search
+/// results accumulate over the trial (EIR paper App. H.1: up to ten BM25 titles and ids
+/// per search, no text or scores; only ids found in this trial can be read); a fresh
+/// environment per trial means Reflexion's later trials start without them (H.2).
 struct CorpusEvidenceEnv {
     env: CorpusEnv,
     evidence: EvidenceStore,
@@ -46,6 +45,20 @@ struct CorpusEvidenceEnv {
 impl EvidenceEnv for CorpusEvidenceEnv {
     fn readable(&self) -> Vec<String> {
         self.env.searched().to_vec()
+    }
+
+    /// Every id this trial's searches listed, with its title, read ones marked.
+    fn choices(&self) -> Vec<String> {
+        let read = self.env.retrieved();
+        self.env
+            .searched()
+            .iter()
+            .map(|id| {
+                let title = self.env.found_title(id).unwrap_or("");
+                let mark = if read.contains(id) { " (read)" } else { "" };
+                format!("[id {id}] {title}{mark}")
+            })
+            .collect()
     }
 
     fn read(&mut self, target: &str, turn: u32) -> ReadOutcome {
@@ -70,8 +83,21 @@ impl EvidenceEnv for CorpusEvidenceEnv {
         true
     }
 
+    fn read_budget(&self) -> Option<u32> {
+        Some(u32::try_from(self.env.max_reads()).unwrap_or(u32::MAX))
+    }
+
     fn search(&mut self, query: &str, _turn: u32) -> Option<Observation> {
-        Some(self.env.step(&Action::Search(query.to_string())))
+        let mut observation = self.env.step(&Action::Search(query.to_string()));
+        // The loop protocol's hint; EIR-setting methods read with a JSON action.
+        if let Some(text) = observation
+            .text
+            .strip_suffix("Read a paragraph with read[<id>].")
+        {
+            observation.text =
+                format!("{text}Read one with {{\"type\": \"read\", \"id\": \"<id>\"}}.");
+        }
+        Some(observation)
     }
 
     fn evidence(&self) -> &EvidenceStore {

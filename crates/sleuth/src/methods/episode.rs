@@ -6,6 +6,9 @@ use crate::memory::WorkingMemory;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
+use super::{AgentError, RunContext};
+use crate::llm::{ChatRequest, LlmError};
+
 /// Why an episode ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -15,6 +18,19 @@ pub enum StopReason {
     ParseFailure,
     ContextOverflow,
     Error,
+}
+
+impl StopReason {
+    /// The name records and reports use (`finished`, `parse_failure`, ...).
+    pub fn name(self) -> &'static str {
+        match self {
+            StopReason::Finished => "finished",
+            StopReason::Timeout => "timeout",
+            StopReason::ParseFailure => "parse_failure",
+            StopReason::ContextOverflow => "context_overflow",
+            StopReason::Error => "error",
+        }
+    }
 }
 
 /// What a model call was for; calls are reported per kind.
@@ -30,6 +46,22 @@ pub enum CallKind {
     Refinement,
     /// EIR's dependency-repair control: revising conclusions that depend on a change.
     Repair,
+}
+
+impl CallKind {
+    /// The name records and reports use (`action`, `reminder`, ...).
+    pub fn name(self) -> &'static str {
+        match self {
+            CallKind::Action => "action",
+            CallKind::Reminder => "reminder",
+            CallKind::Reflection => "reflection",
+            CallKind::Final => "final",
+            CallKind::Decomposition => "decomposition",
+            CallKind::Verification => "verification",
+            CallKind::Refinement => "refinement",
+            CallKind::Repair => "repair",
+        }
+    }
 }
 
 /// One turn of the agent loop.
@@ -53,9 +85,16 @@ pub struct Turn {
     pub steps: Option<super::agent::formats::ReasoningSteps>,
     pub actions: Vec<Action>,
     pub observations: Vec<Observation>,
-    /// The commitment nudge was given to the model after this turn's observation.
+    /// The commitment trigger (the nudge, or structural completion's commit message)
+    /// was given to the model with the observation before this turn.
     #[serde(default)]
     pub nudged: bool,
+    /// Ids of the confirmed facts this turn's memory left out (they stay in `state`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub dropped: Vec<String>,
+    /// Ids of the open questions this turn's memory resolved (marked or removed).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub resolved: Vec<String>,
     /// Responses rejected by protocol enforcement before this one was accepted.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub rejected: Vec<String>,
@@ -88,10 +127,9 @@ pub struct Episode {
     pub tool_calls: u32,
     pub nudge_turn: Option<u32>,
     pub reminders: u32,
-    /// Method-specific results (e.g. Reflexion's first-episode answer, EIR's answer
-    /// submitted during retrieval), kept as named values.
-    #[serde(default, skip_serializing_if = "serde_json::Map::is_empty")]
-    pub extra: serde_json::Map<String, serde_json::Value>,
+    /// What the method produced besides the answer and trace (typed, per method).
+    #[serde(default)]
+    pub outputs: super::Outputs,
 }
 
 impl Default for Episode {
@@ -107,7 +145,7 @@ impl Default for Episode {
             tool_calls: 0,
             nudge_turn: None,
             reminders: 0,
-            extra: serde_json::Map::new(),
+            outputs: super::Outputs::default(),
         }
     }
 }
@@ -123,6 +161,53 @@ impl Episode {
         self.usage += response.usage;
         if !response.cached {
             self.billed_usage += response.usage;
+        }
+    }
+}
+
+/// Calls the model for `episode` and counts the call as `kind`: the one place both
+/// method families call a model. `Ok(None)` when the prompt no longer fits the model's
+/// context; any other failure returns the episode so far (with `in_progress`, the turn
+/// being built, and the titles retrieved so far) so its trace is never lost.
+pub(crate) async fn call_model(
+    ctx: &RunContext,
+    request: &ChatRequest,
+    kind: CallKind,
+    episode: &mut Episode,
+    in_progress: Option<&Turn>,
+    retrieved: &[String],
+) -> Result<Option<String>, AgentError> {
+    Ok(
+        call_model_response(ctx, request, kind, episode, in_progress, retrieved)
+            .await?
+            .map(|r| r.text),
+    )
+}
+
+/// [`call_model`], returning the whole response (native tool calls included).
+pub(crate) async fn call_model_response(
+    ctx: &RunContext,
+    request: &ChatRequest,
+    kind: CallKind,
+    episode: &mut Episode,
+    in_progress: Option<&Turn>,
+    retrieved: &[String],
+) -> Result<Option<ChatResponse>, AgentError> {
+    match ctx.model.complete(request).await {
+        Ok(response) => {
+            episode.count_call(kind, &response);
+            Ok(Some(response))
+        }
+        Err(LlmError::ContextOverflow { .. }) => Ok(None),
+        Err(source) => {
+            let mut partial = episode.clone();
+            partial.turns.extend(in_progress.cloned());
+            partial.stop = StopReason::Error;
+            partial.retrieved = retrieved.to_vec();
+            Err(AgentError::Llm {
+                source,
+                partial: Box::new(partial),
+            })
         }
     }
 }

@@ -1,18 +1,25 @@
 //! The agents. Every method is composed from parts: a prompt template, a memory schema,
-//! and (where a method needs one) a small policy on the one shared agent loop — never a
-//! copy of the loop.
+//! and (where a method needs one) a small policy on one of two shared loops — the text
+//! protocol's agent loop ([`agent`]) or the EIR setting's trajectory ([`eir`]) — never a
+//! copy of a loop. [`retry`] wraps either in Reflexion. [`registry`] is the one table
+//! from a command-line name to a method, its settings and its call estimate.
 
 pub mod agent;
 pub mod corpus;
 pub mod eir;
 mod episode;
+pub mod outputs;
 mod prompts;
-pub mod reflexion;
 pub mod registry;
+pub mod retry;
 pub mod settings;
 
+pub(crate) use episode::{call_model, call_model_response};
 pub use episode::{CallKind, Episode, StopReason, Turn};
+pub use outputs::Outputs;
 pub use prompts::PromptSet;
+pub use registry::RegisteredMethod;
+pub use retry::Judge;
 
 use crate::data::Question;
 use crate::env::Environment;
@@ -54,11 +61,6 @@ impl AgentError {
 /// paragraph pool; the corpus setting plugs in a BM25 index here).
 pub trait EnvFactory: Send + Sync {
     fn make(&self, question: &Question, settings: &AgentSettings) -> Box<dyn Environment>;
-
-    /// The tool names its environments accept (for output grammars).
-    fn tools(&self) -> &'static [&'static str] {
-        &["search", "lookup", "finish"]
-    }
 }
 
 /// Sees each turn as soon as it is complete (`sleuth ask` prints them live).
@@ -89,11 +91,9 @@ impl RunContext {
     }
 }
 
-/// A question-answering method.
+/// A question-answering method. Its name, settings and estimate live in its registry
+/// row ([`registry::METHODS`]); a built method is a [`RegisteredMethod`].
 #[async_trait]
 pub trait Method: Send + Sync {
-    /// The command-line name (`react`, `sleuth`, ...).
-    fn name(&self) -> &str;
-
     async fn run(&self, question: &Question, ctx: &RunContext) -> Result<Episode, AgentError>;
 }

@@ -47,10 +47,16 @@ const BUILTIN: &[(&str, &str)] = &[
         "forward_only_repeat.txt",
         include_str!("prompts/forward_only_repeat.txt"),
     ),
+    ("action_cap.txt", include_str!("prompts/action_cap.txt")),
+    (
+        "stop_structural_due.txt",
+        include_str!("prompts/stop_structural_due.txt"),
+    ),
     ("eir_action.txt", include_str!("prompts/eir_action.txt")),
     ("eir_evidence.txt", include_str!("prompts/eir_evidence.txt")),
     ("eir_final.txt", include_str!("prompts/eir_final.txt")),
     ("eir_repair.txt", include_str!("prompts/eir_repair.txt")),
+    ("eir_refresh.txt", include_str!("prompts/eir_refresh.txt")),
     ("eir_more.txt", include_str!("prompts/eir_more.txt")),
     (
         "direct_action.txt",
@@ -159,6 +165,14 @@ mod tests {
             )
             .unwrap();
         assert!(out.contains("13 of your 20 turns"));
+        assert!(out.contains("confirmed facts"));
+        let notes = p
+            .render(
+                "nudge.txt",
+                minijinja::context! { turn => 14, budget => 20, notes => true },
+            )
+            .unwrap();
+        assert!(notes.contains("your notes"), "{notes}");
     }
 
     #[test]

@@ -1,146 +1,607 @@
-//! Methods by their command-line names.
+//! Methods as data: one row per command-line name.
+//!
+//! A row says where the method acts, what it is in one line, which `--set` keys it
+//! reads, how many model calls an episode can spend, and how to build it. Everything
+//! else derives from the rows: the CLI's key check, `sleuth methods`, the experiment
+//! planner's estimates, and the README's method table (a test keeps it in step).
+//! Adding a method is a row here plus its own file.
 
 use super::agent::{AgentMethod, Style};
 use super::corpus::CorpusSetting;
-use super::reflexion::Reflexion;
-use super::settings::AgentSettings;
-use super::{Method, PromptSet};
+use super::eir::{Direct, Eir, EirAttempt, FullPool, Recover, Shared, Ssr};
+use super::retry::{Judge, Retry};
+use super::settings::{Family, Settings};
+use super::{AgentError, Episode, Method, PromptSet, RunContext};
+use crate::data::Question;
 use crate::memory::{MemorySchema, Section};
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-/// A method name with a one-line description, for `--help` and errors.
-pub const METHODS: &[(&str, &str)] = &[
-    (
-        "react",
-        "ReAct: interleaved thoughts and actions, no persistent state",
-    ),
-    (
-        "react-cot",
-        "ReAct with an explicit chain of thought before every action",
-    ),
-    (
-        "self-ask",
-        "Self-Ask: sub-questions answered one after another",
-    ),
-    (
-        "ircot",
-        "IRCoT: strictly alternating reasoning and retrieval steps",
-    ),
-    (
-        "reflexion",
-        "Reflexion: a retry after a wrong answer, guided by a self-reflection",
-    ),
-    ("notes", "ReAct with an unstructured scratchpad"),
-    ("facts-only", "SLEUTH ablation: Confirmed Facts only"),
-    (
-        "facts-hyp",
-        "SLEUTH ablation: Confirmed Facts + Active Hypotheses",
-    ),
-    (
-        "facts-q",
-        "SLEUTH ablation: Confirmed Facts + Open Questions",
-    ),
-    (
-        "sleuth",
-        "SLEUTH: facts, ranked hypotheses and open questions, with the commitment nudge",
-    ),
-    (
-        "eir",
-        "EIR: lists-guided reading from titles, then a final call on the evidence alone",
-    ),
-    (
-        "direct",
-        "EIR-setting baseline: interleaved reasoning and reading, first valid submission",
-    ),
-    (
-        "full-pool",
-        "One call answering from every paragraph of the pool (EIR's final prompt)",
-    ),
-    (
-        "ssr",
-        "Agentic SSR: each action decomposed, verified 3x per part, refined at most once",
-    ),
-    (
-        "eir-reflexion",
-        "Reflexion in the EIR setting: up to 5 trials; first-trial and oracle-stopped answers",
-    ),
+/// Where a method acts by default.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Setting {
+    /// The question's own paragraph pool, searched and looked up (SLEUTH paper §4).
+    Pool,
+    /// The pool's titles only; paragraphs are read into evidence (EIR paper §3).
+    Titles,
+}
+
+impl Setting {
+    pub fn name(self) -> &'static str {
+        match self {
+            Setting::Pool => "pool",
+            Setting::Titles => "titles",
+        }
+    }
+
+    /// Whose values the shared keys (`temperature`, `max_tokens`) take.
+    pub fn family(self) -> Family {
+        match self {
+            Setting::Pool => Family::Loop,
+            Setting::Titles => Family::Eir,
+        }
+    }
+}
+
+/// One method.
+pub struct MethodSpec {
+    pub name: &'static str,
+    pub setting: Setting,
+    /// Whether `--env corpus` (a BM25 index instead of the pool) applies.
+    pub corpus: bool,
+    pub summary: &'static str,
+    /// The `--set` keys this method reads.
+    pub reads: &'static [&'static str],
+    /// Model calls one episode spends at most under these settings: exactly what a run
+    /// spends when every budget is used up (finished episodes stop sooner).
+    pub estimate: fn(&Settings) -> f64,
+    build: fn(&MethodConfig, &Settings) -> Box<dyn Method>,
+}
+
+const SHARED: &[&str] = &["temperature", "max_tokens"];
+/// Keys of the loop methods without a working memory.
+const PLAIN: &[&str] = &[
+    "turns",
+    "top_k",
+    "actions_per_turn",
+    "tool_channel",
+    "nudge",
+    "nudge_all",
+    "last_turn_answer_only",
+    "grammar",
+    "temperature",
+    "max_tokens",
+];
+const PLAIN_REFLEXION: &[&str] = &[
+    "turns",
+    "top_k",
+    "actions_per_turn",
+    "tool_channel",
+    "nudge",
+    "nudge_all",
+    "last_turn_answer_only",
+    "grammar",
+    "temperature",
+    "max_tokens",
+    "episodes",
+];
+/// Keys of Notes: SLEUTH's commitment nudge always applies (SLEUTH paper §5.1: the
+/// middle block shares SLEUTH's commitment rule), so `nudge_all` has nothing to add.
+const NOTES: &[&str] = &[
+    "turns",
+    "top_k",
+    "actions_per_turn",
+    "tool_channel",
+    "nudge",
+    "last_turn_answer_only",
+    "grammar",
+    "temperature",
+    "max_tokens",
+];
+/// Keys of the working-memory methods: the nudge gate, enforcement and stopping apply.
+const MEMORY: &[&str] = &[
+    "turns",
+    "top_k",
+    "actions_per_turn",
+    "tool_channel",
+    "nudge",
+    "tau",
+    "nudge_gate",
+    "stopping",
+    "enforce",
+    "restore_facts",
+    "max_reminders",
+    "last_turn_answer_only",
+    "grammar",
+    "temperature",
+    "max_tokens",
+];
+const DIRECT: &[&str] = &[
+    "reads",
+    "action_turns",
+    "json_schema",
+    "temperature",
+    "max_tokens",
+];
+const SSR: &[&str] = &[
+    "reads",
+    "action_turns",
+    "verifier_temperature",
+    "json_schema",
+    "temperature",
+    "max_tokens",
+];
+const EIR: &[&str] = &[
+    "reads",
+    "action_turns",
+    "list_feedback",
+    "dependency_repair",
+    "extra_reads",
+    "json_schema",
+    "temperature",
+    "max_tokens",
+];
+const EIR_REFLEXION: &[&str] = &[
+    "reads",
+    "action_turns",
+    "trials",
+    "json_schema",
+    "temperature",
+    "max_tokens",
+];
+const FULL_POOL: &[&str] = &["json_schema", "temperature", "max_tokens"];
+const EIR_RECOVER: &[&str] = &[
+    "recover",
+    "from",
+    "json_schema",
+    "temperature",
+    "max_tokens",
 ];
 
+/// A loop episode: T action calls, plus up to `max_reminders` re-prompts when
+/// enforcement is on (SLEUTH paper §3.4: reminders do not use turns).
+fn loop_calls(s: &Settings) -> f64 {
+    let reminders = if s.agent.enforce {
+        s.agent.max_reminders
+    } else {
+        0
+    };
+    f64::from(s.agent.turns + reminders)
+}
+
+fn plain_calls(s: &Settings) -> f64 {
+    f64::from(s.agent.turns)
+}
+
+/// Reflexion (SLEUTH setting): E episodes of T turns and a reflection between two.
+fn reflexion_calls(s: &Settings) -> f64 {
+    let e = f64::from(s.agent.episodes);
+    e * f64::from(s.agent.turns) + (e - 1.0)
+}
+
+/// Direct: H turns, the submission included (EIR paper App. B.3); the corpus setting's
+/// fixed action turns when set (App. H.1).
+fn direct_calls(s: &Settings) -> f64 {
+    f64::from(super::eir::Budget::direct(&s.eir).turns)
+}
+
+/// Agentic SSR per turn: the proposal, one decomposition, three verifier samples for
+/// each of three parts, and at most one refinement (EIR paper App. D.1).
+fn ssr_calls(s: &Settings) -> f64 {
+    let per_turn = 1 + 1 + super::eir::ssr::SAMPLES * super::eir::ssr::PARTS.len() as u32 + 1;
+    f64::from(super::eir::Budget::direct(&s.eir).turns * per_turn)
+}
+
+/// EIR: H read turns and a submit-only turn, the final call, at most two repair calls
+/// per accepted turn (dependency-repair control), and a read-more call plus a second final
+/// call (additional-retrieval control).
+fn eir_calls(s: &Settings) -> f64 {
+    let turns = super::eir::Budget::eir(&s.eir).turns;
+    // Two repair calls (conclusions, then requirements) per accepted turn (App. E.3).
+    let repairs = if s.eir.dependency_repair.on() {
+        2 * turns
+    } else {
+        0
+    };
+    let more = if s.eir.extra_reads > 0 { 2 } else { 0 };
+    f64::from(turns + 1 + repairs + more)
+}
+
+/// Reflexion (EIR setting): up to `trials` Direct trials and a reflection between two.
+fn eir_reflexion_calls(s: &Settings) -> f64 {
+    let n = f64::from(s.eir.trials);
+    n * direct_calls(s) + (n - 1.0)
+}
+
+fn agent(c: &MethodConfig, s: &Settings, style: Style) -> AgentMethod {
+    let mut agent = AgentMethod::new(style, s.agent.clone(), c.prompts.clone());
+    if let Some(corpus) = &c.corpus {
+        agent = agent.with_env(corpus.clone());
+    }
+    agent
+}
+
+fn memory(c: &MethodConfig, s: &Settings, sections: &[Section]) -> Box<dyn Method> {
+    Box::new(agent(c, s, Style::Memory(MemorySchema::of(sections))))
+}
+
+fn shared(c: &MethodConfig, s: &Settings) -> Shared {
+    let shared = Shared::new(s.eir.clone(), c.prompts.clone());
+    match &c.corpus {
+        Some(corpus) => shared.with_env(corpus.clone()),
+        None => shared,
+    }
+}
+
+/// Every method, in the order the papers introduce them.
+pub const METHODS: &[MethodSpec] = &[
+    MethodSpec {
+        name: "react",
+        setting: Setting::Pool,
+        corpus: true,
+        summary: "ReAct: interleaved thoughts and actions, no persistent state",
+        reads: PLAIN,
+        estimate: plain_calls,
+        build: |c, s| Box::new(agent(c, s, Style::React)),
+    },
+    MethodSpec {
+        name: "react-cot",
+        setting: Setting::Pool,
+        corpus: true,
+        summary: "ReAct with an explicit chain of thought before every action",
+        reads: PLAIN,
+        estimate: plain_calls,
+        build: |c, s| Box::new(agent(c, s, Style::ReactCot)),
+    },
+    MethodSpec {
+        name: "self-ask",
+        setting: Setting::Pool,
+        corpus: true,
+        summary: "Self-Ask: sub-questions answered one after another",
+        reads: PLAIN,
+        estimate: plain_calls,
+        build: |c, s| Box::new(agent(c, s, Style::SelfAsk)),
+    },
+    MethodSpec {
+        name: "ircot",
+        setting: Setting::Pool,
+        corpus: true,
+        summary: "IRCoT: strictly alternating reasoning and retrieval steps",
+        reads: PLAIN,
+        estimate: plain_calls,
+        build: |c, s| Box::new(agent(c, s, Style::Ircot)),
+    },
+    MethodSpec {
+        name: "reflexion",
+        setting: Setting::Pool,
+        corpus: true,
+        summary: "Reflexion: a retry after a wrong answer, guided by a self-reflection",
+        reads: PLAIN_REFLEXION,
+        estimate: reflexion_calls,
+        build: |c, s| {
+            let attempt = agent(c, s, Style::Reflexion);
+            Box::new(Retry::new(attempt, c.judge.clone()))
+        },
+    },
+    MethodSpec {
+        name: "notes",
+        setting: Setting::Pool,
+        corpus: true,
+        summary: "ReAct with an unstructured scratchpad, SLEUTH's nudge and verbatim rule",
+        reads: NOTES,
+        estimate: plain_calls,
+        build: |c, s| Box::new(agent(c, s, Style::Notes)),
+    },
+    MethodSpec {
+        name: "facts-only",
+        setting: Setting::Pool,
+        corpus: true,
+        summary: "SLEUTH ablation: Confirmed Facts only",
+        reads: MEMORY,
+        estimate: loop_calls,
+        build: |c, s| memory(c, s, &[Section::Facts]),
+    },
+    MethodSpec {
+        name: "facts-hyp",
+        setting: Setting::Pool,
+        corpus: true,
+        summary: "SLEUTH ablation: Confirmed Facts + Active Hypotheses",
+        reads: MEMORY,
+        estimate: loop_calls,
+        build: |c, s| memory(c, s, &[Section::Facts, Section::Hypotheses]),
+    },
+    MethodSpec {
+        name: "facts-q",
+        setting: Setting::Pool,
+        corpus: true,
+        summary: "SLEUTH ablation: Confirmed Facts + Open Questions",
+        reads: MEMORY,
+        estimate: loop_calls,
+        build: |c, s| memory(c, s, &[Section::Facts, Section::Questions]),
+    },
+    MethodSpec {
+        name: "sleuth",
+        setting: Setting::Pool,
+        corpus: true,
+        summary: "SLEUTH: facts, ranked hypotheses and open questions, with the commitment nudge",
+        reads: MEMORY,
+        estimate: loop_calls,
+        build: |c, s| Box::new(agent(c, s, Style::Memory(MemorySchema::full()))),
+    },
+    MethodSpec {
+        name: "eir",
+        setting: Setting::Titles,
+        corpus: true,
+        summary: "EIR: lists-guided reading from titles, then a final call on the evidence alone",
+        reads: EIR,
+        estimate: eir_calls,
+        build: |c, s| Box::new(Eir::new(shared(c, s))),
+    },
+    MethodSpec {
+        name: "direct",
+        setting: Setting::Titles,
+        corpus: true,
+        summary: "EIR-setting baseline: interleaved reasoning and reading, first valid submission",
+        reads: DIRECT,
+        estimate: direct_calls,
+        build: |c, s| Box::new(Direct::new(shared(c, s))),
+    },
+    MethodSpec {
+        name: "full-pool",
+        setting: Setting::Titles,
+        corpus: false,
+        summary: "One call answering from every paragraph of the pool (EIR's final prompt)",
+        reads: FULL_POOL,
+        estimate: |_| 1.0,
+        build: |c, s| Box::new(FullPool::new(shared(c, s))),
+    },
+    MethodSpec {
+        name: "eir-recover",
+        setting: Setting::Titles,
+        corpus: false,
+        summary: "EIR's final call alone on an earlier run's evidence: missed support added, unchanged, or model-selected reads",
+        reads: EIR_RECOVER,
+        // The selection call and a second final call (`recover=selected`).
+        estimate: |s| if s.eir.recover == super::settings::RecoverMode::Selected { 2.0 } else { 1.0 },
+        build: |c, s| Box::new(Recover::new(shared(c, s))),
+    },
+    MethodSpec {
+        name: "ssr",
+        setting: Setting::Titles,
+        corpus: true,
+        summary: "Agentic SSR: each action decomposed, verified 3x per part, refined at most once",
+        reads: SSR,
+        estimate: ssr_calls,
+        build: |c, s| Box::new(Ssr::new(shared(c, s))),
+    },
+    MethodSpec {
+        name: "eir-reflexion",
+        setting: Setting::Titles,
+        corpus: true,
+        summary: "Reflexion in the EIR setting: up to 5 Direct trials; first-trial and oracle-stopped answers",
+        reads: EIR_REFLEXION,
+        estimate: eir_reflexion_calls,
+        build: |c, s| Box::new(Retry::new(EirAttempt::new(shared(c, s)), c.judge.clone())),
+    },
+];
+
+/// The row of `name`, or an error listing every name.
+pub fn spec(name: &str) -> Result<&'static MethodSpec, String> {
+    METHODS.iter().find(|m| m.name == name).ok_or_else(|| {
+        format!(
+            "unknown method `{name}` (known: {})",
+            METHODS
+                .iter()
+                .map(|m| m.name)
+                .collect::<Vec<_>>()
+                .join(", ")
+        )
+    })
+}
+
 /// Everything needed to build a method besides its name.
+#[derive(Clone)]
 pub struct MethodConfig {
+    /// The `--set` pairs as given (applied over the defaults).
     pub settings: BTreeMap<String, String>,
     pub prompts: Arc<PromptSet>,
     /// The open-corpus setting; `None` for each question's own pool.
     pub corpus: Option<Arc<CorpusSetting>>,
+    /// Decides whether an answer is right, for the retry wrappers' controller.
+    pub judge: Arc<dyn Judge>,
 }
 
 impl MethodConfig {
-    /// Built-in prompts, each question's own pool, and these settings.
+    /// Built-in prompts, each question's own pool, the official exact-match judge, and
+    /// these settings.
     pub fn new(settings: BTreeMap<String, String>) -> Self {
         MethodConfig {
             settings,
             prompts: Arc::new(PromptSet::default()),
             corpus: None,
+            judge: Arc::new(crate::eval::metrics::OfficialExactMatch),
         }
     }
+
+    /// The typed settings (defaults of the corpus setting when it applies).
+    pub fn resolve(&self) -> Result<Settings, String> {
+        Settings::parse(&self.settings, self.corpus.is_some())
+    }
 }
 
-/// Builds a method by name, or says which names exist.
-pub fn build(name: &str, config: &MethodConfig) -> Result<Arc<dyn Method>, String> {
-    if let Some(method) = super::eir::build(name, config)? {
-        return Ok(method);
-    }
-    let settings = AgentSettings::from_map(&config.settings)?;
-    let style = match name {
-        "react" => Style::React,
-        "react-cot" => Style::ReactCot,
-        "self-ask" => Style::SelfAsk,
-        "ircot" => Style::Ircot,
-        "reflexion" => Style::Reflexion,
-        "notes" => Style::Notes,
-        "facts-only" => Style::Memory(MemorySchema::of(&[Section::Facts])),
-        "facts-hyp" => Style::Memory(MemorySchema::of(&[Section::Facts, Section::Hypotheses])),
-        "facts-q" => Style::Memory(MemorySchema::of(&[Section::Facts, Section::Questions])),
-        "sleuth" => Style::Memory(MemorySchema::full()),
-        _ => {
-            return Err(format!(
-                "unknown method `{name}` (known: {})",
-                METHODS
-                    .iter()
-                    .map(|(n, _)| *n)
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            ))
-        }
-    };
-    let mut agent = AgentMethod::new(name, style, settings, config.prompts.clone());
-    if let Some(corpus) = &config.corpus {
-        agent = agent.with_env(corpus.clone());
-    }
-    if name == "reflexion" {
-        return Ok(Arc::new(Reflexion::new(agent)));
-    }
-    Ok(Arc::new(agent))
+/// A built method with its row and its resolved settings (defaults included).
+pub struct RegisteredMethod {
+    spec: &'static MethodSpec,
+    settings: BTreeMap<String, String>,
+    method: Box<dyn Method>,
 }
 
-/// Every `--set` key any method understands, with what it accepts.
-pub fn setting_keys() -> Vec<(&'static str, &'static str)> {
-    let mut keys = super::settings::AGENT_KEYS.to_vec();
-    keys.extend_from_slice(super::eir::EIR_KEYS);
-    keys
+impl RegisteredMethod {
+    pub fn name(&self) -> &'static str {
+        self.spec.name
+    }
+
+    pub fn spec(&self) -> &'static MethodSpec {
+        self.spec
+    }
+
+    /// Every key this method reads, with its resolved value.
+    pub fn settings(&self) -> &BTreeMap<String, String> {
+        &self.settings
+    }
+
+    pub async fn run(&self, question: &Question, ctx: &RunContext) -> Result<Episode, AgentError> {
+        self.method.run(question, ctx).await
+    }
 }
 
-/// Checks `--set` keys, naming the unknown one and the known ones.
-pub fn check_setting_keys(settings: &BTreeMap<String, String>) -> Result<(), String> {
-    let known = setting_keys();
+/// Builds a method by name.
+pub fn build(name: &str, config: &MethodConfig) -> Result<RegisteredMethod, String> {
+    let spec = spec(name)?;
+    if config.corpus.is_some() && !spec.corpus {
+        return Err(format!(
+            "{name} has no open-corpus setting ({})",
+            spec.summary
+        ));
+    }
+    let settings = config.resolve()?;
+    Ok(RegisteredMethod {
+        spec,
+        settings: settings.resolved(spec.reads, spec.setting.family()),
+        method: (spec.build)(config, &settings),
+    })
+}
+
+/// Checks `--set` keys against the chosen methods: an unknown key names the known ones,
+/// a key none of them reads names the methods that do.
+pub fn check_keys(methods: &[&str], settings: &BTreeMap<String, String>) -> Result<(), String> {
+    let specs = methods
+        .iter()
+        .map(|m| spec(m))
+        .collect::<Result<Vec<_>, _>>()?;
     for key in settings.keys() {
-        if !known.iter().any(|(k, _)| k == key) {
-            return Err(format!(
-                "unknown setting `{key}` (known: {})",
-                known.iter().map(|(k, _)| *k).collect::<Vec<_>>().join(", ")
-            ));
+        super::settings::known(key)?;
+        if specs.iter().any(|s| s.reads.contains(&key.as_str())) {
+            continue;
         }
+        let readers: Vec<&str> = METHODS
+            .iter()
+            .filter(|m| m.reads.contains(&key.as_str()))
+            .map(|m| m.name)
+            .collect();
+        return Err(format!(
+            "setting `{key}` is read by none of {}; it is read by {}",
+            methods.join(", "),
+            readers.join(", ")
+        ));
     }
     Ok(())
+}
+
+/// Every key any method reads, for `--help` and docs.
+pub fn all_keys() -> impl Iterator<Item = &'static str> {
+    super::settings::SETTINGS.iter().map(|d| d.key)
+}
+
+/// The README's method table, generated from the rows.
+pub fn markdown_table() -> String {
+    let mut out = String::from(
+        "| method | setting | what it is | reads (`--set`) |\n| --- | --- | --- | --- |\n",
+    );
+    for m in METHODS {
+        let keys: Vec<&str> = m
+            .reads
+            .iter()
+            .copied()
+            .filter(|k| !SHARED.contains(k))
+            .collect();
+        out.push_str(&format!(
+            "| `{}` | {}{} | {} | {} |\n",
+            m.name,
+            m.setting.name(),
+            if m.corpus { ", corpus" } else { "" },
+            m.summary,
+            keys.iter()
+                .map(|k| format!("`{k}`"))
+                .collect::<Vec<_>>()
+                .join(" ")
+        ));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pairs(p: &[(&str, &str)]) -> BTreeMap<String, String> {
+        p.iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect()
+    }
+
+    #[test]
+    fn every_row_reads_only_catalogued_keys_and_builds() {
+        for m in METHODS {
+            for k in m.reads {
+                assert!(super::super::settings::def(k).is_some(), "{}: {k}", m.name);
+            }
+            let built = build(m.name, &MethodConfig::new(BTreeMap::new())).unwrap();
+            assert_eq!(built.name(), m.name);
+            assert_eq!(built.settings().len(), m.reads.len(), "{}", m.name);
+        }
+        // Every catalogued key is read by some method.
+        for k in all_keys() {
+            assert!(METHODS.iter().any(|m| m.reads.contains(&k)), "{k}");
+        }
+    }
+
+    #[test]
+    fn a_key_no_chosen_method_reads_names_the_methods_that_do() {
+        let e = check_keys(&["eir"], &pairs(&[("turns", "10")])).unwrap_err();
+        assert!(e.contains("`turns` is read by none of eir"), "{e}");
+        assert!(e.contains("react") && e.contains("sleuth"), "{e}");
+        assert!(check_keys(&["eir", "react"], &pairs(&[("turns", "10")])).is_ok());
+        let e = check_keys(&["react"], &pairs(&[("bogus", "1")])).unwrap_err();
+        assert!(e.contains("unknown setting `bogus`"), "{e}");
+        let e = check_keys(&["rekt"], &pairs(&[])).unwrap_err();
+        assert!(e.contains("unknown method `rekt`"), "{e}");
+        let e = check_keys(&["react"], &pairs(&[("tau", "3")])).unwrap_err();
+        assert!(e.contains("facts-only"), "{e}");
+    }
+
+    #[test]
+    fn estimates_are_the_budgets() {
+        let s = |p: &[(&str, &str)]| Settings::parse(&pairs(p), false).unwrap();
+        let est = |name: &str, p: &[(&str, &str)]| (spec(name).unwrap().estimate)(&s(p));
+        assert_eq!(est("react", &[]), 20.0);
+        assert_eq!(est("sleuth", &[("enforce", "true")]), 25.0);
+        assert_eq!(est("reflexion", &[]), 41.0);
+        assert_eq!(est("direct", &[]), 6.0);
+        assert_eq!(est("eir", &[]), 8.0);
+        assert_eq!(est("eir", &[("reads", "10")]), 12.0);
+        assert_eq!(est("eir", &[("extra_reads", "2")]), 10.0);
+        assert_eq!(est("eir", &[("dependency_repair", "true")]), 22.0);
+        assert_eq!(est("eir", &[("dependency_repair", "unapplied")]), 22.0);
+        assert_eq!(est("ssr", &[]), 72.0);
+        assert_eq!(est("full-pool", &[]), 1.0);
+        assert_eq!(est("eir-reflexion", &[]), 34.0);
+        // The corpus setting: 12 action turns for every method (EIR App. H.1).
+        let corpus = |name: &str| {
+            (spec(name).unwrap().estimate)(&Settings::parse(&pairs(&[]), true).unwrap())
+        };
+        assert_eq!(corpus("direct"), 12.0);
+        assert_eq!(corpus("eir"), 13.0);
+        assert_eq!(corpus("ssr"), 144.0);
+        assert_eq!(corpus("eir-reflexion"), 64.0);
+    }
+
+    #[test]
+    fn full_pool_refuses_the_corpus_setting_by_its_row() {
+        assert!(!spec("full-pool").unwrap().corpus);
+        assert!(METHODS
+            .iter()
+            .filter(|m| m.name != "full-pool" && m.name != "eir-recover")
+            .all(|m| m.corpus));
+    }
 }

@@ -1,7 +1,10 @@
-//! The report's figures: EM by hop count, option sweeps, accuracy at turn t, and
-//! working-memory dynamics, as SVG files named for what they show.
+//! The report's figures: EM by hop count, paired differences from the baseline with
+//! their 95% intervals, option sweeps, accuracy at turn t, and working-memory
+//! dynamics, as SVG files named for what they show. Figures are split per dataset
+//! (`em_by_hops_musique.svg`) so arms of one benchmark share an axis, and each caption
+//! gives n and the model.
 
-use super::svg::{bar_chart, bar_line_chart, line_chart, Series};
+use super::svg::{bar_chart, bar_line_chart, diff_chart, line_chart, Series};
 use super::tables::legend;
 use crate::eval::analysis::{Analysis, ArmKey};
 use std::collections::BTreeSet;
@@ -16,50 +19,152 @@ pub struct Figure {
 /// Every figure the analysis supports (none for data it lacks).
 pub fn all(a: &Analysis) -> Vec<Figure> {
     let mut out = Vec::new();
-    out.extend(em_by_hops(a));
+    for d in datasets(a) {
+        out.extend(em_by_hops(a, &d));
+        out.extend(comparison(a, &d));
+        out.extend(accuracy_at_turn(a, &d));
+    }
     out.extend(sweeps(a));
-    out.extend(accuracy_at_turn(a));
     out.extend(memory(a));
     out
 }
 
-fn em_by_hops(a: &Analysis) -> Option<Figure> {
-    let values: BTreeSet<(usize, &str)> = a
+fn datasets(a: &Analysis) -> Vec<String> {
+    a.summaries
+        .iter()
+        .map(|s| s.arm.dataset.clone())
+        .collect::<BTreeSet<_>>()
+        .into_iter()
+        .collect()
+}
+
+/// `<stem>_<dataset>.svg`.
+fn file(stem: &str, dataset: &str) -> String {
+    format!("{stem}_{}.svg", slug(dataset))
+}
+
+/// `n = 8 questions per arm · model m` over the arms of `keys`.
+fn caption(a: &Analysis, keys: &[&ArmKey]) -> String {
+    let ns: BTreeSet<usize> = a
+        .summaries
+        .iter()
+        .filter(|s| keys.contains(&&s.arm))
+        .map(|s| s.n)
+        .collect();
+    let n = match (ns.first(), ns.last()) {
+        (Some(lo), Some(hi)) if lo == hi => format!("n = {lo} questions per arm"),
+        (Some(lo), Some(hi)) => format!("n = {lo}–{hi} questions per arm"),
+        _ => "n = 0".to_string(),
+    };
+    let models: BTreeSet<&str> = keys.iter().map(|k| k.model.as_str()).collect();
+    let label = if models.len() == 1 { "model" } else { "models" };
+    format!(
+        "{n} · {label} {}",
+        models.into_iter().collect::<Vec<_>>().join(", ")
+    )
+}
+
+/// Legend names within one dataset's figure (the dataset is in the title).
+fn name(a: &Analysis, k: &ArmKey) -> String {
+    let full = legend(a, k);
+    full.strip_prefix(&format!("{}: ", k.dataset))
+        .map_or(full.clone(), str::to_string)
+}
+
+fn em_by_hops(a: &Analysis, dataset: &str) -> Option<Figure> {
+    let here: Vec<_> = a
         .by_hops
+        .iter()
+        .filter(|s| s.summary.arm.dataset == dataset)
+        .collect();
+    let values: BTreeSet<(usize, &str)> = here
         .iter()
         .map(|s| (s.value.len(), s.value.as_str()))
         .collect();
-    if values.is_empty() {
+    if values.len() < 2 {
         return None;
     }
     let categories: Vec<String> = values.iter().map(|(_, v)| v.to_string()).collect();
-    let arms: Vec<&ArmKey> = a.summaries.iter().map(|s| &s.arm).collect();
+    let arms: Vec<&ArmKey> = a
+        .summaries
+        .iter()
+        .map(|s| &s.arm)
+        .filter(|k| k.dataset == dataset)
+        .collect();
     let series: Vec<Series> = arms
         .iter()
         .map(|k| {
             let values = categories
                 .iter()
                 .map(|c| {
-                    a.by_hops
-                        .iter()
+                    here.iter()
                         .find(|s| &s.summary.arm == *k && &s.value == c)
                         .map(|s| s.summary.em)
                 })
                 .collect();
-            Series::new(legend(a, k), values)
+            Series::new(name(a, k), values)
         })
         .collect();
     Some(Figure {
-        file: "em_by_hops.svg".into(),
-        svg: bar_chart("EM by hop count", "hops", "EM (%)", &categories, &series),
+        file: file("em_by_hops", dataset),
+        svg: bar_chart(
+            &format!("EM by hop count: {dataset}"),
+            &caption(a, &arms),
+            "hops",
+            "EM (%)",
+            &categories,
+            &series,
+        ),
+    })
+}
+
+/// ΔEM and ΔF1 of every arm against the baseline, with bootstrap 95% intervals.
+fn comparison(a: &Analysis, dataset: &str) -> Option<Figure> {
+    let here: Vec<_> = a
+        .comparisons
+        .iter()
+        .filter(|c| c.arm.dataset == dataset)
+        .collect();
+    if here.is_empty() {
+        return None;
+    }
+    let categories: Vec<String> = here.iter().map(|c| name(a, &c.arm)).collect();
+    let metric =
+        |label: &str,
+         f: fn(&crate::eval::analysis::Comparison) -> &crate::eval::stats::BootstrapCi| {
+            Series::new(label, here.iter().map(|c| Some(f(c).diff)).collect())
+                .with_errors(here.iter().map(|c| Some((f(c).lo, f(c).hi))).collect())
+        };
+    let series = [metric("ΔEM", |c| &c.em), metric("ΔF1", |c| &c.f1)];
+    let mut keys: Vec<&ArmKey> = here.iter().map(|c| &c.arm).collect();
+    keys.extend(here.iter().map(|c| &c.baseline));
+    let base = here[0].baseline.name();
+    Some(Figure {
+        file: file("comparison", dataset),
+        svg: diff_chart(
+            &format!("Difference from {base} with 95% intervals: {dataset}"),
+            &caption(a, &keys),
+            "method",
+            "points",
+            &categories,
+            &series,
+        ),
     })
 }
 
 fn sweeps(a: &Analysis) -> Vec<Figure> {
-    let keys: BTreeSet<&str> = a.sweeps.iter().map(|s| s.key.as_str()).collect();
+    let keys: BTreeSet<(&str, &str)> = a
+        .sweeps
+        .iter()
+        .map(|s| (s.dataset.as_str(), s.key.as_str()))
+        .collect();
     keys.into_iter()
-        .map(|key| {
-            let here: Vec<_> = a.sweeps.iter().filter(|s| s.key == key).collect();
+        .map(|(dataset, key)| {
+            let here: Vec<_> = a
+                .sweeps
+                .iter()
+                .filter(|s| s.key == key && s.dataset == dataset)
+                .collect();
             let mut values: Vec<String> = Vec::new();
             for s in &here {
                 for p in &s.points {
@@ -68,11 +173,11 @@ fn sweeps(a: &Analysis) -> Vec<Figure> {
                     }
                 }
             }
+            // Each sweep is sorted, but their union is not (0.7 from one, none and
+            // 0.3 from another).
+            values.sort_by(|x, y| crate::eval::analysis::sweep_order(x, y));
             let name = |s: &crate::eval::analysis::Sweep| {
                 let mut parts = vec![s.method.clone()];
-                if here.iter().any(|o| o.dataset != s.dataset) {
-                    parts.push(s.dataset.clone());
-                }
                 if here.iter().any(|o| o.model != s.model) {
                     parts.push(s.model.clone());
                 }
@@ -96,10 +201,25 @@ fn sweeps(a: &Analysis) -> Vec<Figure> {
                         })
                         .collect()
                 };
+            let ns: BTreeSet<usize> = here
+                .iter()
+                .flat_map(|s| s.points.iter().map(|p| p.n))
+                .collect();
+            let models: BTreeSet<&str> = here.iter().map(|s| s.model.as_str()).collect();
+            let n = match (ns.first(), ns.last()) {
+                (Some(lo), Some(hi)) if lo != hi => format!("{lo}–{hi}"),
+                (Some(lo), _) => lo.to_string(),
+                _ => "0".into(),
+            };
+            let cap = format!(
+                "n = {n} questions per point · model {}",
+                models.into_iter().collect::<Vec<_>>().join(", ")
+            );
             Figure {
-                file: format!("sweep_{}.svg", slug(key)),
+                file: format!("sweep_{}_{}.svg", slug(key), slug(dataset)),
                 svg: bar_line_chart(
-                    &format!("EM and timeout rate across {key}"),
+                    &format!("EM and timeout rate across {key}: {dataset}"),
+                    &cap,
                     key,
                     ("EM (%)", "timeout (%)"),
                     &values,
@@ -111,24 +231,37 @@ fn sweeps(a: &Analysis) -> Vec<Figure> {
         .collect()
 }
 
-fn accuracy_at_turn(a: &Analysis) -> Option<Figure> {
-    if a.max_turn == 0 || a.accuracy_at_turn.is_empty() {
+fn accuracy_at_turn(a: &Analysis, dataset: &str) -> Option<Figure> {
+    let here: Vec<_> = a
+        .accuracy_at_turn
+        .iter()
+        .filter(|c| c.arm.dataset == dataset)
+        .collect();
+    if a.max_turn == 0 || here.is_empty() {
         return None;
     }
     let x: Vec<f64> = (1..=a.max_turn).map(f64::from).collect();
-    let series: Vec<Series> = a
-        .accuracy_at_turn
+    let series: Vec<Series> = here
         .iter()
         .map(|c| {
             Series::new(
-                legend(a, &c.arm),
+                name(a, &c.arm),
                 c.accuracy.iter().map(|v| Some(*v)).collect(),
             )
         })
         .collect();
+    let keys: Vec<&ArmKey> = here.iter().map(|c| &c.arm).collect();
     Some(Figure {
-        file: "accuracy_at_turn.svg".into(),
-        svg: line_chart("Accuracy at turn t", "turn", "EM (%)", &x, &series, true),
+        file: file("accuracy_at_turn", dataset),
+        svg: line_chart(
+            &format!("Accuracy at turn t: {dataset}"),
+            &caption(a, &keys),
+            "turn",
+            "EM (%)",
+            &x,
+            &series,
+            true,
+        ),
     })
 }
 
@@ -148,15 +281,14 @@ fn memory(a: &Analysis) -> Vec<Figure> {
                     m.turns.iter().map(|p| Some(p.questions)).collect(),
                 ),
             ];
-            let title = format!(
-                "Working memory: {} (episodes ≥ {} turns, n = {})",
-                legend(a, &m.arm),
-                m.min_turns,
-                m.cohort
+            let title = format!("Working memory: {}", legend(a, &m.arm));
+            let cap = format!(
+                "episodes of ≥ {} turns, n = {} · {} · model {}",
+                m.min_turns, m.cohort, m.arm.dataset, m.arm.model
             );
             Figure {
                 file: format!("memory_{}.svg", slug(&legend(a, &m.arm))),
-                svg: line_chart(&title, "turn", "mean entries", &x, &series, false),
+                svg: line_chart(&title, &cap, "turn", "mean entries", &x, &series, false),
             }
         })
         .collect()

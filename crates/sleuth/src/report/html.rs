@@ -1,7 +1,9 @@
 //! The trace viewer: one self-contained HTML page per run (inline CSS and JS, no
 //! network requests) listing every question with filters, and per question each turn's
-//! working memory, actions, observations, nudges and rejected responses, and the final
-//! answer against the gold.
+//! working memory, actions, observations, nudges and rejected responses, the EIR
+//! setting's final call as a step of its own, and the final answer against the gold.
+//! Memory facts whose cited source no earlier observation showed are flagged: the
+//! model claims to have read something it never saw.
 //!
 //! Pages are rendered on our side, so every untrusted string (paragraphs, model
 //! output, answers, ids) passes through [`escape_html`]; the script only shows and
@@ -74,8 +76,9 @@ fn question(h: &mut String, r: &RunRecord) {
     .to_lowercase();
     let _ = write!(
         h,
-        "<details class=\"q {}\" data-method=\"{}\" data-correct=\"{}\" data-timeout=\"{}\" data-text=\"{}\"><summary>",
+        "<details class=\"q {}\" id=\"{}\" data-method=\"{}\" data-correct=\"{}\" data-timeout=\"{}\" data-text=\"{}\"><summary>",
         if ok { "right" } else { "wrong" },
+        esc(&anchor(r)),
         esc(&r.method),
         u8::from(ok),
         u8::from(r.timed_out),
@@ -94,7 +97,7 @@ fn question(h: &mut String, r: &RunRecord) {
             .map_or_else(|| "<i>no answer</i>".to_string(), esc),
         esc(r.gold.first().map(String::as_str).unwrap_or("")),
         r.turns,
-        esc(&r.stop),
+        r.stop.name(),
         classify(r).name()
     );
     if !r.question.is_empty() {
@@ -105,9 +108,27 @@ fn question(h: &mut String, r: &RunRecord) {
         );
     }
     facts_table(h, r);
+    // Titles shown before each turn; only tracked where the environment reports them.
+    let tracks_shown = r
+        .trace
+        .iter()
+        .any(|t| t.observations.iter().any(|o| !o.shown.is_empty()));
+    let mut seen: BTreeSet<String> = BTreeSet::new();
     for t in &r.trace {
-        turn(h, t, r.nudge_turn == Some(t.number));
+        turn(
+            h,
+            t,
+            r.nudge_turn == Some(t.number),
+            tracks_shown.then_some(&seen),
+        );
+        seen.extend(
+            t.observations
+                .iter()
+                .flat_map(|o| &o.shown)
+                .map(|s| s.to_lowercase()),
+        );
     }
+    final_call(h, r);
     let _ = write!(
         h,
         "<div class=\"final {}\"><b>Final answer:</b> {} <b>Gold:</b> {} <b>EM</b> {} <b>F1</b> {:.2}</div></details>",
@@ -177,8 +198,39 @@ fn facts_table(h: &mut String, r: &RunRecord) {
     if let Some(e) = &r.error {
         rows.push(("error", format!("<span class=\"err\">{}</span>", esc(e))));
     }
-    for (k, v) in &r.extra {
-        rows.push(("extra", format!("{}: {}", esc(k), esc(&v.to_string()))));
+    if !r.settings.is_empty() {
+        let pairs: Vec<String> = r.settings.iter().map(|(k, v)| format!("{k}={v}")).collect();
+        rows.push(("settings", esc(&pairs.join(" "))));
+    }
+    if let Some(f1) = r.support_f1 {
+        rows.push(("support F1", format!("{:.0}%", 100.0 * f1)));
+    }
+    if let Some(e) = &r.outputs.evidence {
+        let cited: Vec<String> = e
+            .cited
+            .iter()
+            .map(|c| format!("{} ({})", c.title, c.sentence))
+            .collect();
+        rows.push(("cited", esc(&cited.join("; "))));
+        if e.rejected_total() > 0 {
+            let causes: Vec<String> = e
+                .rejected
+                .iter()
+                .map(|(c, n)| format!("{} {n}", c.name()))
+                .collect();
+            rows.push(("rejected actions", esc(&causes.join(", "))));
+        }
+    }
+    if let Some(first) = &r.first_attempt {
+        rows.push((
+            "first attempt",
+            format!(
+                "{} (EM {:.0}; {} attempts)",
+                esc(first.answer.as_deref().unwrap_or("no answer")),
+                100.0 * first.em,
+                r.outputs.attempts.len()
+            ),
+        ));
     }
     h.push_str("<table class=\"facts\">");
     for (k, v) in rows {
@@ -187,7 +239,86 @@ fn facts_table(h: &mut String, r: &RunRecord) {
     h.push_str("</table>");
 }
 
-fn turn(h: &mut String, t: &Turn, nudge_fired: bool) {
+/// The anchor of a record's entry: `trace.html#q-<method>-<id>`.
+pub fn anchor(r: &RunRecord) -> String {
+    format!("q-{}-{}", super::slug(&r.method), super::slug(&r.id))
+}
+
+/// The EIR setting's final call: one step after the retrieval turns, with what the
+/// trajectory submitted, the lists it ended with, and the answer and citations.
+fn final_call(h: &mut String, r: &RunRecord) {
+    let Some(f) = &r.outputs.final_call else {
+        return;
+    };
+    h.push_str("<section class=\"turn final-call\"><h3>Final call");
+    if f.forced_end {
+        h.push_str(" <span class=\"badge warn\">retrieval ended without a submission</span>");
+    }
+    if !f.parsed {
+        h.push_str(" <span class=\"badge warn\">response not readable</span>");
+    }
+    h.push_str("</h3><table class=\"facts\">");
+    let mut row = |k: &str, v: String| {
+        let _ = write!(h, "<tr><th>{k}</th><td>{v}</td></tr>");
+    };
+    row(
+        "retrieval answer",
+        f.retrieval_answer
+            .as_deref()
+            .map_or_else(|| "<i>none</i>".to_string(), esc),
+    );
+    row("evidence records", f.evidence_records.to_string());
+    row(
+        "lists at the end",
+        format!(
+            "{} requirements, {} conclusions",
+            f.lists.requirements.len(),
+            f.lists.conclusions.len()
+        ),
+    );
+    if let Some(e) = &r.outputs.evidence {
+        let cited: Vec<String> = e
+            .cited
+            .iter()
+            .map(|c| format!("{} ({})", c.title, c.sentence))
+            .collect();
+        row("cited", esc(&cited.join("; ")));
+        if e.dropped_citations > 0 {
+            row(
+                "dropped",
+                format!(
+                    "<span class=\"badge unseen\">{} citation(s) of sentences never read</span>",
+                    e.dropped_citations
+                ),
+            );
+        }
+    }
+    row(
+        "answer",
+        r.answer.as_deref().map_or_else(
+            || "<i>none</i>".to_string(),
+            |a| format!("<b>{}</b>", esc(a)),
+        ),
+    );
+    h.push_str("</table>");
+    let _ = write!(
+        h,
+        "<details class=\"response\"><summary>final-call response</summary><pre>{}</pre></details></section>",
+        esc(&f.response)
+    );
+}
+
+/// Whether a fact's source names a title shown earlier (either contains the other,
+/// case-insensitively: sources are written by the model).
+fn source_shown(source: &str, seen: &BTreeSet<String>) -> bool {
+    let s = source.trim().to_lowercase();
+    s.is_empty()
+        || seen
+            .iter()
+            .any(|t| !t.is_empty() && (s.contains(t.as_str()) || t.contains(s.as_str())))
+}
+
+fn turn(h: &mut String, t: &Turn, nudge_fired: bool, seen: Option<&BTreeSet<String>>) {
     let _ = write!(h, "<section class=\"turn\"><h3>Turn {}", t.number);
     if t.adherent == Some(false) {
         h.push_str(" <span class=\"badge warn\">notation not followed</span>");
@@ -207,7 +338,7 @@ fn turn(h: &mut String, t: &Turn, nudge_fired: bool) {
         esc(&t.response)
     );
     if let Some(m) = t.state.as_ref().or(t.memory.as_ref()) {
-        memory(h, m);
+        memory(h, m, seen);
     }
     if !t.actions.is_empty() {
         h.push_str("<ul class=\"actions\">");
@@ -234,7 +365,7 @@ fn turn(h: &mut String, t: &Turn, nudge_fired: bool) {
     h.push_str("</section>");
 }
 
-fn memory(h: &mut String, m: &WorkingMemory) {
+fn memory(h: &mut String, m: &WorkingMemory, seen: Option<&BTreeSet<String>>) {
     h.push_str("<div class=\"memory\">");
     let mut section = |title: &str, items: Vec<String>| {
         if !items.is_empty() {
@@ -247,7 +378,13 @@ fn memory(h: &mut String, m: &WorkingMemory) {
             .iter()
             .map(|f| {
                 let src = f.source.as_deref().map_or(String::new(), |s| {
-                    format!(" <span class=\"src\">(source: {})</span>", esc(s))
+                    let flag = match seen {
+                        Some(seen) if !source_shown(s, seen) => {
+                            " <span class=\"badge unseen\" title=\"no earlier observation showed this source\">source never shown</span>"
+                        }
+                        _ => "",
+                    };
+                    format!(" <span class=\"src\">(source: {})</span>{flag}", esc(s))
                 });
                 format!("<li><b>{}</b> {}{src}</li>", esc(&f.id), esc(&f.statement))
             })

@@ -1,12 +1,14 @@
 //! Tables, figures and trace viewers, computed from run records alone.
 //!
 //! An [`Analysis`] is rendered four ways that always agree: Markdown tables for the
-//! terminal, CSV and JSON files per table, SVG figures, and one JSON object with
-//! everything. The HTML trace viewer works from the records themselves.
+//! terminal, tidy CSV, JSON and JSON Lines files per table, SVG figures, and one JSON
+//! object with everything. The HTML trace viewer works from the records themselves.
 
 pub mod escape;
 mod figures;
 pub mod html;
+pub mod index;
+mod pivot;
 pub mod svg;
 pub mod table;
 pub mod tables;
@@ -37,19 +39,21 @@ pub fn markdown(a: &Analysis) -> String {
 pub fn json(a: &Analysis) -> serde_json::Value {
     serde_json::json!({
         "analysis": a,
-        "tables": tables::all(a).iter().map(|t| t.to_json()).collect::<Vec<_>>(),
+        "tables": tables::tidy(a).iter().map(|t| t.to_json()).collect::<Vec<_>>(),
     })
 }
 
-/// Writes `<table>.csv` and `<table>.json` for every table, `report.json` and
-/// `report.md` with everything, and the SVG figures into `dir`; returns the paths.
+/// Writes the tidy `<table>.csv`, `<table>.json` and `<table>.jsonl` for every table,
+/// `report.json` and `report.md` with everything, and the SVG figures into `dir`;
+/// returns the paths.
 pub fn write_outputs(a: &Analysis, dir: &Path) -> Result<Vec<PathBuf>> {
     std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
     let mut files: Vec<(PathBuf, String)> = Vec::new();
-    for t in tables::all(a) {
+    for t in tables::tidy(a) {
         files.push((dir.join(format!("{}.csv", t.name)), t.to_csv()));
         let json = serde_json::to_string_pretty(&t.to_json()).expect("tables serialize");
         files.push((dir.join(format!("{}.json", t.name)), json + "\n"));
+        files.push((dir.join(format!("{}.jsonl", t.name)), t.to_jsonl()));
     }
     let all_md = tables::all(a)
         .iter()

@@ -1,5 +1,7 @@
-//! A plain table and its three renderings: aligned Markdown for the terminal, CSV and
-//! JSON (an array of row objects, numbers kept as numbers) for other tools.
+//! A plain table and its renderings: aligned Markdown for the terminal, and for other
+//! tools (pandas, R, DuckDB) CSV, JSON and JSON Lines in tidy form: snake_case column
+//! keys and one value per cell, so a packed display cell such as `+1.0 [-2.0, +4.0]`
+//! becomes three numeric columns.
 
 use serde_json::{Map, Value};
 
@@ -13,6 +15,9 @@ pub enum Cell {
     Int(u64),
     /// Not applicable / not available: `-` in Markdown, empty in CSV, null in JSON.
     Missing,
+    /// Several values shown as one string in Markdown (`+1.0 [-2.0, +4.0]`, `2/0/4`)
+    /// and written as one column each in the tidy forms (see [`Table::split`]).
+    Multi(String, Vec<Cell>),
 }
 
 impl Cell {
@@ -30,6 +35,15 @@ impl Cell {
             Cell::Num(v, d) => format!("{v:.d$}", d = *d),
             Cell::Int(i) => i.to_string(),
             Cell::Missing => "-".to_string(),
+            Cell::Multi(shown, _) => shown.clone(),
+        }
+    }
+
+    /// The cells this one stands for in the tidy forms.
+    fn parts(&self) -> Vec<&Cell> {
+        match self {
+            Cell::Multi(_, parts) => parts.iter().collect(),
+            other => vec![other],
         }
     }
 
@@ -37,6 +51,7 @@ impl Cell {
         match self {
             Cell::Num(v, _) => v.to_string(),
             Cell::Missing => String::new(),
+            Cell::Multi(..) => unreachable!("tidy forms split multi-value cells"),
             other => other.display(),
         }
     }
@@ -47,11 +62,16 @@ impl Cell {
             Cell::Num(v, _) => serde_json::Number::from_f64(*v).map_or(Value::Null, Value::Number),
             Cell::Int(i) => Value::from(*i),
             Cell::Missing => Value::Null,
+            Cell::Multi(..) => unreachable!("tidy forms split multi-value cells"),
         }
     }
 
     fn numeric(&self) -> bool {
-        matches!(self, Cell::Num(..) | Cell::Int(_))
+        match self {
+            Cell::Num(..) | Cell::Int(_) => true,
+            Cell::Multi(_, parts) => parts.len() == 1 && parts[0].numeric(),
+            _ => false,
+        }
     }
 }
 
@@ -61,6 +81,9 @@ pub struct Table {
     pub name: String,
     pub title: String,
     pub columns: Vec<String>,
+    /// Per column, the tidy keys it is written under: one per value of its cells
+    /// (`snake_case` of the label unless [`Table::split`] says otherwise).
+    pub keys: Vec<Vec<String>>,
     pub rows: Vec<Vec<Cell>>,
     /// A line printed under the table (what the columns mean).
     pub note: Option<String>,
@@ -72,6 +95,7 @@ impl Table {
             name: name.to_string(),
             title: title.to_string(),
             columns: columns.iter().map(|c| c.to_string()).collect(),
+            keys: columns.iter().map(|c| vec![snake_case(c)]).collect(),
             rows: Vec::new(),
             note: None,
         }
@@ -82,9 +106,37 @@ impl Table {
         self
     }
 
+    /// Writes column `label` under several tidy keys, one per part of its
+    /// [`Cell::Multi`] cells.
+    pub fn split(mut self, label: &str, keys: &[&str]) -> Table {
+        let i = self
+            .columns
+            .iter()
+            .position(|c| c == label)
+            .unwrap_or_else(|| panic!("no column {label} in {}", self.name));
+        self.keys[i] = keys.iter().map(|k| k.to_string()).collect();
+        self
+    }
+
     pub fn push(&mut self, row: Vec<Cell>) {
         debug_assert_eq!(row.len(), self.columns.len(), "row width of {}", self.name);
+        debug_assert!(
+            row.iter()
+                .zip(&self.keys)
+                .all(|(c, k)| c.parts().len() == k.len()),
+            "cell parts of {} match its keys",
+            self.name
+        );
         self.rows.push(row);
+    }
+
+    /// The tidy header: every key of every column.
+    pub fn tidy_keys(&self) -> Vec<&str> {
+        self.keys.iter().flatten().map(String::as_str).collect()
+    }
+
+    fn tidy_row(row: &[Cell]) -> Vec<&Cell> {
+        row.iter().flat_map(Cell::parts).collect()
     }
 
     /// A Markdown table with padded columns (numbers right-aligned), preceded by its
@@ -153,33 +205,71 @@ impl Table {
         out
     }
 
-    /// RFC 4180 CSV with a header row; full precision numbers.
+    /// Tidy RFC 4180 CSV: a header of snake_case keys, one value per cell, full
+    /// precision numbers, empty where a value is missing.
     pub fn to_csv(&self) -> String {
-        let mut out = csv_line(self.columns.iter().map(String::as_str));
+        let mut out = csv_line(self.tidy_keys().into_iter());
         for row in &self.rows {
-            let cells: Vec<String> = row.iter().map(Cell::csv).collect();
+            let cells: Vec<String> = Self::tidy_row(row).into_iter().map(Cell::csv).collect();
             out += &csv_line(cells.iter().map(String::as_str));
         }
         out
     }
 
-    /// `{"title": .., "columns": [..], "rows": [{column: value}, ..]}`.
-    pub fn to_json(&self) -> Value {
-        let rows = self
-            .rows
+    /// The tidy rows as objects keyed by snake_case keys.
+    fn row_objects(&self) -> Vec<Value> {
+        let keys = self.tidy_keys();
+        self.rows
             .iter()
             .map(|r| {
-                let obj: Map<String, Value> = self
-                    .columns
+                let obj: Map<String, Value> = keys
                     .iter()
-                    .cloned()
-                    .zip(r.iter().map(Cell::json))
+                    .map(|k| k.to_string())
+                    .zip(Self::tidy_row(r).into_iter().map(Cell::json))
                     .collect();
                 Value::Object(obj)
             })
-            .collect();
-        serde_json::json!({ "name": self.name, "title": self.title, "columns": self.columns, "rows": Value::Array(rows) })
+            .collect()
     }
+
+    /// `{"name", "title", "columns": [tidy keys], "labels": [display labels],
+    /// "rows": [{key: value}, ..]}`.
+    pub fn to_json(&self) -> Value {
+        serde_json::json!({
+            "name": self.name,
+            "title": self.title,
+            "columns": self.tidy_keys(),
+            "labels": self.columns,
+            "rows": Value::Array(self.row_objects()),
+        })
+    }
+
+    /// One JSON object per row and line (the tidy rows of [`Table::to_json`]).
+    pub fn to_jsonl(&self) -> String {
+        self.row_objects()
+            .iter()
+            .map(|v| format!("{v}\n"))
+            .collect()
+    }
+}
+
+/// A display label as a tidy key: lower case, `%` as `pct`, `/q` as `_per_q`, every
+/// other run of non-alphanumerics as one `_` (`timeout %` -> `timeout_pct`).
+pub fn snake_case(label: &str) -> String {
+    let spelled = label
+        .to_lowercase()
+        .replace('%', " pct")
+        .replace("/q", " per q")
+        .replace('≥', "min ");
+    let mut out = String::new();
+    for c in spelled.chars() {
+        if c.is_alphanumeric() {
+            out.push(c);
+        } else if !out.is_empty() && !out.ends_with('_') {
+            out.push('_');
+        }
+    }
+    out.trim_end_matches('_').to_string()
 }
 
 fn csv_line<'a>(cells: impl Iterator<Item = &'a str>) -> String {
@@ -224,14 +314,56 @@ mod tests {
     fn csv_quotes_and_keeps_precision() {
         assert_eq!(
             sample().to_csv(),
-            "method,EM,note\nreact,41.25,\"a, \"\"b\"\"\"\nsleuth,,x|y\n"
+            "method,em,note\nreact,41.25,\"a, \"\"b\"\"\"\nsleuth,,x|y\n"
         );
+    }
+
+    #[test]
+    fn multi_cells_show_packed_and_write_one_value_per_column() {
+        let mut t = Table::new("c", "C", &["method", "ΔEM [95% CI]", "W/L/T"])
+            .split("ΔEM [95% CI]", &["diff", "ci_lo", "ci_hi"])
+            .split("W/L/T", &["wins", "losses", "ties"]);
+        t.push(vec![
+            Cell::text("sleuth"),
+            Cell::Multi(
+                "+1.0 [-2.0, +4.0]".into(),
+                vec![Cell::Num(1.0, 1), Cell::Num(-2.0, 1), Cell::Num(4.0, 1)],
+            ),
+            Cell::Multi(
+                "2/0/4".into(),
+                vec![Cell::Int(2), Cell::Int(0), Cell::Int(4)],
+            ),
+        ]);
+        assert!(t
+            .to_markdown()
+            .contains("| sleuth | +1.0 [-2.0, +4.0] | 2/0/4 |"));
+        assert_eq!(
+            t.to_csv(),
+            "method,diff,ci_lo,ci_hi,wins,losses,ties\nsleuth,1,-2,4,2,0,4\n"
+        );
+        assert_eq!(
+            t.to_jsonl(),
+            "{\"method\":\"sleuth\",\"diff\":1.0,\"ci_lo\":-2.0,\"ci_hi\":4.0,\"wins\":2,\"losses\":0,\"ties\":4}\n"
+        );
+    }
+
+    #[test]
+    fn labels_become_snake_case_keys() {
+        for (label, key) in [
+            ("cond. acc", "cond_acc"),
+            ("timeout %", "timeout_pct"),
+            ("calls/q", "calls_per_q"),
+            ("rejected: not_allowed", "rejected_not_allowed"),
+            ("EM", "em"),
+        ] {
+            assert_eq!(snake_case(label), key);
+        }
     }
 
     #[test]
     fn json_rows_are_objects_with_numbers() {
         let j = sample().to_json();
-        assert_eq!(j["rows"][0]["EM"], serde_json::json!(41.25));
-        assert_eq!(j["rows"][1]["EM"], Value::Null);
+        assert_eq!(j["rows"][0]["em"], serde_json::json!(41.25));
+        assert_eq!(j["rows"][1]["em"], Value::Null);
     }
 }

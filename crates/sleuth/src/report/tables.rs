@@ -1,8 +1,13 @@
 //! The report's tables, built from an [`Analysis`]. Dataset and model columns appear
 //! only when the report spans several of them, so a single run reads like the papers'
-//! per-method tables.
+//! per-method tables. The tidy form of each table (CSV, JSON, JSON Lines) always has
+//! `dataset`, `model`, `method` and `label` columns, one value each, so files from
+//! different reports concatenate.
 
 use super::table::{Cell, Table};
+
+#[path = "eir_tables.rs"]
+mod eir;
 use crate::eval::analysis::{Analysis, ArmKey, Outcome, Slice};
 
 /// Which identifying columns the report needs.
@@ -10,6 +15,8 @@ use crate::eval::analysis::{Analysis, ArmKey, Outcome, Slice};
 struct Dims {
     dataset: bool,
     model: bool,
+    /// Every identifying column, the settings label apart from the method.
+    tidy: bool,
 }
 
 impl Dims {
@@ -23,8 +30,15 @@ impl Dims {
         Dims {
             dataset: distinct(|k| &k.dataset),
             model: distinct(|k| &k.model),
+            tidy: false,
         }
     }
+
+    const TIDY: Dims = Dims {
+        dataset: true,
+        model: true,
+        tidy: true,
+    };
 
     fn columns<'a>(&self, rest: &[&'a str]) -> Vec<&'a str> {
         let mut c = Vec::new();
@@ -35,6 +49,9 @@ impl Dims {
             c.push("model");
         }
         c.push("method");
+        if self.tidy {
+            c.push("label");
+        }
         c.extend_from_slice(rest);
         c
     }
@@ -47,7 +64,12 @@ impl Dims {
         if self.model {
             c.push(Cell::text(&k.model));
         }
-        c.push(Cell::text(k.name()));
+        if self.tidy {
+            c.push(Cell::text(&k.method));
+            c.push(Cell::text(&k.label));
+        } else {
+            c.push(Cell::text(k.name()));
+        }
         c
     }
 
@@ -69,10 +91,20 @@ pub fn legend(a: &Analysis, k: &ArmKey) -> String {
     Dims::of(a).legend(k)
 }
 
-/// Every table of the report, in print order. Tables with no rows are left out.
+/// Every table of the report, in print order, for Markdown. Tables with no rows are
+/// left out.
 pub fn all(a: &Analysis) -> Vec<Table> {
-    let d = Dims::of(a);
+    build(a, Dims::of(a))
+}
+
+/// The same tables in tidy form, for CSV, JSON and JSON Lines.
+pub fn tidy(a: &Analysis) -> Vec<Table> {
+    build(a, Dims::TIDY)
+}
+
+fn build(a: &Analysis, d: Dims) -> Vec<Table> {
     [
+        super::pivot::pivot(a, d.tidy),
         summary(a, d),
         comparison(a, d),
         agent(a, d),
@@ -85,6 +117,7 @@ pub fn all(a: &Analysis) -> Vec<Table> {
         memory(a, d),
     ]
     .into_iter()
+    .chain(eir::tables(a, d))
     .filter(|t| !t.rows.is_empty())
     .collect()
 }
@@ -133,14 +166,26 @@ fn summary(a: &Analysis, d: Dims) -> Table {
 /// `<1e-4`-style p-values keep the table narrow without hiding tiny values.
 fn p_cell(p: f64) -> Cell {
     if p < 1e-4 {
-        Cell::text(format!("{p:.1e}"))
+        Cell::Multi(format!("{p:.1e}"), vec![Cell::Num(p, 4)])
     } else {
         Cell::Num(p, 4)
     }
 }
 
 fn ci(v: &crate::eval::stats::BootstrapCi) -> Cell {
-    Cell::text(format!("{:+.1} [{:+.1}, {:+.1}]", v.diff, v.lo, v.hi))
+    Cell::Multi(
+        format!("{:+.1} [{:+.1}, {:+.1}]", v.diff, v.lo, v.hi),
+        vec![Cell::Num(v.diff, 1), Cell::Num(v.lo, 1), Cell::Num(v.hi, 1)],
+    )
+}
+
+/// Counts shown as `a/b/c`.
+fn counts(values: &[u64]) -> Cell {
+    let shown: Vec<String> = values.iter().map(u64::to_string).collect();
+    Cell::Multi(
+        shown.join("/"),
+        values.iter().map(|v| Cell::Int(*v)).collect(),
+    )
 }
 
 fn comparison(a: &Analysis, d: Dims) -> Table {
@@ -158,9 +203,17 @@ fn comparison(a: &Analysis, d: Dims) -> Table {
         "Paired comparison with {}",
         a.baseline.as_deref().unwrap_or("the baseline")
     );
-    let mut t = Table::new("comparison", &title, &cols).with_note(
-        "Differences are method minus baseline in points, with paired bootstrap 95% intervals; b/c = questions right only under the baseline / only under the method; exact two-sided McNemar on EM, Holm-adjusted across all rows; W/L/T = wins/losses/ties on EM.",
-    );
+    let mut t = Table::new("comparison", &title, &cols)
+        .split("ΔEM [95% CI]", &["em_diff", "em_ci_lo", "em_ci_hi"])
+        .split("ΔF1 [95% CI]", &["f1_diff", "f1_ci_lo", "f1_ci_hi"])
+        .split("b/c", &["b", "c"])
+        .split("McNemar p", &["p"])
+        .split("Holm p", &["p_holm"])
+        .split("W/L/T", &["wins", "losses", "ties"])
+        .with_note(&format!(
+            "Differences are method minus baseline in points, with paired bootstrap 95% intervals; b/c = questions right only under the baseline / only under the method; exact two-sided McNemar on EM, Holm-adjusted {}; W/L/T = wins/losses/ties on EM.",
+            a.holm_family.describe()
+        ));
     for c in &a.comparisons {
         let h = &c.head_to_head;
         let mut row = d.cells(&c.arm);
@@ -169,10 +222,10 @@ fn comparison(a: &Analysis, d: Dims) -> Table {
             Cell::Int(c.n as u64),
             ci(&c.em),
             ci(&c.f1),
-            Cell::text(format!("{}/{}", c.b, c.c)),
+            counts(&[c.b, c.c]),
             p_cell(c.p_mcnemar),
             p_cell(c.p_holm),
-            Cell::text(format!("{}/{}/{}", h.wins, h.losses, h.ties())),
+            counts(&[h.wins, h.losses, h.ties()]),
         ]);
         t.push(row);
     }
@@ -350,6 +403,22 @@ fn sweeps(a: &Analysis) -> Table {
 }
 
 fn accuracy_at_turn(a: &Analysis, d: Dims) -> Table {
+    if d.tidy {
+        // Long form: one row per arm and turn.
+        let mut t = Table::new(
+            "accuracy_at_turn",
+            "Accuracy (EM %) at turn t",
+            &d.columns(&["turn", "em"]),
+        );
+        for c in &a.accuracy_at_turn {
+            for (i, v) in c.accuracy.iter().enumerate() {
+                let mut row = d.cells(&c.arm);
+                row.extend([Cell::Int(i as u64 + 1), Cell::Num(*v, 1)]);
+                t.push(row);
+            }
+        }
+        return t;
+    }
     let names: Vec<String> = a
         .accuracy_at_turn
         .iter()
@@ -379,12 +448,19 @@ fn memory(a: &Analysis, d: Dims) -> Table {
         "hypotheses",
         "open questions",
     ]);
-    let mut t = Table::new("memory", "Working memory per turn (fixed cohort)", &cols);
+    let mut t = Table::new("memory", "Working memory per turn (fixed cohort)", &cols)
+        .split("cohort", &["min_turns", "cohort"]);
     for m in &a.memory {
         for p in &m.turns {
             let mut row = d.cells(&m.arm);
             row.extend([
-                Cell::text(format!("≥{} turns ({})", m.min_turns, m.cohort)),
+                Cell::Multi(
+                    format!("≥{} turns ({})", m.min_turns, m.cohort),
+                    vec![
+                        Cell::Int(u64::from(m.min_turns)),
+                        Cell::Int(m.cohort as u64),
+                    ],
+                ),
                 Cell::Int(u64::from(p.turn)),
                 Cell::Int(p.n as u64),
                 Cell::Num(p.facts, 2),

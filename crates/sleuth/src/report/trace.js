@@ -21,4 +21,12 @@
     document.getElementById(id).addEventListener("input", apply);
   });
   apply();
+  // A link from the side-by-side view opens the question it names.
+  if (location.hash) {
+    var target = document.getElementById(location.hash.slice(1));
+    if (target && target.tagName === "DETAILS") {
+      target.open = true;
+      target.scrollIntoView();
+    }
+  }
 })();

@@ -5,5 +5,7 @@ mod anthropic;
 mod middleware;
 mod openai;
 mod secrets;
+mod shared_cache;
 mod specs;
+mod structured;
 mod support;

@@ -1,9 +1,11 @@
 //! The middleware stack over real HTTP: retries, response cache, budget, rate limit.
 
 use crate::support::{compat_spec, fast_retry, options, question};
+use sleuth::llm::middleware::SqliteCache;
+use sleuth::llm::CacheSpec;
 use sleuth::llm::{
     open_stack, ChatModel, CostBudget, LlmError, ModelOptions, ModelSpec, Price, PriceTable,
-    RateLimit, ResponseCache,
+    RateLimit,
 };
 use sleuth_testkit::{sequence, MockServer, Reply};
 use std::sync::Arc;
@@ -103,7 +105,7 @@ async fn cache_hit_makes_no_network_call_and_returns_identical_text_and_usage() 
     let server = MockServer::start(|req| Reply::text(format!("answer {}", req.index))).await;
     let dir = tempfile::tempdir().unwrap();
     let opts = ModelOptions {
-        cache_dir: Some(dir.path().to_path_buf()),
+        cache: Some(CacheSpec::Sqlite(dir.path().to_path_buf())),
         env: options()
             .env
             .set("OPENAI_API_KEY", "sk-test")
@@ -153,7 +155,7 @@ async fn errors_are_never_cached() {
     .await;
     let dir = tempfile::tempdir().unwrap();
     let opts = ModelOptions {
-        cache_dir: Some(dir.path().to_path_buf()),
+        cache: Some(CacheSpec::Sqlite(dir.path().to_path_buf())),
         ..options()
     };
     let model = open_stack(&compat_spec(&server, "m"), &opts)
@@ -162,7 +164,7 @@ async fn errors_are_never_cached() {
     assert!(model.complete(&question("q")).await.is_err());
     assert_eq!(model.complete(&question("q")).await.unwrap().text, "ok");
     assert_eq!(server.request_count(), 2);
-    assert_eq!(ResponseCache::open(dir.path()).unwrap().len().unwrap(), 1);
+    assert_eq!(SqliteCache::open(dir.path()).unwrap().len().unwrap(), 1);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
@@ -173,7 +175,7 @@ async fn cache_survives_concurrent_writers() {
     .await;
     let dir = tempfile::tempdir().unwrap();
     let opts = ModelOptions {
-        cache_dir: Some(dir.path().to_path_buf()),
+        cache: Some(CacheSpec::Sqlite(dir.path().to_path_buf())),
         ..options()
     };
     let spec = compat_spec(&server, "m");
@@ -194,7 +196,7 @@ async fn cache_survives_concurrent_writers() {
     for t in tasks {
         t.await.unwrap();
     }
-    let cache = ResponseCache::open(dir.path()).unwrap();
+    let cache = SqliteCache::open(dir.path()).unwrap();
     assert_eq!(cache.len().unwrap(), 100);
     let before = server.request_count();
     let model = open_stack(&spec, &opts).unwrap().model();

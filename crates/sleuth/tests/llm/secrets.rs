@@ -2,7 +2,7 @@
 //! prints of the configuration, not in the response cache's bytes.
 
 use crate::support::{options, question};
-use sleuth::llm::{open_stack, ChatModel, ModelOptions, ModelSpec};
+use sleuth::llm::{open_stack, CacheSpec, ChatModel, ModelOptions, ModelSpec};
 use sleuth_testkit::{sequence, MockServer, Reply};
 use std::time::Duration;
 
@@ -35,7 +35,7 @@ async fn canary_key_never_leaks() {
     let opts = ModelOptions {
         timeout: Duration::from_millis(300),
         retry: crate::support::fast_retry(1),
-        cache_dir: Some(dir.path().to_path_buf()),
+        cache: Some(CacheSpec::Sqlite(dir.path().to_path_buf())),
         env: options()
             .env
             .set("OPENAI_API_KEY", CANARY)
@@ -64,7 +64,7 @@ async fn canary_key_never_leaks() {
     };
     let dead_opts = ModelOptions {
         env: opts.env.clone().set("OPENAI_BASE_URL", dead_url),
-        cache_dir: None,
+        cache: None,
         ..opts.clone()
     };
     let e = open_stack(&spec, &dead_opts)

@@ -383,8 +383,8 @@ mod tests {
         // Leaked once per test: sources are 'static in the registry.
         let remotes: &'static [Remote] = Box::leak(Box::new([Remote {
             url: "http://upstream.invalid/x.json",
-            // The testkit server answers only its chat protocol paths.
-            mirror_path: "pinned/chat/completions",
+            // The testkit server answers only its exact chat protocol paths.
+            mirror_path: "v1/chat/completions",
             sha256: Some(sha256),
             unpack: Unpack::Plain("x.json"),
         }]));

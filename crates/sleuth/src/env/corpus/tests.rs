@@ -110,5 +110,5 @@ fn repeated_reads_spend_attempts_without_duplicating() {
     let lookup = env.step(&Action::Lookup("Charles Mingus".into()));
     assert!(lookup.text.contains("lookup is not available"));
     assert_eq!(env.reads_used(), 2, "an invalid action is not a read");
-    assert!(env.tool_descriptions().contains("6 read attempts"));
+    assert!(env.tools().prompt().contains("6 read attempts"));
 }

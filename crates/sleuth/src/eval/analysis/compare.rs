@@ -22,15 +22,75 @@ pub struct Comparison {
     /// Right only under the arm.
     pub c: u64,
     pub p_mcnemar: f64,
-    /// McNemar p after Holm correction across every comparison of the report.
+    /// McNemar p after Holm correction within its family (default: every comparison).
     pub p_holm: f64,
     /// The F1 bootstrap p after Holm correction across the same family.
     pub p_f1_holm: f64,
     pub head_to_head: HeadToHead,
 }
 
+/// Which comparisons share one Holm correction.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum HolmFamily {
+    /// Every comparison of the report.
+    #[default]
+    All,
+    /// One family per dataset (and model): the rows of one table column.
+    Dataset,
+    /// One family per compared arm across datasets: a table row, as the SLEUTH paper
+    /// tests one baseline against SLEUTH on every benchmark (App. G).
+    Arm,
+}
+
+impl HolmFamily {
+    pub const NAMES: [&'static str; 3] = ["all", "dataset", "arm"];
+
+    pub fn parse(value: &str) -> Option<HolmFamily> {
+        match value.trim() {
+            "all" => Some(HolmFamily::All),
+            "dataset" => Some(HolmFamily::Dataset),
+            "arm" | "row" => Some(HolmFamily::Arm),
+            _ => None,
+        }
+    }
+
+    /// How a table note names the family.
+    pub fn describe(self) -> &'static str {
+        match self {
+            HolmFamily::All => "across all rows",
+            HolmFamily::Dataset => "within each dataset",
+            HolmFamily::Arm => "within each method row across datasets",
+        }
+    }
+
+    fn key(self, c: &Comparison) -> (String, String) {
+        match self {
+            HolmFamily::All => (String::new(), String::new()),
+            HolmFamily::Dataset => (c.arm.dataset.clone(), c.arm.model.clone()),
+            HolmFamily::Arm => (c.arm.name(), c.arm.model.clone()),
+        }
+    }
+}
+
+/// Holm-adjusts the McNemar and F1 p-values within each family.
+fn adjust(out: &mut [Comparison], family: HolmFamily) {
+    let keys: BTreeSet<(String, String)> = out.iter().map(|c| family.key(c)).collect();
+    for key in keys {
+        let idx: Vec<usize> = (0..out.len())
+            .filter(|&i| family.key(&out[i]) == key)
+            .collect();
+        let p_holm = holm(&idx.iter().map(|&i| out[i].p_mcnemar).collect::<Vec<_>>());
+        let p_f1_holm = holm(&idx.iter().map(|&i| out[i].f1.p).collect::<Vec<_>>());
+        for ((&i, ph), pf) in idx.iter().zip(p_holm).zip(p_f1_holm) {
+            out[i].p_holm = ph;
+            out[i].p_f1_holm = pf;
+        }
+    }
+}
+
 /// Compares every arm with the baseline method's arm of the same dataset and model, as
-/// one Holm family. `baseline` names a method (`react`) or one labelled arm
+/// one Holm family (see [`compare_to_baseline_in`] for other families). `baseline` names a method (`react`) or one labelled arm
 /// (`sleuth [nudge=none]`). Returns the comparisons and warnings (a dataset/model with
 /// no baseline arm, an ambiguous baseline).
 pub fn compare_to_baseline(
@@ -38,6 +98,17 @@ pub fn compare_to_baseline(
     baseline: &str,
     resamples: usize,
     seed: u64,
+) -> (Vec<Comparison>, Vec<String>) {
+    compare_to_baseline_in(arms, baseline, resamples, seed, HolmFamily::All)
+}
+
+/// [`compare_to_baseline`] with the Holm correction applied within each `family`.
+pub fn compare_to_baseline_in(
+    arms: &[Arm],
+    baseline: &str,
+    resamples: usize,
+    seed: u64,
+    family: HolmFamily,
 ) -> (Vec<Comparison>, Vec<String>) {
     let mut warnings = Vec::new();
     let mut out = Vec::new();
@@ -81,12 +152,7 @@ pub fn compare_to_baseline(
             }
         }
     }
-    let p_holm = holm(&out.iter().map(|c| c.p_mcnemar).collect::<Vec<_>>());
-    let p_f1_holm = holm(&out.iter().map(|c| c.f1.p).collect::<Vec<_>>());
-    for ((c, ph), pf) in out.iter_mut().zip(p_holm).zip(p_f1_holm) {
-        c.p_holm = ph;
-        c.p_f1_holm = pf;
-    }
+    adjust(&mut out, family);
     (out, warnings)
 }
 
@@ -198,12 +264,67 @@ pub fn sweeps(arms: &[Arm]) -> Vec<Sweep> {
     out
 }
 
-/// Numbers in numeric order, then words alphabetically.
-fn sweep_order(a: &str, b: &str) -> std::cmp::Ordering {
+/// Numbers in numeric order, then words alphabetically (`0.3, 0.7, none`): the order
+/// of a sweep's points in tables and on figure axes.
+pub fn sweep_order(a: &str, b: &str) -> std::cmp::Ordering {
     match (a.parse::<f64>(), b.parse::<f64>()) {
         (Ok(x), Ok(y)) => x.total_cmp(&y),
         (Ok(_), Err(_)) => std::cmp::Ordering::Less,
         (Err(_), Ok(_)) => std::cmp::Ordering::Greater,
         (Err(_), Err(_)) => a.cmp(b),
+    }
+}
+
+/// Arm order in every table and figure: dataset, method, model, then the settings
+/// label with values in [`sweep_order`] (`reads=2` before `reads=10`).
+pub fn arm_order(a: &ArmKey, b: &ArmKey) -> std::cmp::Ordering {
+    let pairs = |l: &str| -> Vec<(String, String)> {
+        l.split(',')
+            .filter(|p| !p.is_empty())
+            .map(|p| match p.split_once('=') {
+                Some((k, v)) => (k.to_string(), v.to_string()),
+                None => (p.to_string(), String::new()),
+            })
+            .collect()
+    };
+    (&a.dataset, &a.method, &a.model)
+        .cmp(&(&b.dataset, &b.method, &b.model))
+        .then_with(|| {
+            let (x, y) = (pairs(&a.label), pairs(&b.label));
+            for ((kx, vx), (ky, vy)) in x.iter().zip(&y) {
+                let o = kx.cmp(ky).then_with(|| sweep_order(vx, vy));
+                if o.is_ne() {
+                    return o;
+                }
+            }
+            x.len().cmp(&y.len())
+        })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn key(label: &str) -> ArmKey {
+        ArmKey {
+            dataset: "d".into(),
+            method: "m".into(),
+            model: "x".into(),
+            label: label.into(),
+        }
+    }
+
+    #[test]
+    fn arms_sort_by_numeric_setting_values() {
+        let mut keys: Vec<ArmKey> = ["reads=10", "reads=2", "reads=none", "reads=0.5", ""]
+            .into_iter()
+            .map(key)
+            .collect();
+        keys.sort_by(arm_order);
+        let labels: Vec<&str> = keys.iter().map(|k| k.label.as_str()).collect();
+        assert_eq!(
+            labels,
+            ["", "reads=0.5", "reads=2", "reads=10", "reads=none"]
+        );
     }
 }

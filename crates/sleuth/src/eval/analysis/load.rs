@@ -146,7 +146,9 @@ pub fn load(paths: &[PathBuf]) -> Result<RecordSet> {
         } else {
             RunConfig::default()
         };
-        per_source.push(read_records(&file, &mut warnings)?);
+        let records = read_records(&file, &mut warnings)?;
+        warnings.extend(super::duplicates::within_file(&file, &records));
+        per_source.push(records);
         sources.push(Source {
             records_file: file,
             dir,
@@ -235,36 +237,40 @@ type GroupKey = (String, String, String);
 type ById = BTreeMap<String, (RunRecord, usize)>;
 
 /// Groups records into arms. Within one (dataset, method, model), the settings keys
-/// whose values differ between source runs become the arm label, so a nudge sweep gives
-/// `sleuth [nudge=0.5]` while a method run once keeps its plain name.
+/// whose values differ between records become the arm label, so a nudge sweep gives
+/// `sleuth [nudge=0.5]` while a method run once keeps its plain name. A record carries
+/// its method's resolved settings; records written before they did fall back to their
+/// run's `run.json`.
 fn group(
     sources: &[Source],
     per_source: Vec<Vec<RunRecord>>,
     warnings: &mut Vec<String>,
 ) -> Vec<Arm> {
-    let mut members: BTreeMap<GroupKey, BTreeSet<usize>> = BTreeMap::new();
+    let settings_of = |r: &RunRecord, s: usize| -> BTreeMap<String, String> {
+        if r.settings.is_empty() {
+            sources[s].config.settings.clone()
+        } else {
+            r.settings.clone()
+        }
+    };
+    let mut members: BTreeMap<GroupKey, BTreeSet<BTreeMap<String, String>>> = BTreeMap::new();
     for (s, records) in per_source.iter().enumerate() {
         for r in records {
             members
                 .entry((r.dataset.clone(), r.method.clone(), r.model.clone()))
                 .or_default()
-                .insert(s);
+                .insert(settings_of(r, s));
         }
     }
     let swept: BTreeMap<&GroupKey, Vec<String>> = members
         .iter()
-        .map(|(g, srcs)| {
-            (
-                g,
-                swept_keys(srcs.iter().map(|&s| &sources[s].config.settings)),
-            )
-        })
+        .map(|(g, variants)| (g, swept_keys(variants.iter())))
         .collect();
 
     let mut arms: BTreeMap<ArmKey, (BTreeMap<String, String>, ById)> = BTreeMap::new();
     for (s, records) in per_source.into_iter().enumerate() {
-        let settings = &sources[s].config.settings;
         for r in records {
+            let settings = settings_of(&r, s);
             let g = (r.dataset.clone(), r.method.clone(), r.model.clone());
             let label = swept[&g]
                 .iter()
@@ -284,7 +290,7 @@ fn group(
             };
             let (_, by_id) = arms
                 .entry(key.clone())
-                .or_insert_with(|| (settings.clone(), BTreeMap::new()));
+                .or_insert_with(|| (settings, BTreeMap::new()));
             match by_id.get(&r.id) {
                 None => {
                     by_id.insert(r.id.clone(), (r, s));

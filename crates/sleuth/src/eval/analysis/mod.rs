@@ -8,15 +8,29 @@
 //! numbers.
 
 mod compare;
+mod duplicates;
 mod dynamics;
+mod eir_analyses;
+mod eir_runs;
 mod load;
 mod outcome;
 mod summary;
 
-pub use compare::{compare_to_baseline, sweeps, Comparison, Sweep, SweepPoint};
+pub use compare::{
+    arm_order, compare_to_baseline, compare_to_baseline_in, sweep_order, sweeps, Comparison,
+    HolmFamily, Sweep, SweepPoint,
+};
 pub use dynamics::{
     accuracy_at_turn, error_decomposition, memory_dynamics, AccuracyCurve, ErrorDecomposition,
     MemoryDynamics, MemoryPoint,
+};
+pub use eir_analyses::{
+    evidence_errors, missing_gold, readable_comparisons, support_comparisons, wilson,
+    with_first_trials, EvidenceErrors, ReadableComparison, SupportComparison, FIRST_TRIAL,
+};
+pub use eir_runs::{
+    after_support, final_vs_retrieval, more_reads, rejected_actions, AfterSupport,
+    FinalVsRetrieval, MoreReads, RejectedActions,
 };
 pub use load::{load, Arm, ArmKey, RecordSet, RunConfig, Source};
 pub use outcome::{answer_turn, classify, correct, gold_in_history, support_recall, Outcome};
@@ -36,6 +50,8 @@ pub struct Options {
     pub cohort_turns: Option<u32>,
     pub resamples: usize,
     pub seed: u64,
+    /// Which comparisons share a Holm correction.
+    pub holm_family: HolmFamily,
 }
 
 impl Default for Options {
@@ -43,6 +59,7 @@ impl Default for Options {
         Options {
             baseline: None,
             cohort_turns: None,
+            holm_family: HolmFamily::All,
             resamples: DEFAULT_RESAMPLES,
             seed: DEFAULT_SEED,
         }
@@ -62,14 +79,59 @@ pub struct Analysis {
     pub accuracy_at_turn: Vec<AccuracyCurve>,
     pub memory: Vec<MemoryDynamics>,
     pub baseline: Option<String>,
+    /// The Holm families of `comparisons`.
+    pub holm_family: HolmFamily,
     pub comparisons: Vec<Comparison>,
     pub sweeps: Vec<Sweep>,
+    /// The EIR paper's further analyses (empty without EIR-setting records).
+    pub eir: EirSection,
     pub warnings: Vec<String>,
+}
+
+/// The EIR paper's analyses beyond accuracy and cost ([`eir_analyses`], [`eir_runs`]).
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct EirSection {
+    /// Tables 5 and 8: paired Support F1 against the baseline.
+    pub support: Vec<SupportComparison>,
+    /// App. C.2: F1 on questions with readable answers from both.
+    pub readable: Vec<ReadableComparison>,
+    /// App. F.1, Table 15, Figure 3.
+    pub evidence_errors: Vec<EvidenceErrors>,
+    /// App. H.4: the final call against the trajectory's answer.
+    pub final_vs_retrieval: Vec<FinalVsRetrieval>,
+    /// App. F.4, Table 17.
+    pub more_reads: Vec<MoreReads>,
+    /// App. H.4, Table 21.
+    pub after_support: Vec<AfterSupport>,
+    /// App. H.4, Table 22.
+    pub rejected: Vec<RejectedActions>,
+}
+
+impl EirSection {
+    fn build(arms: &[Arm], options: &Options) -> EirSection {
+        let (support, readable) = match &options.baseline {
+            Some(b) => (
+                support_comparisons(arms, b, options.resamples, options.seed),
+                readable_comparisons(arms, b, options.resamples, options.seed),
+            ),
+            None => (Vec::new(), Vec::new()),
+        };
+        EirSection {
+            support,
+            readable,
+            evidence_errors: arms.iter().filter_map(evidence_errors).collect(),
+            final_vs_retrieval: arms.iter().filter_map(final_vs_retrieval).collect(),
+            more_reads: arms.iter().filter_map(more_reads).collect(),
+            after_support: arms.iter().filter_map(after_support).collect(),
+            rejected: arms.iter().filter_map(rejected_actions).collect(),
+        }
+    }
 }
 
 impl Analysis {
     pub fn build(set: &RecordSet, options: &Options) -> Analysis {
-        let arms = &set.arms;
+        // Reflexion's first trial is an arm of its own (EIR paper Table 1 Panel B, Table 8).
+        let arms = &with_first_trials(&set.arms);
         let mut warnings = set.warnings.clone();
         let max_turn = arms
             .iter()
@@ -94,11 +156,17 @@ impl Analysis {
             .cohort_turns
             .unwrap_or_else(|| (longest_with_memory * 7).div_ceil(10).max(1));
         let (comparisons, compare_warnings) = match &options.baseline {
-            Some(b) => compare_to_baseline(arms, b, options.resamples, options.seed),
+            Some(b) => compare_to_baseline_in(
+                arms,
+                b,
+                options.resamples,
+                options.seed,
+                options.holm_family,
+            ),
             None => (Vec::new(), Vec::new()),
         };
         warnings.extend(compare_warnings);
-        Analysis {
+        let mut a = Analysis {
             sources: set.sources.clone(),
             summaries: arms.iter().map(Summary::of_arm).collect(),
             by_hops: breakdown(arms, Split::Hops),
@@ -111,9 +179,28 @@ impl Analysis {
                 .filter_map(|a| memory_dynamics(a, cohort))
                 .collect(),
             baseline: options.baseline.clone(),
+            holm_family: options.holm_family,
             comparisons,
             sweeps: sweeps(arms),
+            eir: EirSection::build(arms, options),
             warnings,
-        }
+        };
+        a.sort_arms();
+        a
+    }
+
+    /// Puts every per-arm list in [`arm_order`] (stable: slices keep their value
+    /// order within an arm), so sweeps read `2, 3, 10` rather than `10, 2, 3`.
+    fn sort_arms(&mut self) {
+        self.summaries.sort_by(|x, y| arm_order(&x.arm, &y.arm));
+        self.by_hops
+            .sort_by(|x, y| arm_order(&x.summary.arm, &y.summary.arm));
+        self.by_kind
+            .sort_by(|x, y| arm_order(&x.summary.arm, &y.summary.arm));
+        self.errors.sort_by(|x, y| arm_order(&x.arm, &y.arm));
+        self.accuracy_at_turn
+            .sort_by(|x, y| arm_order(&x.arm, &y.arm));
+        self.memory.sort_by(|x, y| arm_order(&x.arm, &y.arm));
+        self.comparisons.sort_by(|x, y| arm_order(&x.arm, &y.arm));
     }
 }

@@ -140,7 +140,7 @@ mod tests {
         serde_json::from_value(json!({
             "id": "q", "dataset": "hotpotqa", "hops": 2, "method": "react", "model": "m",
             "answer": answer, "gold": ["Paris", "City of Paris"], "em": em, "f1": em,
-            "finished": answer.is_some(), "timed_out": timed_out, "stop": "x", "turns": 2,
+            "finished": answer.is_some(), "timed_out": timed_out, "stop": if answer.is_some() { "finished" } else { "timeout" }, "turns": 2,
             "calls": 2, "input_tokens": 0, "output_tokens": 0, "cost_usd": 0.0,
             "nudge_turn": null, "reminders": 0,
             "retrieved": retrieved, "gold_titles": ["A", "B"], "error": null,

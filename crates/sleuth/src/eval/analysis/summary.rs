@@ -4,6 +4,8 @@
 use super::load::{Arm, ArmKey};
 use super::outcome::{correct, support_recall};
 use crate::eval::RunRecord;
+use crate::methods::outputs::Evidence;
+use crate::methods::StopReason;
 use serde::Serialize;
 use std::collections::BTreeMap;
 
@@ -40,7 +42,7 @@ pub struct Summary {
     pub evidence: Option<EvidenceSummary>,
 }
 
-/// Evidence metrics of the EIR setting, from the `extra` fields its methods record:
+/// Evidence metrics of the EIR setting, from the evidence its methods record:
 /// Support F1 of the cited evidence, gold-paragraph recall, paragraphs read, and the
 /// proposed actions the framework rejected, by cause.
 #[derive(Debug, Clone, Serialize)]
@@ -62,38 +64,34 @@ pub struct EvidenceSummary {
 
 impl EvidenceSummary {
     fn of(records: &[&RunRecord]) -> Option<EvidenceSummary> {
-        let with: Vec<&&RunRecord> = records
+        let with: Vec<(&RunRecord, &Evidence)> = records
             .iter()
-            .filter(|r| r.extra.contains_key("support_f1"))
+            .filter_map(|r| Some((*r, r.outputs.evidence.as_ref()?)))
             .collect();
         if with.is_empty() {
             return None;
         }
         let n = with.len() as f64;
-        let mean = |key: &str| {
-            with.iter()
-                .filter_map(|r| r.extra.get(key).and_then(serde_json::Value::as_f64))
-                .fold(0.0, |a, b| a + b)
-                / n
+        let mean = |f: &dyn Fn(&RunRecord, &Evidence) -> f64| {
+            with.iter().map(|(r, e)| f(r, e)).sum::<f64>() / n
         };
         let mut rejected_by_cause: BTreeMap<String, f64> = BTreeMap::new();
-        for r in &with {
-            if let Some(causes) = r.extra.get("rejected_actions").and_then(|v| v.as_object()) {
-                for (cause, count) in causes {
-                    *rejected_by_cause.entry(cause.clone()).or_default() +=
-                        count.as_f64().unwrap_or(0.0) / n;
-                }
+        for (_, e) in &with {
+            for (cause, count) in &e.rejected {
+                *rejected_by_cause
+                    .entry(cause.name().to_string())
+                    .or_default() += f64::from(*count) / n;
             }
         }
-        let parse_failures = with.iter().filter(|r| r.stop == "parse_failure").count() as f64;
         Some(EvidenceSummary {
             n: with.len(),
-            support_f1: 100.0 * mean("support_f1"),
-            gold_recall: 100.0 * mean("gold_recall"),
-            paragraphs_read: mean("paragraphs_read"),
-            rejected: mean("rejected_total"),
+            support_f1: 100.0 * mean(&|r, _| r.support_f1.unwrap_or(0.0)),
+            gold_recall: 100.0 * mean(&|r, _| r.gold_recall.unwrap_or(0.0)),
+            paragraphs_read: mean(&|r, _| r.retrieved.len() as f64),
+            rejected: mean(&|_, e| f64::from(e.rejected_total())),
             rejected_by_cause,
-            parse_failures: 100.0 * parse_failures / n,
+            parse_failures: 100.0
+                * mean(&|r, _| f64::from(u8::from(r.stop == StopReason::ParseFailure))),
         })
     }
 }
@@ -116,7 +114,7 @@ impl Summary {
         let mut calls_by_kind: BTreeMap<String, f64> = BTreeMap::new();
         for r in records {
             for (kind, c) in &r.calls_by_kind {
-                *calls_by_kind.entry(kind.clone()).or_default() += *c as f64;
+                *calls_by_kind.entry(kind.name().to_string()).or_default() += *c as f64;
             }
         }
         for v in calls_by_kind.values_mut() {

@@ -9,6 +9,7 @@
 //!   max over the gold answer and its aliases (HotpotQA has exactly one).
 //! - [`support`]: supporting-fact EM/F1: sentence `(title, index)` sets for HotpotQA and
 //!   2Wiki (2Wiki lowercases titles first), paragraph index sets for MuSiQue.
+//! - [`cited`]: the same support rules applied to an agent's citations, and gold recall.
 //! - [`evidence`]: 2Wiki's evidence-triple metrics and its answer x support x evidence
 //!   joint metric.
 //! - [`explain`]: why a prediction scored what it did (normalized strings, tokens, rule).
@@ -18,6 +19,7 @@
 
 pub mod aggregate;
 pub mod answer;
+pub mod cited;
 pub mod evidence;
 pub mod explain;
 pub mod normalize;
@@ -27,6 +29,7 @@ pub mod support;
 
 pub use aggregate::Summary;
 pub use answer::{exact_match, f1, score_answer, AnswerScore, F1Rule};
+pub use cited::{citation_support_f1, gold_recall};
 pub use evidence::{
     read_evidence_predictions, score_evidence, summarize_evidence, EvidenceSummary,
 };
@@ -42,5 +45,15 @@ pub fn answer_scores(question: &crate::data::Question, prediction: Option<&str>)
     match prediction {
         Some(p) => score_answer(question.dataset, p, &question.answers),
         None => AnswerScore::default(),
+    }
+}
+
+/// The official exact-match rule as the retry wrappers' controller (both papers'
+/// Reflexion stop on the first attempt the benchmark's EM counts as right).
+pub struct OfficialExactMatch;
+
+impl crate::methods::Judge for OfficialExactMatch {
+    fn is_correct(&self, question: &crate::data::Question, answer: Option<&str>) -> bool {
+        answer_scores(question, answer).em >= 1.0
     }
 }

@@ -22,8 +22,11 @@ mod retry;
 mod stats;
 
 pub use budget::{estimate_cost_usd, BudgetLayer, CostBudget};
-pub use cache::{CacheLayer, ResponseCache, CACHE_FILE};
-pub use prices::{price_id, Price, PriceTable};
+pub use cache::{
+    cache_key, redact, CacheEntry, CacheError, CacheLayer, CacheSpec, CacheStats, CacheStore,
+    Claim, Page, RedisCache, ResponseCache, SqliteCache, CACHE_FILE, FORMAT_VERSION,
+};
+pub use prices::{price_id, Price, PriceTable, PRICES_CHECKED};
 pub use rate::{RateLimit, RateLimitLayer, RateLimiter};
 pub use retry::{RetryLayer, RetryPolicy};
 pub use stats::{CallStats, StatsSnapshot};
@@ -93,10 +96,7 @@ impl std::fmt::Debug for ModelStack {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("ModelStack")
             .field("provider", &self.provider.name())
-            .field(
-                "cache",
-                &self.cache.as_ref().map(|c| c.path().to_path_buf()),
-            )
+            .field("cache", &self.cache.as_ref().map(|c| c.location()))
             .field("budget_usd", &self.budget.as_ref().map(|b| b.limit_usd()))
             .field("rate_limited", &self.limiter.is_some())
             .field("retry", &self.retry)

@@ -2,7 +2,8 @@
 //!
 //! The built-in figures are **defaults** copied from the providers' public price lists
 //! (USD per million tokens, standard tier, no batch discount) as we knew them when this
-//! was written; prices change, so a TOML or JSON file can override or add entries:
+//! was written ([`PRICES_CHECKED`]); prices change, so a TOML or JSON file can override
+//! or add entries (docs/prices.md):
 //!
 //! ```toml
 //! [gpt-4o-mini]
@@ -52,7 +53,12 @@ impl Price {
     }
 }
 
-/// Default prices (USD / 1M tokens) as publicly listed; override with a price file.
+/// When the built-in prices were last compared with the providers' public lists.
+/// Prices change: `--prices FILE` overrides or adds entries (docs/prices.md).
+pub const PRICES_CHECKED: &str = "2026-11-30";
+
+/// Default prices (USD / 1M tokens) as publicly listed on [`PRICES_CHECKED`]; override
+/// with a price file.
 const DEFAULTS: &[(&str, Price)] = &[
     ("gpt-4o", Price::new(2.50, 10.00, 1.25)),
     ("gpt-4o-mini", Price::new(0.15, 0.60, 0.075)),
@@ -172,7 +178,8 @@ impl PriceTable {
 /// `gpt-4o`, `openai-compat:http://h/v1#llama` -> `llama`.
 pub fn price_id(model_name: &str) -> &str {
     if let Some((_, m)) = model_name.rsplit_once('#') {
-        return m;
+        // `BASE_URL#MODEL?options`: the options are not part of the model's name.
+        return m.split_once('?').map_or(m, |(m, _)| m);
     }
     model_name.split_once(':').map_or(model_name, |(_, m)| m)
 }

@@ -1,6 +1,8 @@
 //! Retry with exponential backoff and jitter, honouring the server's Retry-After.
 //! Only errors that [`LlmError::is_retryable`] says are transient are retried; each
-//! extra attempt is counted as a retry, never as a call.
+//! extra attempt is counted as a retry, never as a call. The error that ends a call
+//! says why it was not retried (or how many attempts it took), so a record's error
+//! explains itself.
 
 use super::stats::CallStats;
 use crate::llm::{ChatModel, ChatRequest, ChatResponse, LlmError};
@@ -92,10 +94,23 @@ impl ChatModel for RetryLayer {
                     tokio::time::sleep(wait).await;
                     attempt += 1;
                 }
-                Err(e) => return Err(e),
+                Err(e) => return Err(final_error(e, attempt)),
             }
         }
     }
+}
+
+/// The error that ends a call, with why it was not retried or how long it was tried.
+fn final_error(e: LlmError, attempts: u32) -> LlmError {
+    if let Some(why) = e.permanent_reason() {
+        return e.with_note(&format!(
+            "not retried: {why}; the same request cannot succeed"
+        ));
+    }
+    if attempts > 1 {
+        return e.with_note(&format!("gave up after {attempts} attempts"));
+    }
+    e
 }
 
 #[cfg(test)]

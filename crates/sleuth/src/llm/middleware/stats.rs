@@ -18,6 +18,7 @@ pub struct CallStats {
     retries: AtomicU64,
     failures: AtomicU64,
     cache_hits: AtomicU64,
+    constraints_dropped: AtomicU64,
     input_tokens: AtomicU64,
     output_tokens: AtomicU64,
     cached_input_tokens: AtomicU64,
@@ -38,6 +39,8 @@ pub struct StatsSnapshot {
     pub failures: u64,
     /// Calls answered by the response cache.
     pub cache_hits: u64,
+    /// Calls whose output constraint the server refused, answered without it.
+    pub constraints_dropped: u64,
     /// Tokens of every successful call, cached or not.
     pub usage: Usage,
     /// What was actually billed: cached responses cost 0.
@@ -88,6 +91,9 @@ impl CallStats {
             if response.cached {
                 s.cache_hits.fetch_add(1, Ordering::Relaxed);
             }
+            if response.constraint_dropped {
+                s.constraints_dropped.fetch_add(1, Ordering::Relaxed);
+            }
             s.input_tokens.fetch_add(u.input_tokens, Ordering::Relaxed);
             s.output_tokens
                 .fetch_add(u.output_tokens, Ordering::Relaxed);
@@ -107,6 +113,7 @@ impl CallStats {
             retries: get(&self.retries),
             failures: get(&self.failures),
             cache_hits: get(&self.cache_hits),
+            constraints_dropped: get(&self.constraints_dropped),
             usage: Usage {
                 input_tokens: get(&self.input_tokens),
                 output_tokens: get(&self.output_tokens),
@@ -150,6 +157,7 @@ mod tests {
         a.record_success(&resp, 0.25, 0.25);
         a.record_retry();
         resp.cached = true;
+        resp.constraint_dropped = true;
         b.record_success(&resp, 0.0, 0.25);
         b.record_failure();
         let (sa, sb, st) = (a.snapshot(), b.snapshot(), total.snapshot());
@@ -168,6 +176,7 @@ mod tests {
             (st.calls, st.retries, st.failures, st.cache_hits),
             (3, 1, 1, 1)
         );
+        assert_eq!((sa.constraints_dropped, st.constraints_dropped), (0, 1));
         assert_eq!(st.usage.input_tokens, 20);
         assert_eq!((st.cost_usd, st.list_cost_usd), (0.25, 0.5));
     }

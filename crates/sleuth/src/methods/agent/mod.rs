@@ -9,10 +9,11 @@ mod run;
 
 pub use run::LoopOutcome;
 
+use super::retry::{attempt_text, Attempt};
 use super::{AgentError, EnvFactory, Episode, Method, PromptSet, RunContext};
 use crate::data::Question;
-use crate::env::{Environment, PoolEnv};
-use crate::llm::{grammar, OutputConstraint};
+use crate::env::{Environment, PoolEnv, ToolCatalogue};
+use crate::llm::{grammar, ChatRequest, Message, OutputConstraint};
 use crate::memory::{MemorySchema, Section, WorkingMemory};
 use crate::methods::settings::AgentSettings;
 use async_trait::async_trait;
@@ -44,12 +45,12 @@ impl Style {
 
     /// The output grammar that keeps a response inside this style's protocol (honoured
     /// by the embedded model, ignored by providers without grammar support).
-    fn grammar(&self, tools: &'static [&'static str]) -> TurnConstraint {
+    fn grammar(&self, tools: &ToolCatalogue) -> TurnConstraint {
         let fixed = |g: String| TurnConstraint::Fixed(OutputConstraint::Grammar(g));
         match self {
             Style::Memory(schema) => TurnConstraint::Memory {
                 schema: schema.clone(),
-                tools,
+                tools: tools.clone(),
             },
             Style::Notes => fixed(grammar::working_memory(&self.schema(), tools)),
             Style::SelfAsk | Style::Ircot => fixed(grammar::lines_then_action(tools)),
@@ -78,7 +79,7 @@ pub(super) enum TurnConstraint {
     /// The working-memory grammar rebuilt each turn from the episode so far.
     Memory {
         schema: MemorySchema,
-        tools: &'static [&'static str],
+        tools: ToolCatalogue,
     },
 }
 
@@ -107,7 +108,6 @@ impl TurnConstraint {
 
 /// A loop method: a style on the shared loop.
 pub struct AgentMethod {
-    name: String,
     style: Style,
     settings: AgentSettings,
     prompts: Arc<PromptSet>,
@@ -116,14 +116,8 @@ pub struct AgentMethod {
 }
 
 impl AgentMethod {
-    pub fn new(
-        name: impl Into<String>,
-        style: Style,
-        settings: AgentSettings,
-        prompts: Arc<PromptSet>,
-    ) -> Self {
+    pub fn new(style: Style, settings: AgentSettings, prompts: Arc<PromptSet>) -> Self {
         AgentMethod {
-            name: name.into(),
             style,
             settings,
             prompts,
@@ -145,13 +139,29 @@ impl AgentMethod {
         &self.prompts
     }
 
+    fn is_memory_method(&self) -> bool {
+        matches!(self.style, Style::Memory(_))
+    }
+
+    /// The style an episode runs: a memory method under App. D.5's late verification
+    /// searches "without continuous state tracking", i.e. on ReAct's protocol, until the
+    /// chain check (`late-verification-memory` keeps the memory instead).
+    fn acting_style(&self) -> &Style {
+        if self.is_memory_method() && !self.settings.stopping.keeps_memory() {
+            &Style::React
+        } else {
+            &self.style
+        }
+    }
+
     /// The system prompt for an environment offering `tools`.
     pub fn system_prompt(&self, tools: &str) -> Result<String, AgentError> {
-        let schema = self.style.schema();
+        let style = self.acting_style();
+        let schema = style.schema();
         let protocol = self
             .prompts
             .render(
-                self.style.template(),
+                style.template(),
                 context! {
                     facts => schema.has(Section::Facts),
                     hypotheses => schema.has(Section::Hypotheses),
@@ -161,7 +171,7 @@ impl AgentMethod {
             )
             .map_err(AgentError::config)?;
         let stopping = match self.settings.stopping.template() {
-            Some(t) if schema.is_structured() => self
+            Some(t) if self.is_memory_method() => self
                 .prompts
                 .render(t, context! {})
                 .map_err(AgentError::config)?,
@@ -174,8 +184,10 @@ impl AgentMethod {
                     protocol,
                     tools,
                     structured => schema.is_structured(),
+                    notes => schema.has(Section::Notes),
                     stopping,
                     actions_per_turn => self.settings.actions_per_turn,
+                    native => self.settings.tool_channel == crate::methods::settings::ToolChannel::Native,
                 },
             )
             .map_err(AgentError::config)
@@ -195,7 +207,8 @@ impl AgentMethod {
                 self.settings.top_k,
             )),
         };
-        let system = self.system_prompt(&env.tool_descriptions())?;
+        let system = self.system_prompt(&env.tools().prompt())?;
+        let style = self.acting_style();
         let first = self
             .prompts
             .render(
@@ -203,22 +216,19 @@ impl AgentMethod {
                 context! { question => &question.text, reflection => reflection.unwrap_or("") },
             )
             .map_err(AgentError::config)?;
-        let tools = self
-            .env
-            .as_ref()
-            .map_or(grammar::REACT_TOOLS, |f| f.tools());
         let constraint = if self.settings.grammar {
-            self.style.grammar(tools)
+            style.grammar(env.tools())
         } else {
             TurnConstraint::None
         };
         run::AgentLoop {
             ctx,
             constraint,
-            style: &self.style,
+            style,
             settings: &self.settings,
             prompts: &self.prompts,
-            schema: self.style.schema(),
+            schema: style.schema(),
+            verify: self.is_memory_method() && self.settings.stopping.verifies(),
         }
         .run(system, first, env.as_mut())
         .await
@@ -227,12 +237,52 @@ impl AgentMethod {
 
 #[async_trait]
 impl Method for AgentMethod {
-    fn name(&self) -> &str {
-        &self.name
-    }
-
     async fn run(&self, question: &Question, ctx: &RunContext) -> Result<Episode, AgentError> {
         self.run_episode(question, ctx, None).await
+    }
+}
+
+/// Observation text kept per tool result when an episode is shown back for reflection.
+const REFLECTION_OBSERVATION_CHARS: usize = 600;
+
+/// Reflexion in the SLEUTH setting (SLEUTH paper §4, Reflexion with 2 episodes): a new
+/// episode carries the latest reflection, written on every episode so far.
+#[async_trait]
+impl Attempt for AgentMethod {
+    async fn attempt(
+        &self,
+        question: &Question,
+        ctx: &RunContext,
+        reflections: &[String],
+    ) -> Result<Episode, AgentError> {
+        self.run_episode(question, ctx, reflections.last().map(String::as_str))
+            .await
+    }
+
+    fn reflection(
+        &self,
+        question: &Question,
+        _last: &Episode,
+        so_far: &Episode,
+    ) -> Result<ChatRequest, AgentError> {
+        let prompt = self
+            .prompts
+            .render(
+                "reflection.txt",
+                context! {
+                    question => &question.text,
+                    answer => so_far.answer.as_deref().unwrap_or("(no answer: the turn budget ran out)"),
+                    trajectory => attempt_text(so_far, REFLECTION_OBSERVATION_CHARS),
+                },
+            )
+            .map_err(AgentError::config)?;
+        Ok(ChatRequest::new(vec![Message::user(prompt)])
+            .temperature(self.settings.temperature)
+            .max_tokens(self.settings.max_tokens))
+    }
+
+    fn max_attempts(&self) -> u32 {
+        self.settings.episodes
     }
 }
 

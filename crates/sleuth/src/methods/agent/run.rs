@@ -1,15 +1,20 @@
 //! The one agent loop every text-protocol method runs on.
 //!
-//! Per turn: (maybe) give the commitment nudge, call the model, (maybe) enforce the
-//! memory protocol with reminders that do not consume turns, parse the memory and fold
-//! it into the monotonic state, execute the actions, and feed the observations back.
-//! Only the model's response is parsed; observations go back to the model as text.
+//! Per turn: (maybe) give the commitment trigger (the time-based nudge, or structural
+//! completion's commit message once every open question is resolved), call the model,
+//! (maybe) enforce the memory protocol with reminders that do not consume turns, parse
+//! the memory and fold it into the monotonic state, execute every action of the
+//! response up to the cap, and feed the observations back. Only the model's response
+//! is parsed; observations go back to the model as text.
 
 use crate::env::{Action, Environment, Observation};
-use crate::llm::{ChatRequest, LlmError, Message};
+use crate::llm::{ChatRequest, Message};
 use crate::memory::{check_adherence, parse_memory, MemorySchema, WorkingMemory};
-use crate::methods::settings::{AgentSettings, Stopping};
-use crate::methods::{AgentError, CallKind, Episode, PromptSet, RunContext, StopReason, Turn};
+use crate::methods::outputs::MemoryCounts;
+use crate::methods::settings::{AgentSettings, Stopping, ToolChannel};
+use crate::methods::{
+    call_model_response, AgentError, CallKind, Episode, PromptSet, RunContext, StopReason, Turn,
+};
 use minijinja::context;
 
 pub(super) struct AgentLoop<'a> {
@@ -19,6 +24,8 @@ pub(super) struct AgentLoop<'a> {
     pub settings: &'a AgentSettings,
     pub prompts: &'a PromptSet,
     pub schema: MemorySchema,
+    /// Late verification: the first finish is answered with a chain check (App. D.5).
+    pub verify: bool,
 }
 
 /// How a model call ended, as the loop sees it.
@@ -49,10 +56,21 @@ impl AgentLoop<'_> {
             if self.nudge_due(number, &state, &episode) {
                 let nudge = self.render(
                     "nudge.txt",
-                    context! { turn => number, budget => self.settings.turns },
+                    context! {
+                        turn => number,
+                        budget => self.settings.turns,
+                        notes => !self.schema.is_structured(),
+                    },
                     &episode,
                 )?;
                 append_to_last_user(&mut messages, &nudge);
+                turn.nudged = true;
+                episode.nudge_turn = Some(number);
+            } else if self.structural_due(&state, &episode) {
+                let resolved = state.resolved.len();
+                let commit =
+                    self.render("stop_structural_due.txt", context! { resolved }, &episode)?;
+                append_to_last_user(&mut messages, &commit);
                 turn.nudged = true;
                 episode.nudge_turn = Some(number);
             }
@@ -78,20 +96,18 @@ impl AgentLoop<'_> {
 
             let dropped = self.update_memory(&mut turn, &mut state);
             turn.steps = self.steps(&turn.response);
-            let mut actions = Action::parse_all(&turn.response);
-            actions.truncate(self.settings.actions_per_turn);
+            let actions = Action::parse_all(&turn.response);
             turn.actions = actions.clone();
+            let cap = self.settings.actions_per_turn;
 
             let mut feedback: Vec<String> = Vec::new();
             if actions.is_empty() {
-                feedback.push(self.render("no_action.txt", context! {}, &episode)?);
+                let tools = action_choices(env.tools());
+                feedback.push(self.render("no_action.txt", context! { tools }, &episode)?);
             }
-            for action in &actions {
+            for (i, action) in actions.iter().enumerate() {
                 if let Action::Finish(answer) = action {
-                    if self.settings.stopping == Stopping::LateVerification
-                        && !verified
-                        && self.schema.is_structured()
-                    {
+                    if self.verify && !verified {
                         verified = true;
                         feedback.push(self.render("verify.txt", context! { answer }, &episode)?);
                         break;
@@ -106,7 +122,21 @@ impl AgentLoop<'_> {
                     ));
                     break;
                 }
-                episode.tool_calls += 1;
+                if i >= cap {
+                    // Never silence: the model learns which of its calls did not run.
+                    let observation = Observation::new(self.render(
+                        "action_cap.txt",
+                        context! { action => action.to_string(), cap },
+                        &episode,
+                    )?);
+                    feedback.push(format_observation(action, &observation, true));
+                    turn.observations.push(observation);
+                    continue;
+                }
+                // A tool the environment does not offer is refused, not run.
+                if env.tools().refusal(action).is_none() {
+                    episode.tool_calls += 1;
+                }
                 let observation = if self.refuses_repeat(action, &past_actions) {
                     Observation::new(self.render(
                         "forward_only_repeat.txt",
@@ -125,7 +155,9 @@ impl AgentLoop<'_> {
                 episode.turns.push(turn);
                 break;
             }
-            if !dropped.is_empty() {
+            // Handing facts back is runtime help: only under enforcement or when asked
+            // (SLEUTH paper App. M: Table 1 runs have no runtime enforcement).
+            if !dropped.is_empty() && self.settings.hands_back_facts() {
                 let facts = dropped
                     .iter()
                     .map(|f| format!("- {}", f.render()))
@@ -140,15 +172,16 @@ impl AgentLoop<'_> {
         episode.retrieved = env.retrieved().to_vec();
         if self.schema.is_structured() {
             // Per turn: confirmed facts, hypotheses and open questions in the state.
-            let counts: Vec<[usize; 3]> = episode
+            episode.outputs.memory_counts = episode
                 .turns
                 .iter()
                 .filter_map(|t| t.state.as_ref())
-                .map(|s| [s.facts.len(), s.hypotheses.len(), s.questions.len()])
+                .map(|s| MemoryCounts {
+                    facts: s.facts.len(),
+                    hypotheses: s.hypotheses.len(),
+                    questions: s.questions.len(),
+                })
                 .collect();
-            episode
-                .extra
-                .insert("memory_counts".into(), serde_json::json!(counts));
         }
         Ok(episode)
     }
@@ -170,24 +203,25 @@ impl AgentLoop<'_> {
                 .temperature(self.settings.temperature)
                 .max_tokens(self.settings.max_tokens);
             request.constraint = constraint.clone();
-            let response = match self.ctx.model.complete(&request).await {
-                Ok(r) => r,
-                Err(LlmError::ContextOverflow { .. }) => return Ok(LoopOutcome::Overflow),
-                Err(source) => {
-                    let mut partial = episode.clone();
-                    partial.turns.push(turn.clone());
-                    partial.stop = StopReason::Error;
-                    partial.retrieved = env.retrieved().to_vec();
-                    return Err(AgentError::Llm {
-                        source,
-                        partial: Box::new(partial),
-                    });
-                }
+            if self.settings.tool_channel == ToolChannel::Native {
+                request.tools = tool_specs(env.tools());
+            }
+            let Some(response) = call_model_response(
+                self.ctx,
+                &request,
+                kind,
+                episode,
+                Some(turn),
+                env.retrieved(),
+            )
+            .await?
+            else {
+                return Ok(LoopOutcome::Overflow);
             };
-            episode.count_call(kind, &response);
+            let text = with_native_calls(response);
             let enforce = self.settings.enforce && self.schema.is_structured();
             if enforce
-                && !check_adherence(&response.text, &self.schema)
+                && !check_adherence(&text, &self.schema)
                 && episode.reminders < self.settings.max_reminders
             {
                 episode.reminders += 1;
@@ -199,13 +233,13 @@ impl AgentLoop<'_> {
                     .collect::<Vec<_>>()
                     .join(", ");
                 let reminder = self.render("reminder.txt", context! { sections }, episode)?;
-                messages.push(Message::assistant(response.text.clone()));
+                messages.push(Message::assistant(text.clone()));
                 messages.push(Message::user(reminder));
-                turn.rejected.push(response.text);
+                turn.rejected.push(text);
                 kind = CallKind::Reminder;
                 continue;
             }
-            return Ok(LoopOutcome::Reply(response.text));
+            return Ok(LoopOutcome::Reply(text));
         }
     }
 
@@ -220,9 +254,20 @@ impl AgentLoop<'_> {
             return Vec::new();
         }
         let written = parse_memory(&turn.response, &self.schema);
+        // A response that drifted out of the notation (no Open Questions section at
+        // all) resolves nothing: for the merge, its questions are the ones still open.
+        let mut folded = written.clone();
+        if self.schema.has(crate::memory::Section::Questions)
+            && !crate::memory::writes_section(&turn.response, crate::memory::Section::Questions)
+        {
+            folded.questions = state.questions.clone();
+        }
         turn.adherent = Some(check_adherence(&turn.response, &self.schema));
         let dropped = if self.schema.is_structured() {
-            state.merge(&written)
+            let merged = state.merge(&folded);
+            turn.dropped = merged.dropped.iter().map(|f| f.id.clone()).collect();
+            turn.resolved = merged.resolved;
+            merged.dropped
         } else {
             state.notes = written.notes.clone().or(state.notes.take());
             Vec::new()
@@ -232,9 +277,12 @@ impl AgentLoop<'_> {
         dropped
     }
 
-    /// The commitment nudge: once, at the first turn t ≥ the nudge turn, when at least
-    /// τ facts are confirmed (structured methods; unstructured ones only with
-    /// `nudge_all`, and then without the fact gate, as in the paper's ReAct control).
+    /// The commitment nudge (SLEUTH paper §3.3): once, at the first turn t ≥ the nudge
+    /// turn, when at least τ facts are confirmed. Notes shares SLEUTH's commitment rule
+    /// (§5.1, middle block); it has no typed facts to count, so its gate is the nearest
+    /// thing: a non-empty scratchpad (something to synthesize from). Methods without a
+    /// memory get it only with `nudge_all`, ungated, as in the ReAct + nudge control
+    /// (App. D.4).
     fn nudge_due(&self, turn: u32, state: &WorkingMemory, episode: &Episode) -> bool {
         let Some(at) = self.settings.nudge_turn() else {
             return false;
@@ -242,11 +290,25 @@ impl AgentLoop<'_> {
         if episode.nudge_turn.is_some() || turn < at {
             return false;
         }
+        if self.schema.has(crate::memory::Section::Notes) {
+            return state.notes.as_deref().is_some_and(|n| !n.trim().is_empty());
+        }
         if !self.schema.is_structured() {
             return self.settings.nudge_all;
         }
         state.facts.len() >= self.settings.tau
             && (!self.settings.nudge_needs_empty_questions || state.questions.is_empty())
+    }
+
+    /// Structural completion (SLEUTH paper App. D.5: commit "when all are marked
+    /// resolved"): the trigger is the memory state, not the model's reading of a prompt
+    /// sentence. Once every open question the agent wrote is resolved, it is told to
+    /// commit, once.
+    fn structural_due(&self, state: &WorkingMemory, episode: &Episode) -> bool {
+        self.settings.stopping == Stopping::Structural
+            && self.schema.has(crate::memory::Section::Questions)
+            && episode.nudge_turn.is_none()
+            && state.all_questions_resolved()
     }
 
     fn steps(&self, response: &str) -> Option<super::formats::ReasoningSteps> {
@@ -282,6 +344,35 @@ impl AgentLoop<'_> {
     }
 }
 
+/// The environment's tools for the native channel.
+fn tool_specs(tools: &crate::env::ToolCatalogue) -> Vec<crate::llm::ToolSpec> {
+    tools
+        .tools()
+        .iter()
+        .map(|t| crate::llm::ToolSpec {
+            name: t.name().to_string(),
+            description: t.description.clone(),
+            argument: t.arg.to_string(),
+        })
+        .collect()
+}
+
+/// The response as the loop reads it: native tool calls become action lines after the
+/// text, so both channels produce the same trace (and the same conversation).
+fn with_native_calls(response: crate::llm::ChatResponse) -> String {
+    let mut text = response.text;
+    for call in &response.tool_calls {
+        if !text.is_empty() && !text.ends_with('\n') {
+            text.push('\n');
+        }
+        text.push_str(&crate::env::protocol::action_line(
+            &call.name,
+            &call.argument,
+        ));
+    }
+    text
+}
+
 fn append_to_last_user(messages: &mut [Message], text: &str) {
     if let Some(m) = messages
         .iter_mut()
@@ -290,6 +381,25 @@ fn append_to_last_user(messages: &mut [Message], text: &str) {
     {
         m.content.push_str("\n\n");
         m.content.push_str(text);
+    }
+}
+
+/// The catalogue's action lines for a reminder: `Action: a`, `Action: b` or `Action: c`.
+fn action_choices(tools: &crate::env::ToolCatalogue) -> String {
+    let lines: Vec<String> = tools
+        .tools()
+        .iter()
+        .map(|t| {
+            format!(
+                "`{}`",
+                crate::env::protocol::action_line(t.name(), &format!("<{}>", t.arg))
+            )
+        })
+        .collect();
+    match lines.split_last() {
+        Some((last, [])) => last.clone(),
+        Some((last, rest)) => format!("{} or {last}", rest.join(", ")),
+        None => String::new(),
     }
 }
 

@@ -4,7 +4,7 @@
 use super::*;
 use crate::data::{Dataset, Paragraph};
 use crate::llm::{ChatRequest, ScriptedModel};
-use crate::methods::registry::{build, MethodConfig};
+use crate::methods::registry::{build, MethodConfig, RegisteredMethod};
 use crate::methods::{CallKind, StopReason};
 use std::collections::BTreeMap;
 
@@ -38,20 +38,12 @@ fn question() -> Question {
     }
 }
 
-fn method(name: &str, pairs: &[(&str, &str)]) -> Arc<dyn Method> {
+fn method(name: &str, pairs: &[(&str, &str)]) -> RegisteredMethod {
     let settings: BTreeMap<String, String> = pairs
         .iter()
         .map(|(k, v)| (k.to_string(), v.to_string()))
         .collect();
-    build(
-        name,
-        &MethodConfig {
-            settings,
-            prompts: Arc::new(PromptSet::default()),
-            corpus: None,
-        },
-    )
-    .unwrap()
+    build(name, &MethodConfig::new(settings)).unwrap()
 }
 
 fn memory_reply(facts: usize, action: &str) -> String {
@@ -69,7 +61,7 @@ fn memory_reply(facts: usize, action: &str) -> String {
     s
 }
 
-async fn run(method: &Arc<dyn Method>, model: Arc<ScriptedModel>) -> Episode {
+async fn run(method: &RegisteredMethod, model: Arc<ScriptedModel>) -> Episode {
     method
         .run(&question(), &RunContext::new(model))
         .await
@@ -196,30 +188,52 @@ async fn timeout_when_never_finishing_and_finish_ends_the_episode() {
     assert_eq!(ep.retrieved, vec!["Charles Mingus"]);
 }
 
+fn dropping_script(i: usize) -> String {
+    match i {
+        0 => memory_reply(2, "search[Mingus]"),
+        1 => "Confirmed Facts:\n- [F2] fact number 2 (source: Charles Mingus)\nActive Hypotheses:\n- none\nOpen Questions:\n- none\nAction: search[born]".into(),
+        _ => "Confirmed Facts:\n- none\nActive Hypotheses:\n- none\nOpen Questions:\n- none\nAction: finish[Nogales]".into(),
+    }
+}
+
 #[tokio::test]
-async fn dropped_fact_stays_in_state_and_is_given_back() {
-    let model = Arc::new(ScriptedModel::from_fn(|_, i| {
-        Ok(match i {
-            0 => memory_reply(2, "search[Mingus]"),
-            1 => "Confirmed Facts:\n- [F2] fact number 2 (source: Charles Mingus)\nActive Hypotheses:\n- none\nOpen Questions:\n- none\nAction: search[born]".into(),
-            _ => "Confirmed Facts:\n- none\nActive Hypotheses:\n- none\nOpen Questions:\n- none\nAction: finish[Nogales]".into(),
-        })
-    }));
+async fn dropped_fact_stays_in_state_and_is_given_back_only_when_asked() {
+    let model = Arc::new(ScriptedModel::from_fn(|_, i| Ok(dropping_script(i))));
     let ep = run(&method("sleuth", &[]), model.clone()).await;
-    assert_eq!(
-        ep.extra["memory_counts"],
-        serde_json::json!([[2, 1, 1], [2, 0, 0], [2, 0, 0]])
-    );
+    let counts: Vec<[usize; 3]> = ep
+        .outputs
+        .memory_counts
+        .iter()
+        .map(|c| [c.facts, c.hypotheses, c.questions])
+        .collect();
+    assert_eq!(counts, [[2, 1, 1], [2, 0, 0], [2, 0, 0]]);
     let state = ep.turns[1].state.as_ref().unwrap();
     assert!(state.facts.iter().any(|f| f.statement == "fact number 1"));
+    assert_eq!(ep.turns[1].dropped, ["F1"]);
     assert_eq!(ep.turns[2].state.as_ref().unwrap().facts.len(), 2);
+    // Without enforcement the harness does not maintain the memory for the model.
     let third = &model.requests()[2];
-    assert!(third
+    assert!(!third
         .messages
         .last()
         .unwrap()
         .content
         .contains("[F1] fact number 1"));
+
+    for set in [("restore_facts", "true"), ("enforce", "true")] {
+        let model = Arc::new(ScriptedModel::from_fn(|_, i| Ok(dropping_script(i))));
+        run(&method("sleuth", &[set]), model.clone()).await;
+        let third = &model.requests()[2];
+        assert!(
+            third
+                .messages
+                .last()
+                .unwrap()
+                .content
+                .contains("[F1] fact number 1"),
+            "{set:?}"
+        );
+    }
 }
 
 #[tokio::test]
@@ -308,14 +322,30 @@ async fn several_actions_per_turn_are_counted_apart_from_turns() {
     .await;
     assert_eq!((ep.turns.len(), ep.tool_calls), (2, 2));
     assert_eq!(ep.retrieved.len(), 2);
-    let single = run(
+    // Every action runs by default; one beyond a cap is answered, not dropped.
+    let two = "Action: lookup[Mingus Plays Piano]\nAction: lookup[Charles Mingus]";
+    let all = run(
         &method("react", &[]),
-        Arc::new(ScriptedModel::new(vec![
-            "Action: lookup[Mingus Plays Piano]\nAction: lookup[Charles Mingus]".into(),
-        ])),
+        Arc::new(ScriptedModel::new(vec![two.into()])),
     )
     .await;
-    assert_eq!(single.turns[0].actions.len(), 1);
+    assert_eq!(all.turns[0].observations.len(), 2);
+    assert_eq!(all.tool_calls, 2 * all.turns.len() as u32);
+    let capped_model = Arc::new(ScriptedModel::new(vec![two.into()]));
+    let capped = run(
+        &method("react", &[("actions_per_turn", "1")]),
+        capped_model.clone(),
+    )
+    .await;
+    assert_eq!(capped.tool_calls, capped.turns.len() as u32);
+    assert_eq!(capped.turns[0].actions.len(), 2);
+    assert!(capped.turns[0].observations[1].text.contains("was not run"));
+    assert!(capped_model.requests()[1]
+        .messages
+        .last()
+        .unwrap()
+        .content
+        .contains("lookup[Charles Mingus] was not run"));
 }
 
 #[tokio::test]
@@ -328,6 +358,7 @@ async fn each_ablation_prompt_holds_only_its_sections() {
         ("react", [false, false, false]),
         ("notes", [false, false, false]),
     ];
+    let verbatim = |name: &str| name != "react";
     for (name, want) in cases {
         let model = Arc::new(ScriptedModel::new(vec!["Action: finish[x]".into()]));
         run(&method(name, &[]), model.clone()).await;
@@ -336,9 +367,17 @@ async fn each_ablation_prompt_holds_only_its_sections() {
             .map(|h| system.contains(h));
         assert_eq!(has, want, "{name}");
         assert_eq!(
-            system.contains("copy the answer verbatim"),
-            want[0],
+            system.contains("Copy it character for character"),
+            verbatim(name),
             "{name}: source-faithful rule"
+        );
+        assert!(
+            system.contains("\"1964 to 1974\"") == verbatim(name),
+            "{name}"
+        );
+        assert!(
+            system.contains("\"twice\""),
+            "{name}: the shared answer format"
         );
     }
 }
@@ -354,12 +393,13 @@ async fn missing_action_is_an_observation_and_uses_the_turn() {
     }));
     let ep = run(&method("react", &[]), model.clone()).await;
     assert_eq!(ep.turns.len(), 2);
+    // The reminder lists the environment's own tools (the pool's here).
     assert!(model.requests()[1]
         .messages
         .last()
         .unwrap()
         .content
-        .contains("No action found"));
+        .contains("No action found in your response. End it with a line `Action: search[<query>]`, `Action: lookup[<title>]` or `Action: finish[<answer>]`."));
 }
 
 #[tokio::test]

@@ -1,23 +1,30 @@
-//! Direct: the EIR paper's baseline. Reasoning and reading interleave (ReAct-style: the
-//! prompt carries every earlier step's reasoning, action and result); H turns in all,
-//! the submission included; scored on the first valid submitted answer.
+//! Direct: the EIR paper's baseline (§4.2, App. B.3). Reasoning and reading interleave;
+//! H turns in all, the submission included; scored on the first valid submitted answer.
 //!
-//! The same trial loop runs Agentic SSR (with a checker between proposal and execution)
-//! and each of Reflexion's trials (with notes from earlier trials in the prompt).
+//! Its inputs are EIR's without the lists (App. B.3): the question, the previous
+//! action's returned text (or why its response was refused) and the unread titles;
+//! earlier steps' reasoning and text are not carried. In the corpus setting the prompt
+//! also holds the two most recently read paragraphs and asks what the action should
+//! establish, its expected result and how progress will be judged.
+//!
+//! The same policy runs Agentic SSR (with a checker between proposal and execution) and
+//! each of Reflexion's trials ([`EirAttempt`], with notes from earlier trials).
 
 use super::json::{
     extract_object, opt_string, parse_move, Citation, Extraction, Move, RejectCause, Rejection,
 };
 use super::schema;
 use super::ssr::Checker;
-use super::trajectory::{rejection_feedback, Budget, Trajectory};
+use super::trajectory::{rejection_feedback, Budget, Policy, Trajectory};
 use super::Shared;
 use crate::data::Question;
-use crate::methods::{AgentError, CallKind, Episode, Method, RunContext, StopReason, Turn};
+use crate::env::Observation;
+use crate::llm::{ChatRequest, Message};
+use crate::methods::retry::{attempt_text, Attempt};
+use crate::methods::{AgentError, Episode, Method, RunContext, StopReason, Turn};
 use async_trait::async_trait;
 use minijinja::context;
-use serde::Serialize;
-use serde_json::json;
+use serde_json::Value;
 
 /// A parsed proposal: the reasoning and the action.
 #[derive(Debug, Clone, PartialEq)]
@@ -40,30 +47,8 @@ pub fn parse_proposal(text: &str) -> Result<Proposal, Rejection> {
     })
 }
 
-/// One earlier step as the prompt shows it.
-#[derive(Debug, Clone, Serialize)]
-pub struct StepView {
-    pub turn: u32,
-    pub reasoning: String,
-    pub action: String,
-    pub result: String,
-}
-
-pub fn steps_text(steps: &[StepView]) -> String {
-    if steps.is_empty() {
-        return "(nothing yet)".into();
-    }
-    steps
-        .iter()
-        .map(|s| {
-            format!(
-                "Step {}\nReasoning: {}\nAction: {}\nResult:\n{}",
-                s.turn, s.reasoning, s.action, s.result
-            )
-        })
-        .collect::<Vec<_>>()
-        .join("\n\n")
-}
+/// Paragraphs the corpus-setting prompt keeps (EIR App. B.3: the two most recent).
+const RECENT_READS: usize = 2;
 
 pub fn describe(mv: &Move) -> String {
     match mv {
@@ -75,6 +60,103 @@ pub fn describe(mv: &Move) -> String {
 
 pub struct Direct {
     shared: Shared,
+}
+
+/// Direct on the shared loop: the previous step's result in the prompt, a response that
+/// must be one JSON object, and (for SSR) a checker between proposal and execution.
+struct DirectPolicy<'q, 'c> {
+    shared: &'q Shared,
+    question: &'q Question,
+    reflections: &'q [String],
+    checker: Option<&'q Checker<'c>>,
+    /// The corpus setting (search offered): the recent paragraphs are kept.
+    corpus: bool,
+    /// The previous action's returned text, or why its response was refused.
+    previous: String,
+    /// The latest read paragraphs, oldest first (corpus setting only).
+    recent: Vec<String>,
+}
+
+impl DirectPolicy<'_, '_> {
+    /// What the agent has seen as the prompt shows it (also SSR's context).
+    fn view(&self) -> String {
+        let mut parts: Vec<String> = self
+            .recent
+            .iter()
+            .map(|p| format!("Recently read:\n{p}"))
+            .collect();
+        if !self.previous.is_empty() {
+            parts.push(format!("Result of the previous step:\n{}", self.previous));
+        }
+        if parts.is_empty() {
+            return "(nothing yet)".into();
+        }
+        parts.join("\n\n")
+    }
+}
+
+#[async_trait]
+impl Policy for DirectPolicy<'_, '_> {
+    fn prompt(&self, t: &Trajectory<'_>, turn: u32) -> Result<(String, Value), AgentError> {
+        let prompt = self
+            .shared
+            .prompts
+            .render(
+                "direct_action.txt",
+                context! {
+                    question => &self.question.text,
+                    reflections => self.reflections,
+                    previous => &self.previous,
+                    recent => &self.recent,
+                    can_search => t.env.can_search(),
+                    readable => t.env.choices(),
+                    reads_left => t.budget.reads.saturating_sub(t.reads_used),
+                    turn,
+                    turns => t.budget.turns,
+                    submit_only => t.is_last(turn),
+                },
+            )
+            .map_err(AgentError::config)?;
+        Ok((prompt, schema::direct_action(t.env.can_search())))
+    }
+
+    async fn accept(
+        &mut self,
+        t: &mut Trajectory<'_>,
+        turn: &mut Turn,
+    ) -> Result<Result<Move, Rejection>, AgentError> {
+        let mut result = parse_proposal(&turn.response);
+        if let (Ok(proposal), Some(checker)) = (&result, self.checker) {
+            let context = self.view();
+            let (action, report) = checker
+                .check(self.question, t, &context, proposal, turn)
+                .await?;
+            turn.verification = Some(report);
+            result = Ok(Proposal {
+                reasoning: proposal.reasoning.clone(),
+                action,
+            });
+        }
+        Ok(result.and_then(|p| {
+            t.allowed(&p.action, turn.number)?;
+            Ok(p.action)
+        }))
+    }
+
+    fn refused(&mut self, rejection: &Rejection, turn: &mut Turn) {
+        self.previous = rejection_feedback(rejection, turn.number);
+    }
+
+    fn observed(&mut self, mv: &Move, observation: &Observation, _turn: u32) {
+        self.previous = observation.text.clone();
+        // A read that showed a paragraph (a refused read shows none).
+        if matches!(mv, Move::Read { .. }) && !observation.shown.is_empty() && self.corpus {
+            self.recent.push(observation.text.clone());
+            if self.recent.len() > RECENT_READS {
+                self.recent.remove(0);
+            }
+        }
+    }
 }
 
 impl Direct {
@@ -93,86 +175,24 @@ impl Direct {
     ) -> Result<Episode, AgentError> {
         let settings = &self.shared.settings;
         let env = self.shared.env.make(question);
-        let mut t = Trajectory::new(ctx, settings, env, Budget::direct(settings.reads));
-        let mut steps: Vec<StepView> = Vec::new();
-        let mut submitted: Option<(String, Vec<Citation>)> = None;
-        let mut overflow = false;
-        for number in 1..=t.budget.turns {
-            let prompt = self
-                .shared
-                .prompts
-                .render(
-                    "direct_action.txt",
-                    context! {
-                        question => &question.text,
-                        reflections,
-                        steps => &steps,
-                        readable => t.env.readable(),
-                        turn => number,
-                        turns => t.budget.turns,
-                        submit_only => t.is_last(number),
-                    },
-                )
-                .map_err(AgentError::config)?;
-            let req = t.request(prompt, schema::direct_action());
-            let mut turn = Turn {
-                number,
-                ..Turn::default()
-            };
-            let Some(text) = t.call(CallKind::Action, &req, Some(&turn)).await? else {
-                overflow = true;
-                break;
-            };
-            turn.response = text;
-            let mut result = parse_proposal(&turn.response);
-            if let (Ok(proposal), Some(checker)) = (&result, checker) {
-                let context = steps_text(&steps);
-                let (action, report) = checker
-                    .check(question, &mut t, &context, proposal, &turn)
-                    .await?;
-                turn.verification = Some(report);
-                result = Ok(Proposal {
-                    reasoning: proposal.reasoning.clone(),
-                    action,
-                });
-            }
-            let checked = result.and_then(|p| t.allowed(&p.action, number).map(|_| p));
-            let proposal = match checked {
-                Ok(p) => p,
-                Err(rejection) => {
-                    steps.push(StepView {
-                        turn: number,
-                        reasoning: "(not accepted)".into(),
-                        action: "none".into(),
-                        result: rejection_feedback(&rejection, number),
-                    });
-                    t.reject(&mut turn, rejection);
-                    t.push(turn);
-                    continue;
-                }
-            };
-            turn.actions = vec![proposal.action.to_action()];
-            if let Move::Submit { answer, evidence } = &proposal.action {
-                submitted = Some((answer.clone(), evidence.clone()));
-                t.push(turn);
-                break;
-            }
-            let observation = t.execute(&proposal.action, number);
-            steps.push(StepView {
-                turn: number,
-                reasoning: proposal.reasoning,
-                action: describe(&proposal.action),
-                result: observation.text.clone(),
-            });
-            turn.observations.push(observation);
-            t.push(turn);
-        }
-        // Citations count only where they name a read sentence.
-        let (answer, cited, dropped) = match submitted {
-            Some((answer, evidence)) => {
+        let mut t = Trajectory::new(ctx, settings, env, Budget::direct(settings));
+        let mut policy = DirectPolicy {
+            shared: &self.shared,
+            question,
+            reflections,
+            checker,
+            corpus: t.env.can_search(),
+            previous: String::new(),
+            recent: Vec::new(),
+        };
+        let ending = t.run(&mut policy).await?;
+        // Scored on the first valid submission; citations count only where they name
+        // a read sentence (EIR paper §4.1, Support F1).
+        let (answer, cited, dropped) = match ending.submission {
+            Some(s) => {
                 let store = t.env.evidence();
                 let mut valid: Vec<Citation> = Vec::new();
-                for c in &evidence {
+                for c in &s.evidence {
                     if let Some(r) = store.get(&c.title, c.sentence) {
                         let c = Citation {
                             title: r.title().to_string(),
@@ -183,32 +203,86 @@ impl Direct {
                         }
                     }
                 }
-                let dropped = evidence.len() - valid.len();
-                (Some(answer), valid, dropped)
+                let dropped = s.evidence.len() - valid.len();
+                (Some(s.answer), valid, dropped)
             }
             None => (None, Vec::new(), 0),
         };
-        t.episode.stop = match (&answer, overflow) {
+        t.episode.stop = match (&answer, ending.overflow) {
             (_, true) => StopReason::ContextOverflow,
             (Some(_), _) => StopReason::Finished,
             (None, _) => StopReason::Timeout,
         };
         t.episode.answer = answer;
-        t.episode
-            .extra
-            .insert("dropped_citations".into(), json!(dropped));
-        Ok(t.finish(question, &cited))
+        Ok(t.finish(cited, dropped))
     }
 }
 
 #[async_trait]
 impl Method for Direct {
-    fn name(&self) -> &str {
-        "direct"
-    }
-
     async fn run(&self, question: &Question, ctx: &RunContext) -> Result<Episode, AgentError> {
         self.trial(question, ctx, &[], None).await
+    }
+}
+
+/// Observation text kept per read when a trial is shown back for reflection.
+const REFLECTION_OBSERVATION_CHARS: usize = 800;
+
+/// Reflexion in the EIR setting (EIR paper App. D.2): each trial is a fresh Direct
+/// trajectory (no earlier text or reads) with every reflection so far in its prompt;
+/// the reflection is written on the latest trial alone.
+pub struct EirAttempt {
+    direct: Direct,
+}
+
+impl EirAttempt {
+    pub fn new(shared: Shared) -> Self {
+        EirAttempt {
+            direct: Direct::new(shared),
+        }
+    }
+}
+
+#[async_trait]
+impl Attempt for EirAttempt {
+    async fn attempt(
+        &self,
+        question: &Question,
+        ctx: &RunContext,
+        reflections: &[String],
+    ) -> Result<Episode, AgentError> {
+        self.direct.trial(question, ctx, reflections, None).await
+    }
+
+    fn reflection(
+        &self,
+        question: &Question,
+        last: &Episode,
+        _so_far: &Episode,
+    ) -> Result<ChatRequest, AgentError> {
+        let shared = &self.direct.shared;
+        let answer = last
+            .answer
+            .clone()
+            .unwrap_or_else(|| "(none: no valid answer was submitted)".into());
+        let prompt = shared
+            .prompts
+            .render(
+                "direct_reflection.txt",
+                context! {
+                    question => &question.text,
+                    trajectory => attempt_text(last, REFLECTION_OBSERVATION_CHARS),
+                    answer,
+                },
+            )
+            .map_err(AgentError::config)?;
+        Ok(ChatRequest::new(vec![Message::user(prompt)])
+            .temperature(shared.settings.temperature)
+            .max_tokens(shared.settings.max_tokens))
+    }
+
+    fn max_attempts(&self) -> u32 {
+        self.direct.shared.settings.trials
     }
 }
 

@@ -4,21 +4,26 @@
 //!
 //! Each action prompt carries the question, the previous step's result (or why it was
 //! rejected), the lists (unless the list-feedback control removes them) and the unread
-//! titles; each response proposes list changes and one action, validated together and
-//! executed all-or-nothing. The answer submitted during retrieval is kept in the record
-//! as `retrieval_answer`; the final call's answer is EIR's answer. The controls
+//! titles (in the corpus setting: this trial's search results, and a search action,
+//! EIR paper §4.3); each response proposes list changes and one action, validated
+//! together and executed all-or-nothing. The answer submitted during retrieval is kept in the record
+//! (`outputs.final_call.retrieval_answer`); the final call's answer is EIR's answer
+//! (EIR paper §3.3). The controls
 //! (dependency repair, additional retrieval) are settings of this method.
 
 use super::final_call::{evidence_view, final_call, FinalAnswer};
 use super::json::{extract_object, parse_move, Extraction, Move, RejectCause, Rejection};
 use super::lists::{Applied, ListChanges, Lists};
-use super::trajectory::{rejection_feedback, request, Budget, Trajectory};
+use super::trajectory::{rejection_feedback, Budget, Policy, Trajectory};
 use super::{schema, Shared};
 use crate::data::Question;
+use crate::env::Observation;
+use crate::methods::outputs::{ExtraReads, FinalCall, Repair, RepairPart};
+use crate::methods::settings::DependencyRepair;
 use crate::methods::{AgentError, CallKind, Episode, Method, RunContext, StopReason, Turn};
 use async_trait::async_trait;
 use minijinja::context;
-use serde_json::{json, Value};
+use serde_json::Value;
 
 pub struct Eir {
     shared: Shared,
@@ -47,12 +52,13 @@ impl Eir {
                     show_lists => s.list_feedback,
                     lists => if s.list_feedback { lists.render() } else { String::new() },
                     feedback,
-                    readable => t.env.readable(),
+                    can_search => t.env.can_search(),
+                    readable => t.env.choices(),
                     turn,
                     turns => t.budget.turns,
                     submit_only => t.is_last(turn),
                     reads_left => t.budget.reads.saturating_sub(t.reads_used),
-                    dependency_repair => s.dependency_repair,
+                    dependency_repair => s.dependency_repair.on(),
                 },
             )
             .map_err(AgentError::config)
@@ -79,8 +85,13 @@ impl Eir {
         Ok((mv, applied))
     }
 
-    /// Dependency-repair control: one call that revises the conclusions depending on
-    /// those just revised and refreshes the requirements; applied all-or-nothing.
+    /// Dependency-repair control (EIR App. E.3): when a turn revises conclusions that
+    /// others depend on, one call revises those dependents (it may only revise them),
+    /// then one call refreshes the requirements (it may only change them). Each reply
+    /// is checked and applied all-or-nothing; under `unapplied` both calls run and are
+    /// recorded but the lists stay as the action left them (Table 14's comparison).
+    /// Limits (ours; the paper's table of them is not in its text): one repair round
+    /// per accepted turn, dependents reached through any chain of links.
     async fn repair(
         &self,
         question: &Question,
@@ -88,54 +99,82 @@ impl Eir {
         lists: &mut Lists,
         revised: &[String],
         turn: &Turn,
-    ) -> Result<Option<Value>, AgentError> {
+    ) -> Result<Vec<Repair>, AgentError> {
         let affected = lists.dependents_of(revised);
         if affected.is_empty() {
-            return Ok(None);
+            return Ok(Vec::new());
         }
-        let prompt = self
-            .shared
-            .prompts
-            .render(
-                "eir_repair.txt",
-                context! {
-                    question => &question.text,
-                    paragraphs => evidence_view(t.env.evidence()),
-                    lists => lists.render(),
-                    revised,
-                    affected => &affected,
-                },
-            )
-            .map_err(AgentError::config)?;
-        let req = t.request(prompt, schema::repair());
-        let Some(text) = t.call(CallKind::Repair, &req, Some(turn)).await? else {
-            return Ok(Some(
-                json!({"affected": affected, "applied": false, "error": "context overflow"}),
-            ));
-        };
-        let result = extract_object(&text, Extraction::Tolerant)
-            .ok_or_else(|| Rejection::new(RejectCause::Unparseable, "no JSON object"))
-            .and_then(|obj| ListChanges::parse(&obj))
-            .and_then(|changes| lists.apply(&changes, t.env.evidence()));
-        let record = match result {
-            Ok(applied) => {
-                *lists = applied.lists;
-                json!({"affected": affected, "response": text, "applied": true})
+        let apply = self.shared.settings.dependency_repair == DependencyRepair::Applied;
+        let mut repairs = Vec::new();
+        for part in [RepairPart::Conclusions, RepairPart::Requirements] {
+            let (template, schema) = match part {
+                RepairPart::Conclusions => ("eir_repair.txt", schema::repair_conclusions()),
+                RepairPart::Requirements => ("eir_refresh.txt", schema::refresh_requirements()),
+            };
+            let prompt = self
+                .shared
+                .prompts
+                .render(
+                    template,
+                    context! {
+                        question => &question.text,
+                        paragraphs => evidence_view(t.env.evidence()),
+                        lists => lists.render(),
+                        revised,
+                        affected => &affected,
+                    },
+                )
+                .map_err(AgentError::config)?;
+            let req = t.request(prompt, schema);
+            let mut repair = Repair {
+                turn: turn.number,
+                part,
+                affected: affected.clone(),
+                response: None,
+                valid: false,
+                applied: false,
+                error: None,
+            };
+            let Some(text) = t.call(CallKind::Repair, &req, Some(turn)).await? else {
+                repair.error = Some("context overflow".into());
+                repairs.push(repair);
+                break;
+            };
+            let result = extract_object(&text, Extraction::Tolerant)
+                .ok_or_else(|| Rejection::new(RejectCause::Unparseable, "no JSON object"))
+                .and_then(|obj| ListChanges::parse(&obj))
+                .and_then(|changes| {
+                    match part {
+                        RepairPart::Conclusions => changes.only_revising(&affected)?,
+                        RepairPart::Requirements => changes.only_requirements()?,
+                    }
+                    lists.apply(&changes, t.env.evidence())
+                });
+            repair.response = Some(text);
+            match result {
+                Ok(applied) => {
+                    repair.valid = true;
+                    if apply {
+                        *lists = applied.lists;
+                        repair.applied = true;
+                    }
+                }
+                Err(r) => repair.error = Some(format!("{}: {}", r.cause.name(), r.message)),
             }
-            Err(r) => json!({"affected": affected, "response": text, "applied": false, "error": r}),
-        };
-        Ok(Some(record))
+            repairs.push(repair);
+        }
+        Ok(repairs)
     }
 
     /// Additional-retrieval control: the model, shown the question, the evidence and the
     /// unread titles, may read up to `extra_reads` more paragraphs; if it reads any, the
     /// final call runs again.
-    async fn read_more(
+    pub(super) async fn read_more(
         &self,
         question: &Question,
         t: &mut Trajectory<'_>,
         first: FinalAnswer,
-    ) -> Result<FinalAnswer, AgentError> {
+    ) -> Result<(FinalAnswer, ExtraReads), AgentError> {
         let limit = self.shared.settings.extra_reads as usize;
         let prompt = self
             .shared
@@ -152,7 +191,12 @@ impl Eir {
             .map_err(AgentError::config)?;
         let req = t.request(prompt, schema::more_reads());
         let Some(text) = t.call(CallKind::Action, &req, None).await? else {
-            return Ok(first);
+            let reads = ExtraReads {
+                requested: Vec::new(),
+                read: Vec::new(),
+                answer_before: first.answer.clone(),
+            };
+            return Ok((first, reads));
         };
         let wanted: Vec<String> = extract_object(&text, Extraction::Tolerant)
             .and_then(|o| o.get("read").and_then(Value::as_array).cloned())
@@ -170,92 +214,104 @@ impl Eir {
                 read.push(got);
             }
         }
-        let extra = &mut t.episode.extra;
-        extra.insert("extra_reads_requested".into(), json!(wanted));
-        extra.insert("extra_reads".into(), json!(read));
-        extra.insert("answer_before_extra_reads".into(), json!(first.answer));
-        if read.is_empty() {
-            return Ok(first);
+        let reads = ExtraReads {
+            requested: wanted,
+            answer_before: first.answer.clone(),
+            read,
+        };
+        if reads.read.is_empty() {
+            return Ok((first, reads));
         }
         let s = &self.shared;
-        final_call(
+        let retrieved = t.env.retrieved().to_vec();
+        let again = final_call(
             t.ctx,
             &s.settings,
             &s.prompts,
             &mut t.episode,
             &question.text,
             t.env.evidence(),
+            &retrieved,
         )
-        .await
+        .await?;
+        Ok((again, reads))
+    }
+}
+
+/// EIR on the shared loop: the lists and the previous step's result in each prompt, a
+/// response whose action and list changes are validated together and applied
+/// all-or-nothing (EIR paper §3.2), and the dependency-repair control after a revision.
+struct EirPolicy<'q> {
+    eir: &'q Eir,
+    question: &'q Question,
+    lists: Lists,
+    /// The previous step's result, or why its response was refused.
+    feedback: String,
+    repairs: Vec<Repair>,
+}
+
+#[async_trait]
+impl Policy for EirPolicy<'_> {
+    fn prompt(&self, t: &Trajectory<'_>, turn: u32) -> Result<(String, Value), AgentError> {
+        let prompt = self
+            .eir
+            .action_prompt(self.question, t, turn, &self.lists, &self.feedback)?;
+        let dependency_repair = self.eir.shared.settings.dependency_repair.on();
+        Ok((
+            prompt,
+            schema::eir_action(dependency_repair, t.env.can_search()),
+        ))
+    }
+
+    async fn accept(
+        &mut self,
+        t: &mut Trajectory<'_>,
+        turn: &mut Turn,
+    ) -> Result<Result<Move, Rejection>, AgentError> {
+        let (mv, applied) = match self.eir.check(&turn.response, &self.lists, t, turn.number) {
+            Ok(ok) => ok,
+            Err(rejection) => return Ok(Err(rejection)),
+        };
+        self.lists = applied.lists;
+        if self.eir.shared.settings.dependency_repair.on() && !applied.revised.is_empty() {
+            let repairs = self
+                .eir
+                .repair(self.question, t, &mut self.lists, &applied.revised, turn)
+                .await?;
+            self.repairs.extend(repairs);
+        }
+        turn.lists = Some(self.lists.clone());
+        Ok(Ok(mv))
+    }
+
+    fn refused(&mut self, rejection: &Rejection, turn: &mut Turn) {
+        self.feedback = rejection_feedback(rejection, turn.number);
+        turn.lists = Some(self.lists.clone());
+    }
+
+    fn observed(&mut self, _mv: &Move, observation: &Observation, _turn: u32) {
+        self.feedback = observation.text.clone();
     }
 }
 
 #[async_trait]
 impl Method for Eir {
-    fn name(&self) -> &str {
-        "eir"
-    }
-
     async fn run(&self, question: &Question, ctx: &RunContext) -> Result<Episode, AgentError> {
         let settings = &self.shared.settings;
         let env = self.shared.env.make(question);
-        let mut t = Trajectory::new(ctx, settings, env, Budget::eir(settings.reads));
-        let mut lists = Lists::default();
-        let mut feedback = String::new();
-        let mut retrieval_answer: Option<String> = None;
-        let mut retrieval_evidence = Vec::new();
-        let mut repairs = Vec::new();
-        let mut overflow = false;
-        for number in 1..=t.budget.turns {
-            let prompt = self.action_prompt(question, &t, number, &lists, &feedback)?;
-            let req = request(
-                settings,
-                prompt,
-                schema::eir_action(settings.dependency_repair),
-            );
-            let mut turn = Turn {
-                number,
-                ..Turn::default()
-            };
-            let Some(text) = t.call(CallKind::Action, &req, Some(&turn)).await? else {
-                overflow = true;
-                break;
-            };
-            turn.response = text;
-            let (mv, applied) = match self.check(&turn.response, &lists, &t, number) {
-                Ok(ok) => ok,
-                Err(rejection) => {
-                    feedback = rejection_feedback(&rejection, number);
-                    t.reject(&mut turn, rejection);
-                    turn.lists = Some(lists.clone());
-                    t.push(turn);
-                    continue;
-                }
-            };
-            lists = applied.lists;
-            if settings.dependency_repair && !applied.revised.is_empty() {
-                if let Some(r) = self
-                    .repair(question, &mut t, &mut lists, &applied.revised, &turn)
-                    .await?
-                {
-                    repairs.push(json!({"turn": number, "repair": r}));
-                }
-            }
-            turn.actions = vec![mv.to_action()];
-            turn.lists = Some(lists.clone());
-            if let Move::Submit { answer, evidence } = mv {
-                retrieval_answer = Some(answer);
-                retrieval_evidence = evidence;
-                t.push(turn);
-                break;
-            }
-            let observation = t.execute(&mv, number);
-            feedback = observation.text.clone();
-            turn.observations.push(observation);
-            t.push(turn);
-        }
+        let mut t = Trajectory::new(ctx, settings, env, Budget::eir(settings));
+        let mut policy = EirPolicy {
+            eir: self,
+            question,
+            lists: Lists::default(),
+            feedback: String::new(),
+            repairs: Vec::new(),
+        };
+        let ending = t.run(&mut policy).await?;
 
+        // The final call sees the question and the evidence records alone (§3.3).
         let s = &self.shared;
+        let retrieved = t.env.retrieved().to_vec();
         let mut answer = final_call(
             ctx,
             settings,
@@ -263,23 +319,31 @@ impl Method for Eir {
             &mut t.episode,
             &question.text,
             t.env.evidence(),
+            &retrieved,
         )
         .await?;
+        let mut extra_reads = None;
         if settings.extra_reads > 0 {
-            answer = self.read_more(question, &mut t, answer).await?;
+            let (more, reads) = self.read_more(question, &mut t, answer).await?;
+            answer = more;
+            extra_reads = Some(reads);
         }
-        let extra = &mut t.episode.extra;
-        extra.insert("retrieval_answer".into(), json!(retrieval_answer));
-        extra.insert("retrieval_evidence".into(), json!(retrieval_evidence));
-        extra.insert("forced_end".into(), json!(retrieval_answer.is_none()));
-        extra.insert("final_response".into(), json!(answer.raw));
-        extra.insert("dropped_citations".into(), json!(answer.dropped));
-        extra.insert("lists".into(), json!(lists));
-        extra.insert("evidence_records".into(), json!(t.env.evidence().len()));
-        if settings.dependency_repair {
-            extra.insert("repairs".into(), json!(repairs));
-        }
-        t.episode.stop = if overflow || t.episode.stop == StopReason::ContextOverflow {
+        let (retrieval_answer, retrieval_evidence) = match ending.submission {
+            Some(s) => (Some(s.answer), s.evidence),
+            None => (None, Vec::new()),
+        };
+        t.episode.outputs.final_call = Some(FinalCall {
+            response: answer.raw.clone(),
+            parsed: answer.answer.is_some(),
+            forced_end: retrieval_answer.is_none(),
+            retrieval_answer,
+            retrieval_evidence,
+            lists: policy.lists,
+            evidence_records: t.env.evidence().len(),
+            repairs: policy.repairs,
+            extra_reads,
+        });
+        t.episode.stop = if ending.overflow || t.episode.stop == StopReason::ContextOverflow {
             StopReason::ContextOverflow
         } else if answer.answer.is_some() {
             StopReason::Finished
@@ -287,6 +351,6 @@ impl Method for Eir {
             StopReason::ParseFailure
         };
         t.episode.answer = answer.answer.clone();
-        Ok(t.finish(question, &answer.evidence))
+        Ok(t.finish(answer.evidence, answer.dropped))
     }
 }

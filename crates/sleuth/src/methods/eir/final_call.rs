@@ -6,14 +6,14 @@
 
 use super::json::{extract_object, opt_array, opt_string, parse_citations, Citation, Extraction};
 use super::schema;
-use super::settings::EirSettings;
 use super::trajectory::request;
 use crate::env::EvidenceStore;
-use crate::llm::LlmError;
-use crate::methods::{AgentError, CallKind, Episode, PromptSet, RunContext, StopReason};
+use crate::methods::settings::EirSettings;
+use crate::methods::{
+    call_model, AgentError, CallKind, Episode, PromptSet, RunContext, StopReason,
+};
 use minijinja::context;
 use serde::Serialize;
-use serde_json::json;
 
 /// The evidence as the templates see it: paragraphs with numbered sentences.
 #[derive(Serialize)]
@@ -122,7 +122,8 @@ pub fn parse_final(text: &str, store: &EvidenceStore) -> FinalAnswer {
 }
 
 /// Makes the final call and counts it as `Final`. On overflow the answer is `None`
-/// and the episode's stop reason says so.
+/// and the episode's stop reason says so; `retrieved` goes into a partial episode when
+/// the call fails.
 pub async fn final_call(
     ctx: &RunContext,
     settings: &EirSettings,
@@ -130,35 +131,19 @@ pub async fn final_call(
     episode: &mut Episode,
     question: &str,
     store: &EvidenceStore,
+    retrieved: &[String],
 ) -> Result<FinalAnswer, AgentError> {
     let prompt = final_prompt(prompts, question, store)?;
     let req = request(settings, prompt, schema::final_answer());
-    match ctx.model.complete(&req).await {
-        Ok(response) => {
-            episode.count_call(CallKind::Final, &response);
-            let parsed = parse_final(&response.text, store);
-            if parsed.answer.is_none() {
-                episode
-                    .extra
-                    .insert("final_unparseable".into(), json!(true));
-            }
-            Ok(parsed)
-        }
-        Err(LlmError::ContextOverflow { .. }) => {
+    match call_model(ctx, &req, CallKind::Final, episode, None, retrieved).await? {
+        Some(text) => Ok(parse_final(&text, store)),
+        None => {
             episode.stop = StopReason::ContextOverflow;
             Ok(FinalAnswer {
                 answer: None,
                 evidence: Vec::new(),
                 dropped: 0,
                 raw: String::new(),
-            })
-        }
-        Err(source) => {
-            let mut partial = episode.clone();
-            partial.stop = StopReason::Error;
-            Err(AgentError::Llm {
-                source,
-                partial: Box::new(partial),
             })
         }
     }

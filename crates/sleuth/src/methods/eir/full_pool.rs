@@ -4,14 +4,13 @@
 //! access, not a practical method for large collections.
 
 use super::final_call::final_call;
-use super::trajectory::record_metrics;
 use super::Shared;
 use crate::data::Question;
 use crate::env::titles::display_titles;
 use crate::env::EvidenceStore;
+use crate::methods::outputs::{Evidence, FinalCall};
 use crate::methods::{AgentError, Episode, Method, RunContext, StopReason};
 use async_trait::async_trait;
-use serde_json::json;
 
 pub struct FullPool {
     shared: Shared,
@@ -37,10 +36,6 @@ pub fn whole_pool(question: &Question) -> EvidenceStore {
 
 #[async_trait]
 impl Method for FullPool {
-    fn name(&self) -> &str {
-        "full-pool"
-    }
-
     async fn run(&self, question: &Question, ctx: &RunContext) -> Result<Episode, AgentError> {
         let store = whole_pool(question);
         let mut episode = Episode::default();
@@ -52,6 +47,7 @@ impl Method for FullPool {
             &mut episode,
             &question.text,
             &store,
+            &[],
         )
         .await?;
         if episode.stop != StopReason::ContextOverflow {
@@ -63,14 +59,17 @@ impl Method for FullPool {
         }
         episode.answer = answer.answer.clone();
         episode.retrieved = store.titles().to_vec();
-        episode
-            .extra
-            .insert("final_response".into(), json!(answer.raw));
-        episode
-            .extra
-            .insert("dropped_citations".into(), json!(answer.dropped));
-        let read = episode.retrieved.clone();
-        record_metrics(&mut episode, question, &answer.evidence, &read);
+        episode.outputs.evidence = Some(Evidence {
+            cited: answer.evidence,
+            dropped_citations: answer.dropped,
+            rejected: Default::default(),
+        });
+        episode.outputs.final_call = Some(FinalCall {
+            response: answer.raw,
+            parsed: episode.answer.is_some(),
+            evidence_records: store.len(),
+            ..FinalCall::default()
+        });
         Ok(episode)
     }
 }

@@ -302,7 +302,7 @@ pub fn parse_move(obj: &Map<String, Value>) -> Result<Move, Rejection> {
         }
         other => Err(Rejection::new(
             RejectCause::WrongType,
-            format!("unknown action type `{other}` (expected read or submit)"),
+            format!("unknown action type `{other}` (expected search, read or submit)"),
         )),
     }
 }

@@ -196,6 +196,39 @@ impl ListChanges {
     pub fn is_empty(&self) -> bool {
         self.requirements.is_empty() && self.conclusions.is_empty()
     }
+
+    /// Dependency repair's first call (EIR App. E.3) may only revise the affected
+    /// conclusions; anything else refuses the whole reply.
+    pub fn only_revising(&self, affected: &[String]) -> Result<(), Rejection> {
+        if !self.requirements.is_empty() {
+            return Err(Rejection::new(
+                RejectCause::NotAllowed,
+                "this call revises conclusions only",
+            ));
+        }
+        match self
+            .conclusions
+            .iter()
+            .find(|c| c.op != Op::Revise || !affected.contains(&c.id))
+        {
+            Some(c) => Err(Rejection::new(
+                RejectCause::NotAllowed,
+                format!("{} is not one of the affected conclusions to revise", c.id),
+            )),
+            None => Ok(()),
+        }
+    }
+
+    /// Dependency repair's second call (EIR App. E.3) may only change requirements.
+    pub fn only_requirements(&self) -> Result<(), Rejection> {
+        match self.conclusions.first() {
+            Some(c) => Err(Rejection::new(
+                RejectCause::NotAllowed,
+                format!("this call refreshes requirements only, not {}", c.id),
+            )),
+            None => Ok(()),
+        }
+    }
 }
 
 impl Lists {

@@ -10,8 +10,10 @@
 //! - `full-pool`: one call with every paragraph, EIR's final prompt.
 //! - `ssr`: Agentic SSR, decomposition + three verifier votes per part + at most one
 //!   refinement per action.
-//! - `eir-reflexion`: up to five Direct trials with written reflections, reported as
-//!   first trial and oracle-stopped.
+//! - `eir-recover`: EIR's final call alone, on an earlier run's evidence with the missed
+//!   support added, unchanged, or model-selected reads (App. F.2, F.3; `sleuth recover`).
+//! - `eir-reflexion`: up to five Direct trials with written reflections (the shared
+//!   `retry` wrapper over [`EirAttempt`]), reported as first trial and oracle-stopped.
 //!
 //! The environment is an [`EvidenceEnvFactory`] (the question's pool by default), so a
 //! corpus environment can take its place.
@@ -23,34 +25,28 @@ mod final_call;
 mod full_pool;
 pub mod json;
 pub mod lists;
-mod reflexion;
+mod recover;
 pub mod schema;
-pub mod settings;
 pub mod ssr;
-mod support;
 mod trajectory;
 
 #[cfg(test)]
 mod tests;
 
-pub use direct::Direct;
+pub use direct::{Direct, EirAttempt};
 pub use eir::Eir;
 pub use final_call::{final_prompt, parse_final, FinalAnswer};
 pub use full_pool::FullPool;
 pub use json::{Citation, Move, RejectCause, Rejection};
 pub use lists::{Conclusion, ConclusionStatus, Lists, Requirement, RequirementStatus};
-pub use reflexion::EirReflexion;
-pub use settings::{EirSettings, EIR_KEYS};
+pub use recover::{read_priors, Prior, Recover};
 pub use ssr::Ssr;
-pub use support::{gold_recall, support_f1};
+pub use trajectory::Budget;
 
-use super::registry::MethodConfig;
-use super::{Method, PromptSet};
+use super::settings::EirSettings;
+use super::PromptSet;
 use crate::env::{EvidenceEnvFactory, TitlesEnvFactory};
 use std::sync::Arc;
-
-/// Method names of the EIR setting (described in `registry::METHODS`).
-pub const NAMES: &[&str] = &["eir", "direct", "full-pool", "ssr", "eir-reflexion"];
 
 /// What every method of the setting shares.
 #[derive(Clone)]
@@ -73,36 +69,5 @@ impl Shared {
     pub fn with_env(mut self, env: Arc<dyn EvidenceEnvFactory>) -> Self {
         self.env = env;
         self
-    }
-}
-
-/// Builds an EIR-setting method by name; `Ok(None)` for names of other settings.
-pub fn build(name: &str, config: &MethodConfig) -> Result<Option<Arc<dyn Method>>, String> {
-    if !NAMES.contains(&name) {
-        return Ok(None);
-    }
-    let mut shared = Shared::new(
-        EirSettings::from_map(&config.settings)?,
-        config.prompts.clone(),
-    );
-    if let Some(corpus) = &config.corpus {
-        if name == "full-pool" {
-            return Err(
-                "full-pool answers from a question's whole pool; it has no corpus setting".into(),
-            );
-        }
-        shared = shared.with_env(corpus.clone());
-    }
-    Ok(Some(build_with(name, shared)))
-}
-
-/// Builds a method of this setting from its shared parts (name checked by the caller).
-pub fn build_with(name: &str, shared: Shared) -> Arc<dyn Method> {
-    match name {
-        "direct" => Arc::new(Direct::new(shared)),
-        "full-pool" => Arc::new(FullPool::new(shared)),
-        "ssr" => Arc::new(Ssr::new(shared)),
-        "eir-reflexion" => Arc::new(EirReflexion::new(shared)),
-        _ => Arc::new(Eir::new(shared)),
     }
 }

@@ -41,12 +41,32 @@ fn citations() -> Value {
     }))
 }
 
-fn action() -> Value {
+/// Search terms.
+const QUERY: u32 = 200;
+/// A corpus paragraph id.
+const DOC_ID: u32 = 40;
+
+/// The action object. `search` offers the corpus setting's search and reading by id
+/// (EIR paper §4.3, App. H.1); without it only `read` (by title) and `submit` exist.
+fn action(search: bool) -> Value {
+    if !search {
+        return json!({
+            "type": "object",
+            "properties": {
+                "type": {"type": "string", "enum": ["read", "submit"]},
+                "title": text(TITLE),
+                "answer": text(ANSWER),
+                "evidence": citations()
+            },
+            "required": ["type"]
+        });
+    }
     json!({
         "type": "object",
         "properties": {
-            "type": {"type": "string", "enum": ["read", "submit"]},
-            "title": text(TITLE),
+            "type": {"type": "string", "enum": ["search", "read", "submit"]},
+            "query": text(QUERY),
+            "id": text(DOC_ID),
             "answer": text(ANSWER),
             "evidence": citations()
         },
@@ -82,8 +102,8 @@ fn list_changes(dependency_repair: bool) -> (Value, Value) {
     (array_of(requirement), array_of(conclusion))
 }
 
-/// EIR's action call: reasoning, list changes, action.
-pub fn eir_action(dependency_repair: bool) -> Value {
+/// EIR's action call: reasoning, list changes, action (`search`: the corpus setting).
+pub fn eir_action(dependency_repair: bool, search: bool) -> Value {
     let (requirements, conclusions) = list_changes(dependency_repair);
     json!({
         "type": "object",
@@ -91,27 +111,52 @@ pub fn eir_action(dependency_repair: bool) -> Value {
             "reasoning": text(REASONING),
             "requirements": requirements,
             "conclusions": conclusions,
-            "action": action()
+            "action": action(search)
         },
         "required": ["reasoning", "requirements", "conclusions", "action"]
     })
 }
 
-/// The dependency-repair call: list changes only.
-pub fn repair() -> Value {
-    let (requirements, conclusions) = list_changes(true);
+/// Dependency repair's first call: revisions of the affected conclusions.
+pub fn repair_conclusions() -> Value {
+    let (_, conclusions) = list_changes(true);
     json!({
         "type": "object",
-        "properties": {"requirements": requirements, "conclusions": conclusions},
-        "required": ["requirements", "conclusions"]
+        "properties": {"conclusions": conclusions},
+        "required": ["conclusions"]
+    })
+}
+
+/// Dependency repair's second call: requirement changes.
+pub fn refresh_requirements() -> Value {
+    let (requirements, _) = list_changes(true);
+    json!({
+        "type": "object",
+        "properties": {"requirements": requirements},
+        "required": ["requirements"]
     })
 }
 
 /// Direct, SSR and Reflexion action calls (and SSR's refinement): reasoning and action.
-pub fn direct_action() -> Value {
+/// In the corpus setting (`search`) Direct also states what the action should
+/// establish, its expected result and how progress will be judged (EIR App. B.3).
+pub fn direct_action(search: bool) -> Value {
+    if !search {
+        return json!({
+            "type": "object",
+            "properties": {"reasoning": text(REASONING), "action": action(false)},
+            "required": ["reasoning", "action"]
+        });
+    }
     json!({
         "type": "object",
-        "properties": {"reasoning": text(REASONING), "action": action()},
+        "properties": {
+            "reasoning": text(REASONING),
+            "establish": text(STATEMENT),
+            "expected_result": text(STATEMENT),
+            "progress": text(STATEMENT),
+            "action": action(true)
+        },
         "required": ["reasoning", "action"]
     })
 }
@@ -168,9 +213,14 @@ mod tests {
     #[test]
     fn properties_keep_their_written_order() {
         for (schema, first, then) in [
-            (eir_action(false), "\"reasoning\"", "\"action\""),
-            (eir_action(true), "\"requirements\"", "\"conclusions\""),
-            (direct_action(), "\"reasoning\"", "\"action\""),
+            (eir_action(false, false), "\"reasoning\"", "\"action\""),
+            (
+                eir_action(true, true),
+                "\"requirements\"",
+                "\"conclusions\"",
+            ),
+            (direct_action(false), "\"reasoning\"", "\"action\""),
+            (direct_action(true), "\"expected_result\"", "\"action\""),
             (decomposition(), "\"facts\"", "\"justification\""),
             (final_answer(), "\"answer\"", "\"evidence\""),
         ] {
@@ -178,6 +228,23 @@ mod tests {
             let (a, b) = (text.find(first).unwrap(), text.find(then).unwrap());
             assert!(a < b, "{first} must precede {then} in {text}");
         }
+    }
+
+    /// The corpus setting's schema offers search and reading by id (EIR paper §4.3); the
+    /// titles setting's does not.
+    #[test]
+    fn search_is_offered_only_where_the_environment_searches() {
+        let types = |v: &Value| v["properties"]["action"]["properties"]["type"]["enum"].clone();
+        assert_eq!(
+            types(&eir_action(false, true)),
+            json!(["search", "read", "submit"])
+        );
+        assert_eq!(
+            types(&direct_action(true)),
+            json!(["search", "read", "submit"])
+        );
+        assert_eq!(types(&direct_action(false)), json!(["read", "submit"]));
+        assert_eq!(types(&eir_action(false, false)), json!(["read", "submit"]));
     }
 
     #[test]
@@ -200,9 +267,12 @@ mod tests {
             }
         }
         for (name, s) in [
-            ("eir_action", eir_action(true)),
-            ("repair", repair()),
-            ("direct_action", direct_action()),
+            ("eir_action", eir_action(true, false)),
+            ("eir_action_corpus", eir_action(true, true)),
+            ("repair", repair_conclusions()),
+            ("refresh", refresh_requirements()),
+            ("direct_action", direct_action(false)),
+            ("direct_action_corpus", direct_action(true)),
             ("final_answer", final_answer()),
             ("more_reads", more_reads()),
             ("decomposition", decomposition()),

@@ -144,19 +144,19 @@ pub fn correction_action(text: &str) -> Option<Move> {
         rest.trim_matches(|c: char| c.is_whitespace() || ":[]()\"'“”.".contains(c))
             .to_string()
     };
-    for (prefix, read) in [("read", true), ("submit", false), ("answer", false)] {
+    for prefix in ["read", "search", "submit", "answer"] {
         if lower.starts_with(prefix) {
             let arg = strip(&t[prefix.len()..]);
             if arg.is_empty() {
                 return None;
             }
-            return Some(if read {
-                Move::Read { title: arg }
-            } else {
-                Move::Submit {
+            return Some(match prefix {
+                "read" => Move::Read { title: arg },
+                "search" => Move::Search { query: arg },
+                _ => Move::Submit {
                     answer: arg,
                     evidence: vec![],
-                }
+                },
             });
         }
     }
@@ -246,7 +246,8 @@ impl Checker<'_> {
             return Ok((proposal.action.clone(), report));
         };
         report["refined_part"] = json!(PARTS[chosen]);
-        let readable = t.env.readable();
+        let readable = t.env.choices();
+        let can_search = t.env.can_search();
         let number = turn.number;
         let prompt = prompts
             .render(
@@ -255,6 +256,7 @@ impl Checker<'_> {
                     question => &question.text,
                     context,
                     readable,
+                    can_search,
                     proposal => &proposal_text,
                     part => PARTS[chosen],
                     text => &parts[chosen],
@@ -265,7 +267,7 @@ impl Checker<'_> {
                 },
             )
             .map_err(AgentError::config)?;
-        let req = t.request(prompt, schema::direct_action());
+        let req = t.request(prompt, schema::direct_action(can_search));
         let refined = t.call(CallKind::Refinement, &req, Some(turn)).await?;
         report["refinement"] = json!(refined);
         if let Some(p) = refined.as_deref().and_then(|r| parse_proposal(r).ok()) {
@@ -298,10 +300,6 @@ impl Ssr {
 
 #[async_trait]
 impl Method for Ssr {
-    fn name(&self) -> &str {
-        "ssr"
-    }
-
     async fn run(&self, question: &Question, ctx: &RunContext) -> Result<Episode, AgentError> {
         let checker = Checker {
             shared: &self.shared,

@@ -3,8 +3,9 @@
 
 use super::*;
 use crate::data::{Dataset, Paragraph, Question, SupportingFact};
+use crate::eval::{RecordContext, RunRecord};
 use crate::llm::{ChatRequest, ScriptedModel};
-use crate::methods::registry::{build, MethodConfig};
+use crate::methods::registry::{build, MethodConfig, RegisteredMethod};
 use crate::methods::{CallKind, Episode, RunContext, StopReason};
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
@@ -51,20 +52,34 @@ fn question() -> Question {
     }
 }
 
-fn method(name: &str, settings: &[(&str, &str)]) -> std::sync::Arc<dyn crate::methods::Method> {
+fn method(name: &str, settings: &[(&str, &str)]) -> RegisteredMethod {
     let settings: BTreeMap<String, String> = settings
         .iter()
         .map(|(k, v)| (k.to_string(), v.to_string()))
         .collect();
-    build(
-        name,
-        &MethodConfig {
-            settings,
-            prompts: std::sync::Arc::new(PromptSet::default()),
-            corpus: None,
-        },
-    )
-    .unwrap()
+    build(name, &MethodConfig::new(settings)).unwrap()
+}
+
+/// The episode scored as `eval` scores it (Support F1, gold recall, first attempt).
+fn record(ep: Episode) -> RunRecord {
+    let settings = BTreeMap::new();
+    let ctx = RecordContext {
+        method: "m",
+        settings: &settings,
+        model: "scripted",
+        retries: 0,
+        cost_usd: 0.0,
+        constraints_dropped: 0,
+    };
+    RunRecord::from_episode(&question(), ep, &ctx)
+}
+
+fn final_call_of(ep: &Episode) -> &crate::methods::outputs::FinalCall {
+    ep.outputs.final_call.as_ref().expect("a final call")
+}
+
+fn evidence_of(ep: &Episode) -> &crate::methods::outputs::Evidence {
+    ep.outputs.evidence.as_ref().expect("evidence")
 }
 
 /// Which template a request was rendered from.
@@ -194,21 +209,26 @@ async fn eir_final_call_sees_only_question_and_evidence() {
 
     assert_eq!(ep.answer.as_deref(), Some("Mary de Bohun"));
     assert_eq!(ep.stop, StopReason::Finished);
-    assert_eq!(ep.extra["retrieval_answer"], "RETRIEVAL-ANSWER-Eleanor");
-    assert_eq!(ep.extra["forced_end"], false);
+    let fc = final_call_of(&ep);
+    assert_eq!(
+        fc.retrieval_answer.as_deref(),
+        Some("RETRIEVAL-ANSWER-Eleanor")
+    );
+    assert!(!fc.forced_end);
     assert_eq!(
         (calls(&ep, CallKind::Action), calls(&ep, CallKind::Final)),
         (3, 1)
     );
     assert_eq!(ep.total_calls(), 4);
     assert_eq!(ep.retrieved, [HUMPHREY, "Eleanor de Bohun"]);
-    assert_eq!(ep.extra["paragraphs_read"], 2);
-    assert_eq!(ep.extra["gold_recall"], 1.0);
-    // Cited {(Eleanor, 1)} against gold {(Humphrey, 0), (Eleanor, 1)}: P = 1, R = 1/2.
-    let sf1 = ep.extra["support_f1"].as_f64().unwrap();
-    assert!((sf1 - 2.0 / 3.0).abs() < 1e-9, "{sf1}");
     assert_eq!(ep.turns.len(), 3);
-    let lists = ep.turns[2].lists.as_ref().unwrap();
+    let turns = ep.turns.clone();
+    let r = record(ep);
+    assert_eq!(r.gold_recall, Some(1.0));
+    // Cited {(Eleanor, 1)} against gold {(Humphrey, 0), (Eleanor, 1)}: P = 1, R = 1/2.
+    let sf1 = r.support_f1.unwrap();
+    assert!((sf1 - 2.0 / 3.0).abs() < 1e-9, "{sf1}");
+    let lists = turns[2].lists.as_ref().unwrap();
     assert_eq!(lists.conclusions.len(), 2);
     assert_eq!(lists.requirements[0].status, RequirementStatus::Met);
     // Every action request carried the schema constraint.
@@ -260,7 +280,7 @@ async fn an_invalid_list_change_rejects_the_whole_response_and_uses_the_turn() {
         RejectCause::UnknownEntry
     );
     assert_eq!(
-        ep.extra["rejected_actions"],
+        serde_json::to_value(&evidence_of(&ep).rejected).unwrap(),
         json!({"invalid_citation": 1, "unparseable": 1, "unknown_entry": 1})
     );
     // The rejection is explained on the next turn.
@@ -272,8 +292,8 @@ async fn an_invalid_list_change_rejects_the_whole_response_and_uses_the_turn() {
     assert!(prompt(&t3).contains("rejected (invalid_citation)"));
     assert!(prompt(&t3).contains("\"Eleanor de Bohun\" sentence 1"));
     // Forced end: no retrieval answer, yet the final call still answers.
-    assert_eq!(ep.extra["forced_end"], true);
-    assert_eq!(ep.extra["retrieval_answer"], Value::Null);
+    assert!(final_call_of(&ep).forced_end);
+    assert_eq!(final_call_of(&ep).retrieval_answer, None);
     assert_eq!(ep.answer.as_deref(), Some("Eleanor de Bohun"));
     assert_eq!(
         (calls(&ep, CallKind::Action), calls(&ep, CallKind::Final)),
@@ -317,7 +337,7 @@ async fn the_submit_only_turn_refuses_a_read_and_evidence_stays_verbatim() {
         last.rejection.as_ref().unwrap().cause,
         RejectCause::NotAllowed
     );
-    assert!(prompt(&model.requests()[2]).contains("this turn accepts only a submission"));
+    assert!(prompt(&model.requests()[2]).contains("it accepts only a submission"));
     let fin = model
         .requests()
         .into_iter()
@@ -329,11 +349,11 @@ async fn the_submit_only_turn_refuses_a_read_and_evidence_stays_verbatim() {
     assert!(prompt(&fin).contains("(0) Joan was a countess."));
     assert!(!prompt(&fin).contains("queen of Spain"));
     assert_eq!(
-        ep.extra["lists"]["conclusions"][0]["claim"],
+        final_call_of(&ep).lists.conclusions[0].claim,
         "Joan was a queen of Spain."
     );
-    assert_eq!(ep.extra["evidence_records"], 2);
-    assert_eq!(ep.extra["support_f1"], 0.0);
+    assert_eq!(final_call_of(&ep).evidence_records, 2);
+    assert_eq!(record(ep).support_f1, Some(0.0));
 }
 
 #[tokio::test]
@@ -356,9 +376,9 @@ async fn list_feedback_control_keeps_lists_out_of_later_prompts() {
     assert_eq!(ep.answer.as_deref(), Some("Mary de Bohun"));
 }
 
-#[tokio::test]
-async fn dependency_repair_revises_dependents_with_one_extra_call() {
-    let model = std::sync::Arc::new(ScriptedModel::from_fn(|req, _| {
+/// Turn 2 adds C1 and C2 (depending on C1), turn 3 revises C1: the repair calls follow.
+fn repair_model() -> std::sync::Arc<ScriptedModel> {
+    std::sync::Arc::new(ScriptedModel::from_fn(|req, _| {
         Ok(match kind_of(req) {
             "eir_action" => match turn_of(req) {
                 1 => json!({"reasoning": "r", "action": {"type": "read", "title": HUMPHREY}}),
@@ -373,31 +393,94 @@ async fn dependency_repair_revises_dependents_with_one_extra_call() {
                     "action": {"type": "submit", "answer": "Mary"}}),
             }
             .to_string(),
-            "repair" => json!({"requirements": [{"op": "add", "id": "R1", "text": "confirm the mother"}],
-                "conclusions": [{"op": "revise", "id": "C2", "status": "tentative"}]})
-            .to_string(),
+            "repair" if prompt(req).contains("Refresh the requirements") => {
+                json!({"requirements": [{"op": "add", "id": "R1", "text": "confirm the mother"}]})
+                    .to_string()
+            }
+            "repair" => json!({"conclusions": [{"op": "revise", "id": "C2", "status": "tentative"}]})
+                .to_string(),
             "final" => json!({"answer": "Mary de Bohun", "evidence": []}).to_string(),
             k => panic!("unexpected {k}"),
         })
-    }));
+    }))
+}
+
+/// EIR App. E.3: a revision calls once to revise its dependents, once to refresh the
+/// requirements; each applied all-or-nothing.
+#[tokio::test]
+async fn dependency_repair_revises_dependents_then_refreshes_requirements() {
+    let model = repair_model();
     let ep = method("eir", &[("dependency_repair", "true")])
         .run(&question(), &RunContext::new(model.clone()))
         .await
         .unwrap();
-    assert_eq!(calls(&ep, CallKind::Repair), 1);
-    let repair = model
+    assert_eq!(calls(&ep, CallKind::Repair), 2);
+    let repairs: Vec<_> = model
         .requests()
         .into_iter()
-        .find(|r| kind_of(r) == "repair")
-        .unwrap();
-    assert!(prompt(&repair).contains("Revised just now: C1"));
-    assert!(prompt(&repair).contains("Depending on them: C2"));
-    let lists = &ep.extra["lists"];
+        .filter(|r| kind_of(r) == "repair")
+        .collect();
+    assert!(prompt(&repairs[0]).contains("Revised just now: C1"));
+    assert!(prompt(&repairs[0]).contains("Depending on them: C2"));
+    // The refresh sees the conclusions as the first call left them.
+    assert!(prompt(&repairs[1]).contains("Refresh the requirements"));
+    let lists = serde_json::to_value(&final_call_of(&ep).lists).unwrap();
     assert_eq!(lists["conclusions"][1]["status"], "tentative");
     assert_eq!(lists["requirements"][0]["id"], "R1");
-    assert_eq!(ep.extra["repairs"][0]["repair"]["applied"], true);
+    let done = &final_call_of(&ep).repairs;
+    assert_eq!(done.len(), 2);
+    assert!(done.iter().all(|r| r.valid && r.applied));
+    assert_eq!(
+        done.iter().map(|r| r.part).collect::<Vec<_>>(),
+        [
+            crate::methods::outputs::RepairPart::Conclusions,
+            crate::methods::outputs::RepairPart::Requirements
+        ]
+    );
     // Action prompts explain depends_on only under this control.
     assert!(prompt(&model.requests()[0]).contains("depends_on"));
+}
+
+/// Table 14's other arm: the same calls, their valid changes recorded but not applied.
+#[tokio::test]
+async fn unapplied_dependency_repair_makes_the_same_calls_and_changes_nothing() {
+    let model = repair_model();
+    let ep = method("eir", &[("dependency_repair", "unapplied")])
+        .run(&question(), &RunContext::new(model.clone()))
+        .await
+        .unwrap();
+    assert_eq!(calls(&ep, CallKind::Repair), 2);
+    let fc = final_call_of(&ep);
+    assert!(fc.repairs.iter().all(|r| r.valid && !r.applied));
+    let lists = serde_json::to_value(&fc.lists).unwrap();
+    assert_eq!(lists["conclusions"][1]["status"], "supported");
+    assert!(lists["requirements"].as_array().unwrap().is_empty());
+}
+
+/// A conclusion-repair reply that touches anything but the affected conclusions is
+/// refused whole.
+#[test]
+fn repair_replies_are_confined_to_their_part() {
+    use super::lists::ListChanges;
+    let parse = |v: Value| ListChanges::parse(v.as_object().unwrap()).unwrap();
+    let affected = vec!["C2".to_string()];
+    assert!(
+        parse(json!({"conclusions": [{"op": "revise", "id": "C2"}]}))
+            .only_revising(&affected)
+            .is_ok()
+    );
+    for bad in [
+        json!({"conclusions": [{"op": "revise", "id": "C1"}]}),
+        json!({"conclusions": [{"op": "add", "id": "C9", "claim": "x"}]}),
+        json!({"requirements": [{"op": "add", "id": "R1", "text": "x"}]}),
+    ] {
+        assert!(parse(bad).only_revising(&affected).is_err());
+    }
+    assert!(
+        parse(json!({"conclusions": [{"op": "revise", "id": "C2"}]}))
+            .only_requirements()
+            .is_err()
+    );
 }
 
 #[tokio::test]
@@ -418,11 +501,9 @@ async fn extra_reads_control_reads_more_and_answers_again() {
         .await
         .unwrap();
     assert_eq!(ep.answer.as_deref(), Some("Mary de Bohun"));
-    assert_eq!(ep.extra["answer_before_extra_reads"], "unknown");
-    assert_eq!(
-        ep.extra["extra_reads"],
-        json!(["Eleanor de Bohun", HUMPHREY])
-    );
+    let more = final_call_of(&ep).extra_reads.as_ref().unwrap();
+    assert_eq!(more.answer_before.as_deref(), Some("unknown"));
+    assert_eq!(more.read, ["Eleanor de Bohun", HUMPHREY]);
     assert_eq!(ep.retrieved.len(), 2, "at most two more reads");
     assert_eq!(
         (calls(&ep, CallKind::Action), calls(&ep, CallKind::Final)),
@@ -459,8 +540,8 @@ async fn full_pool_is_one_final_call_over_every_paragraph() {
         "EIR's final prompt, whole pool"
     );
     assert!(expected.contains("Joan was a countess."));
-    assert_eq!(ep.extra["support_f1"], 1.0);
-    assert_eq!(ep.extra["paragraphs_read"], 4);
+    assert_eq!(ep.retrieved.len(), 4);
+    assert_eq!(record(ep).support_f1, Some(1.0));
 }
 
 fn direct_reply(action: Value) -> String {
@@ -497,11 +578,15 @@ async fn direct_is_scored_on_its_first_valid_submission_within_h_turns() {
         RejectCause::EmptyAnswer
     );
     assert_eq!(ep.retrieved, ["Eleanor de Bohun"]);
-    assert_eq!(ep.extra["dropped_citations"], 1, "Joan was never read");
+    assert_eq!(evidence_of(&ep).dropped_citations, 1, "Joan was never read");
     assert_eq!(ep.total_calls(), 4);
-    // Its prompt carries the earlier steps (ReAct-style), not EIR lists.
+    // Its prompt carries the previous action's returned text only, without the lists
+    // (EIR App. B.3): turn 3 sees the paragraph read on turn 2, turn 4 sees only why
+    // turn 3 was refused.
+    let t3 = prompt(&model.requests()[2]).to_string();
+    assert!(t3.contains("Her younger sister"), "{t3}");
     let t4 = prompt(&model.requests()[3]).to_string();
-    assert!(t4.contains("Step 2") && t4.contains("Her younger sister"));
+    assert!(t4.contains("rejected (empty_answer)") && !t4.contains("Her younger sister"));
     assert!(!t4.contains("Requirements"));
 
     // Never submitting: H = 6 turns in all, then no answer.
@@ -681,11 +766,10 @@ async fn oracle_stopped_reflexion_never_shows_the_reference_answer() {
         }
     }
     assert_eq!(ep.answer.as_deref(), Some("zanzibar quillfeather"));
-    assert_eq!(ep.extra["first_trial_answer"], "Eleanor de Bohun");
-    assert_eq!(ep.extra["first_trial_em"], 0.0);
-    assert_eq!(ep.extra["first_trial_calls"], 1);
-    assert_eq!(ep.extra["trials"], 2);
-    assert_eq!(ep.extra["oracle_matched"], true);
+    assert_eq!(ep.outputs.attempts.len(), 2);
+    let first = record(ep.clone()).first_attempt.unwrap();
+    assert_eq!(first.answer.as_deref(), Some("Eleanor de Bohun"));
+    assert_eq!((first.em, first.calls), (0.0, 1));
     assert_eq!(
         (
             calls(&ep, CallKind::Action),
@@ -723,8 +807,7 @@ async fn reflexion_stops_after_five_trials_without_a_match() {
         .run(&question(), &RunContext::new(model.clone()))
         .await
         .unwrap();
-    assert_eq!(ep.extra["trials"], 5);
-    assert_eq!(ep.extra["oracle_matched"], false);
+    assert_eq!(ep.outputs.attempts.len(), 5);
     assert_eq!(
         (
             calls(&ep, CallKind::Action),
@@ -732,22 +815,22 @@ async fn reflexion_stops_after_five_trials_without_a_match() {
         ),
         (10, 4)
     );
-    assert_eq!(ep.extra["first_trial_calls"], 2);
+    assert_eq!(ep.outputs.attempts[0].calls, 2);
     // Each trial starts over: five reads of the same paragraph, one retrieved title.
     assert_eq!(ep.tool_calls, 5);
     assert_eq!(ep.retrieved, [HUMPHREY]);
-    let sf1 = ep.extra["support_f1"].as_f64().unwrap();
-    assert!(
-        (sf1 - 2.0 / 3.0).abs() < 1e-9,
-        "the last trial's citations: {sf1}"
-    );
-    // The fifth trial's prompt carries all four notes.
     let last = model
         .requests()
         .into_iter()
         .rev()
         .find(|r| kind_of(r) == "direct")
         .unwrap();
+    let sf1 = record(ep).support_f1.unwrap();
+    assert!(
+        (sf1 - 2.0 / 3.0).abs() < 1e-9,
+        "the last trial's citations: {sf1}"
+    );
+    // The fifth trial's prompt carries all four notes.
     assert!(prompt(&last).contains("Attempt 4: Try harder."));
 }
 
@@ -776,31 +859,10 @@ async fn model_failure_returns_the_partial_episode() {
 
 #[test]
 fn every_setting_name_builds_and_bad_settings_are_refused() {
-    for name in NAMES {
-        assert_eq!(method(name, &[]).name(), *name);
+    for name in ["eir", "direct", "full-pool", "ssr", "eir-reflexion"] {
+        assert_eq!(method(name, &[]).name(), name);
     }
-    let err = build(
-        "eir",
-        &MethodConfig {
-            settings: [("extra_reads".to_string(), "two".to_string())]
-                .into_iter()
-                .collect(),
-            prompts: std::sync::Arc::new(PromptSet::default()),
-            corpus: None,
-        },
-    )
-    .err()
-    .unwrap();
+    let settings = [("extra_reads".to_string(), "two".to_string())].into();
+    let err = build("eir", &MethodConfig::new(settings)).err().unwrap();
     assert!(err.contains("extra_reads=two"), "{err}");
-    let keys = crate::methods::registry::setting_keys();
-    for key in [
-        "reads",
-        "trials",
-        "verifier_temperature",
-        "list_feedback",
-        "dependency_repair",
-        "extra_reads",
-    ] {
-        assert!(keys.iter().any(|(k, _)| *k == key), "{key}");
-    }
 }

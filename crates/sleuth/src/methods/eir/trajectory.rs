@@ -1,17 +1,29 @@
-//! One retrieval trajectory of the EIR setting, shared by EIR, Direct, Agentic SSR and
-//! Reflexion's trials: the budget, model calls with per-kind counting and partial
-//! episodes on failure, the check that an action is allowed now, execution of reads,
-//! rejection counting by cause, and the per-episode metrics.
+//! The one retrieval loop of the EIR setting. EIR, Direct, Agentic SSR and Reflexion's
+//! trials all run it; they differ only in their [`Policy`]: the prompt of each turn, how
+//! a response is read and checked (SSR verifies it, EIR applies its list changes), and
+//! what they keep from a refusal or an observation.
+//!
+//! The loop owns the rules the EIR paper states for every method of the setting (§3.2,
+//! App. B): the turn and read budgets, the last turn that accepts only a submission, a
+//! refused response that still uses its turn (counted by cause), reads that become
+//! immutable evidence records, and the partial episode kept on a failed call.
+//!
+//! The corpus setting (§4.3, App. H.1) runs the same loop with other budgets: 12 action
+//! turns and six read attempts per trial. Every refused response uses its turn; every
+//! executed read uses an attempt whether or not it finds a paragraph (an id no search of
+//! this trial listed, or a repeated read, is an invalid read: it uses its turn and its
+//! attempt and stores nothing new). The last turn accepts only a submission, and any
+//! other response there ends the trial with an empty submission; EIR still runs its
+//! final call on what was collected.
 
 use super::json::{Citation, Move, RejectCause, Rejection};
-use super::settings::EirSettings;
-use super::support::{gold_recall, support_f1};
-use crate::data::Question;
 use crate::env::{EvidenceEnv, Observation};
-use crate::llm::{ChatRequest, LlmError, OutputConstraint};
-use crate::methods::{AgentError, CallKind, Episode, RunContext, StopReason, Turn};
-use serde_json::{json, Value};
-use std::collections::BTreeMap;
+use crate::llm::{ChatRequest, OutputConstraint};
+use crate::methods::outputs::Evidence;
+use crate::methods::settings::EirSettings;
+use crate::methods::{call_model, AgentError, CallKind, Episode, RunContext, Turn};
+use async_trait::async_trait;
+use serde_json::Value;
 
 /// Turns and reads of one trajectory. The last turn accepts only a submission.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -21,21 +33,60 @@ pub struct Budget {
 }
 
 impl Budget {
-    /// EIR: H read turns, then one submit-only turn.
-    pub fn eir(reads: u32) -> Self {
+    /// EIR: H read turns, then one submit-only turn (EIR paper §3.2, App. B.1); in the
+    /// corpus setting the fixed action turns (App. H.1: 12) with H read attempts.
+    pub fn eir(s: &EirSettings) -> Self {
         Budget {
-            turns: reads + 1,
-            reads,
+            turns: s.action_turns.unwrap_or(s.reads + 1),
+            reads: s.reads,
         }
     }
 
-    /// Direct, SSR, Reflexion: H turns in all, the submission included.
-    pub fn direct(reads: u32) -> Self {
+    /// Direct, SSR, Reflexion: H turns in all, the submission included (EIR §4.2); in
+    /// the corpus setting the same fixed action turns as EIR (App. H.1).
+    pub fn direct(s: &EirSettings) -> Self {
         Budget {
-            turns: reads,
-            reads,
+            turns: s.action_turns.unwrap_or(s.reads),
+            reads: s.reads,
         }
     }
+}
+
+/// What a method does on the shared loop.
+#[async_trait]
+pub trait Policy: Send {
+    /// The prompt and JSON schema of turn `turn`'s action call.
+    fn prompt(&self, t: &Trajectory<'_>, turn: u32) -> Result<(String, Value), AgentError>;
+
+    /// Reads and checks the response in `turn.response`: the move to execute, or why
+    /// it is refused. May call the model again (SSR's verification, EIR's repair) and
+    /// annotate the turn.
+    async fn accept(
+        &mut self,
+        t: &mut Trajectory<'_>,
+        turn: &mut Turn,
+    ) -> Result<Result<Move, Rejection>, AgentError>;
+
+    /// Told about a refused response before the turn is recorded.
+    fn refused(&mut self, rejection: &Rejection, turn: &mut Turn);
+
+    /// Told about an executed read or search.
+    fn observed(&mut self, mv: &Move, observation: &Observation, turn: u32);
+}
+
+/// A submitted answer and the sentences it cites.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Submission {
+    pub answer: String,
+    pub evidence: Vec<Citation>,
+}
+
+/// How the loop ended.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Ending {
+    pub submission: Option<Submission>,
+    /// A prompt no longer fit the model's context.
+    pub overflow: bool,
 }
 
 pub struct Trajectory<'a> {
@@ -45,7 +96,6 @@ pub struct Trajectory<'a> {
     pub episode: Episode,
     pub budget: Budget,
     pub reads_used: u32,
-    rejected: BTreeMap<RejectCause, u32>,
 }
 
 impl<'a> Trajectory<'a> {
@@ -55,14 +105,21 @@ impl<'a> Trajectory<'a> {
         env: Box<dyn EvidenceEnv>,
         budget: Budget,
     ) -> Self {
+        let mut episode = Episode::default();
+        episode.outputs.evidence = Some(Evidence::default());
+        // One budget: where the environment limits reads too (`--corpus-reads`), the
+        // smaller one holds, so a read is never refused by one and allowed by the other.
+        let budget = Budget {
+            reads: budget.reads.min(env.read_budget().unwrap_or(u32::MAX)),
+            ..budget
+        };
         Trajectory {
             ctx,
             settings,
             env,
-            episode: Episode::default(),
+            episode,
             budget,
             reads_used: 0,
-            rejected: BTreeMap::new(),
         }
     }
 
@@ -81,26 +138,50 @@ impl<'a> Trajectory<'a> {
         request: &ChatRequest,
         turn: Option<&Turn>,
     ) -> Result<Option<String>, AgentError> {
-        match self.ctx.model.complete(request).await {
-            Ok(response) => {
-                self.episode.count_call(kind, &response);
-                Ok(Some(response.text))
+        let retrieved = self.env.retrieved().to_vec();
+        call_model(self.ctx, request, kind, &mut self.episode, turn, &retrieved).await
+    }
+
+    /// Runs the action turns under `policy` until a submission, the end of the budget,
+    /// or a context overflow.
+    pub async fn run(&mut self, policy: &mut dyn Policy) -> Result<Ending, AgentError> {
+        let mut ending = Ending {
+            submission: None,
+            overflow: false,
+        };
+        for number in 1..=self.budget.turns {
+            let (prompt, schema) = policy.prompt(self, number)?;
+            let request = self.request(prompt, schema);
+            let mut turn = Turn {
+                number,
+                ..Turn::default()
+            };
+            let Some(text) = self.call(CallKind::Action, &request, Some(&turn)).await? else {
+                ending.overflow = true;
+                break;
+            };
+            turn.response = text;
+            let mv = match policy.accept(self, &mut turn).await? {
+                Ok(mv) => mv,
+                Err(rejection) => {
+                    policy.refused(&rejection, &mut turn);
+                    self.reject(&mut turn, rejection);
+                    self.push(turn);
+                    continue;
+                }
+            };
+            turn.actions = vec![mv.to_action()];
+            if let Move::Submit { answer, evidence } = mv {
+                ending.submission = Some(Submission { answer, evidence });
+                self.push(turn);
+                break;
             }
-            Err(LlmError::ContextOverflow { .. }) => Ok(None),
-            Err(source) => {
-                let mut partial = self.episode.clone();
-                partial.turns.extend(turn.cloned());
-                partial.stop = StopReason::Error;
-                partial.retrieved = self.env.retrieved().to_vec();
-                partial
-                    .extra
-                    .insert("rejected_actions".into(), self.rejections());
-                Err(AgentError::Llm {
-                    source,
-                    partial: Box::new(partial),
-                })
-            }
+            let observation = self.execute(&mv, number);
+            policy.observed(&mv, &observation, number);
+            turn.observations.push(observation);
+            self.push(turn);
         }
+        Ok(ending)
     }
 
     pub fn is_last(&self, turn: u32) -> bool {
@@ -139,9 +220,14 @@ impl<'a> Trajectory<'a> {
         }
     }
 
-    /// Records a rejected response on its turn.
+    /// Records a refused response on its turn and counts it by cause.
     pub fn reject(&mut self, turn: &mut Turn, rejection: Rejection) {
-        *self.rejected.entry(rejection.cause).or_default() += 1;
+        let evidence = self
+            .episode
+            .outputs
+            .evidence
+            .get_or_insert_with(Default::default);
+        *evidence.rejected.entry(rejection.cause).or_default() += 1;
         turn.rejection = Some(rejection);
     }
 
@@ -151,29 +237,17 @@ impl<'a> Trajectory<'a> {
         self.episode.turns.push(turn);
     }
 
-    /// Rejections by cause, as stored in `extra.rejected_actions`.
-    pub fn rejections(&self) -> Value {
-        Value::Object(
-            self.rejected
-                .iter()
-                .map(|(k, v)| (k.name().to_string(), json!(v)))
-                .collect(),
-        )
-    }
-
-    /// Closes the trajectory: retrieved titles and the setting's metrics go into the
-    /// episode (`cited` are the citations the scored answer rests on).
-    pub fn finish(mut self, question: &Question, cited: &[Citation]) -> Episode {
-        let read = self.env.retrieved().to_vec();
-        self.episode.retrieved = read.clone();
-        let rejected = self.rejections();
-        record_metrics(&mut self.episode, question, cited, &read);
-        let extra = &mut self.episode.extra;
-        extra.insert(
-            "rejected_total".into(),
-            json!(self.rejected.values().sum::<u32>()),
-        );
-        extra.insert("rejected_actions".into(), rejected);
+    /// Closes the trajectory: what was read, and the citations the scored answer rests
+    /// on (`dropped` named no read sentence). Scores are computed from these by `eval`.
+    pub fn finish(mut self, cited: Vec<Citation>, dropped: usize) -> Episode {
+        self.episode.retrieved = self.env.retrieved().to_vec();
+        let evidence = self
+            .episode
+            .outputs
+            .evidence
+            .get_or_insert_with(Default::default);
+        evidence.cited = cited;
+        evidence.dropped_citations = dropped;
         self.episode
     }
 }
@@ -187,20 +261,6 @@ pub fn request(settings: &EirSettings, prompt: String, schema: Value) -> ChatReq
     } else {
         req
     }
-}
-
-/// Support F1, citations, paragraphs read and gold recall, into `episode.extra`.
-pub fn record_metrics(
-    episode: &mut Episode,
-    question: &Question,
-    cited: &[Citation],
-    read: &[String],
-) {
-    let extra = &mut episode.extra;
-    extra.insert("cited".into(), json!(cited));
-    extra.insert("support_f1".into(), json!(support_f1(question, cited)));
-    extra.insert("paragraphs_read".into(), json!(read.len()));
-    extra.insert("gold_recall".into(), json!(gold_recall(question, read)));
 }
 
 /// How a rejection is reported back to the model on the next turn.

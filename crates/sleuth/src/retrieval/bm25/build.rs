@@ -7,12 +7,15 @@
 //! Analysis of a raw word is cached (raw word -> term id or stop word), which keeps
 //! stemming off the hot path: a corpus repeats the same few hundred thousand words.
 //! Files are written under temporary names and renamed at the end, so an interrupted
-//! build never leaves something that opens as an index.
+//! build never leaves something that opens as an index. Checksums are computed as the
+//! bytes are written, so they cost no second pass.
 
 use super::analyzer::Analyzer;
 use super::cursor::{skip_table_len, Cursor, BLOCK};
 use super::error::{IndexError, IndexResult};
-use super::format::{self, Header, DOCS_FILE, DOCS_MAGIC, HEADER_LEN, INDEX_FILE, SECTIONS};
+use super::format::{
+    self, Checksum, Header, DOCS_FILE, DOCS_MAGIC, HEADER_LEN, INDEX_FILE, SECTIONS,
+};
 use super::source::{id_cmp, parse_line, CorpusDoc};
 use super::Bm25Params;
 use rustc_hash::FxHashMap;
@@ -97,6 +100,7 @@ pub struct IndexBuilder {
     doc_offsets: Vec<u64>,
     docs_out: BufWriter<File>,
     docs_pos: u64,
+    docs_sum: Checksum,
     postings: u64,
     scratch: Vec<u32>,
     started: Instant,
@@ -115,10 +119,13 @@ impl IndexBuilder {
         let docs_path = tmp(&dir, DOCS_FILE);
         let file = File::create(&docs_path).map_err(|e| IndexError::io(&docs_path, e))?;
         let mut docs_out = BufWriter::with_capacity(1 << 20, file);
+        let mut docs_sum = Checksum::default();
+        let mut head = DOCS_MAGIC.to_vec();
+        head.extend_from_slice(&format::VERSION.to_le_bytes());
         docs_out
-            .write_all(DOCS_MAGIC)
-            .and_then(|_| docs_out.write_all(&format::VERSION.to_le_bytes()))
+            .write_all(&head)
             .map_err(|e| IndexError::io(&docs_path, e))?;
+        docs_sum.update(&head);
         Ok(IndexBuilder {
             dir,
             params,
@@ -131,6 +138,7 @@ impl IndexBuilder {
             doc_offsets: vec![12],
             docs_out,
             docs_pos: 12,
+            docs_sum,
             postings: 0,
             scratch: Vec::new(),
             started: Instant::now(),
@@ -227,6 +235,7 @@ impl IndexBuilder {
         self.docs_out
             .write_all(&record)
             .map_err(|e| IndexError::io(&path, e))?;
+        self.docs_sum.update(&record);
         self.docs_pos += record.len() as u64;
         self.doc_offsets.push(self.docs_pos);
         Ok(())
@@ -303,6 +312,8 @@ impl IndexBuilder {
             out: BufWriter::with_capacity(1 << 20, file),
             pos: 0,
             table: [(0, 0); SECTIONS],
+            sums: [0; SECTIONS],
+            current: None,
         };
         w.out.write_all(&[0u8; HEADER_LEN])?;
         w.pos = HEADER_LEN as u64;
@@ -372,6 +383,8 @@ impl IndexBuilder {
             k1: self.params.k1,
             b: self.params.b,
             sections: w.table,
+            checksums: w.sums,
+            docs_checksum: self.docs_sum.clone().finish(),
         };
         let size = w.pos;
         let mut file = w.out.into_inner().map_err(|e| e.into_error())?;
@@ -386,11 +399,17 @@ struct SectionWriter {
     out: BufWriter<File>,
     pos: u64,
     table: [(u64, u64); SECTIONS],
+    sums: [u64; SECTIONS],
+    /// The checksum of the section being written (None while padding).
+    current: Option<Checksum>,
 }
 
 impl SectionWriter {
     fn put(&mut self, bytes: &[u8]) -> std::io::Result<()> {
         self.pos += bytes.len() as u64;
+        if let Some(sum) = &mut self.current {
+            sum.update(bytes);
+        }
         self.out.write_all(bytes)
     }
 
@@ -403,8 +422,10 @@ impl SectionWriter {
         let pad = (8 - self.pos % 8) % 8;
         self.put(&[0u8; 8][..pad as usize])?;
         let start = self.pos;
+        self.current = Some(Checksum::default());
         body(self)?;
         self.table[number] = (start, self.pos - start);
+        self.sums[number] = self.current.take().map_or(0, Checksum::finish);
         Ok(())
     }
 }

@@ -74,6 +74,11 @@ impl<'a> Cursor<'a> {
         self.tf
     }
 
+    /// Bytes of posting data consumed so far (for checking a skip table).
+    pub fn position(&self) -> usize {
+        self.pos
+    }
+
     /// Moves to the next posting; false when the list is exhausted (or damaged).
     #[inline]
     pub fn step(&mut self) -> bool {

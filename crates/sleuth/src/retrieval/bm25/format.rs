@@ -1,7 +1,8 @@
 //! The on-disk format: two little-endian files in the index directory.
 //!
-//! `index.bin` = a 256-byte header (magic, format version, counts, k1, b, and a table of
-//! section offsets/lengths), then 8-byte-aligned sections:
+//! `index.bin` = a 512-byte header (magic, format version, counts, k1, b, a table of
+//! section offsets/lengths, a checksum per section, the checksum of `docs.bin`, and
+//! the header's own checksum), then 8-byte-aligned sections (zero padding between):
 //!
 //! | section       | contents                                                        |
 //! |---------------|-----------------------------------------------------------------|
@@ -25,16 +26,26 @@
 //! scores follow the BM25 formula exactly, which can differ from Lucene's by the norm's
 //! rounding (at most a few percent of the length term) and so reorder near-ties.
 //! Both files are memory-mapped on open, so opening costs no parse of the postings.
+//!
+//! Checksums (format 3): the first 8 bytes of SHA-256 of each section, of the whole of
+//! `docs.bin`, and of the header with its own checksum field zeroed. They are there to
+//! catch damage (a flipped bit, a bad copy), not tampering: whoever can rewrite the
+//! index can rewrite its checksums. SHA-256 because the crate already has it and it is
+//! fast enough (hardware-accelerated where the CPU offers it); 64 bits make an
+//! undetected random change vanishingly unlikely. Opening verifies the header and the
+//! small sections; `Bm25Index::check` verifies every byte.
 
 use super::error::{IndexError, IndexResult};
+use sha2::{Digest, Sha256};
 use std::path::Path;
 
 pub const INDEX_FILE: &str = "index.bin";
 pub const DOCS_FILE: &str = "docs.bin";
 pub const INDEX_MAGIC: &[u8; 8] = b"SLTHBM25";
 pub const DOCS_MAGIC: &[u8; 8] = b"SLTHDOCS";
-pub const VERSION: u32 = 2;
-pub const HEADER_LEN: usize = 256;
+/// 3 added checksums (and the longer header that holds them).
+pub const VERSION: u32 = 3;
+pub const HEADER_LEN: usize = 512;
 pub const TERM_INFO_LEN: usize = 24;
 
 /// Section numbers in the header's table.
@@ -48,6 +59,23 @@ pub const ID_ORDER: usize = 6;
 pub const ID_RANK: usize = 7;
 pub const SECTIONS: usize = 8;
 
+/// Section names, for messages.
+pub const SECTION_NAMES: [&str; SECTIONS] = [
+    "term_bytes",
+    "term_offsets",
+    "term_info",
+    "postings",
+    "doc_lens",
+    "doc_offsets",
+    "id_order",
+    "id_rank",
+];
+
+/// Byte offsets of the header fields after the section table.
+const CHECKSUMS_AT: usize = 184;
+const DOCS_CHECKSUM_AT: usize = CHECKSUMS_AT + 8 * SECTIONS;
+const HEADER_CHECKSUM_AT: usize = DOCS_CHECKSUM_AT + 8;
+
 /// The fixed header of `index.bin`.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Header {
@@ -58,6 +86,10 @@ pub struct Header {
     pub b: f64,
     /// (offset, length) of each section, in bytes from the start of the file.
     pub sections: [(u64, u64); SECTIONS],
+    /// [`checksum`] of each section's bytes.
+    pub checksums: [u64; SECTIONS],
+    /// [`checksum`] of the whole of `docs.bin`.
+    pub docs_checksum: u64,
 }
 
 impl Header {
@@ -75,27 +107,58 @@ impl Header {
             out.extend_from_slice(&off.to_le_bytes());
             out.extend_from_slice(&len.to_le_bytes());
         }
+        debug_assert_eq!(out.len(), CHECKSUMS_AT);
+        for sum in self.checksums {
+            out.extend_from_slice(&sum.to_le_bytes());
+        }
+        out.extend_from_slice(&self.docs_checksum.to_le_bytes());
         out.resize(HEADER_LEN, 0);
+        // Computed with its own field still zero, as `decode` recomputes it.
+        let own = checksum(&out);
+        out[HEADER_CHECKSUM_AT..HEADER_CHECKSUM_AT + 8].copy_from_slice(&own.to_le_bytes());
         out
     }
 
     pub fn decode(bytes: &[u8], path: &Path) -> IndexResult<Header> {
-        if bytes.len() < HEADER_LEN || &bytes[..8] != INDEX_MAGIC {
+        // The version first, so an older index (shorter header) is named as such.
+        if bytes.len() < 12 || &bytes[..8] != INDEX_MAGIC {
             return Err(IndexError::corrupt(
                 path,
                 "missing header (wrong file type or truncated)",
             ));
         }
         let version = u32_at(bytes, 8);
-        if version != VERSION {
+        if version < VERSION {
             return Err(IndexError::corrupt(
                 path,
-                format!("format version {version}, this build reads version {VERSION}; rebuild the index"),
+                format!("format version {version}, written by an older sleuth (this one reads version {VERSION}, which adds checksums); rebuild it with `sleuth index build`"),
+            ));
+        }
+        if version > VERSION {
+            return Err(IndexError::corrupt(
+                path,
+                format!("format version {version} is not one this build reads (version {VERSION}): a newer sleuth wrote it, or the header is damaged"),
+            ));
+        }
+        if bytes.len() < HEADER_LEN {
+            return Err(IndexError::corrupt(path, "truncated header"));
+        }
+        let mut header = bytes[..HEADER_LEN].to_vec();
+        let stored = u64_at(&header, HEADER_CHECKSUM_AT);
+        header[HEADER_CHECKSUM_AT..HEADER_CHECKSUM_AT + 8].fill(0);
+        if checksum(&header) != stored {
+            return Err(IndexError::corrupt(
+                path,
+                "the header fails its checksum (the file is damaged); rebuild the index",
             ));
         }
         let mut sections = [(0u64, 0u64); SECTIONS];
         for (i, s) in sections.iter_mut().enumerate() {
             *s = (u64_at(bytes, 56 + 16 * i), u64_at(bytes, 64 + 16 * i));
+        }
+        let mut checksums = [0u64; SECTIONS];
+        for (i, sum) in checksums.iter_mut().enumerate() {
+            *sum = u64_at(bytes, CHECKSUMS_AT + 8 * i);
         }
         Ok(Header {
             docs: u64_at(bytes, 16),
@@ -104,8 +167,31 @@ impl Header {
             k1: f64::from_bits(u64_at(bytes, 40)),
             b: f64::from_bits(u64_at(bytes, 48)),
             sections,
+            checksums,
+            docs_checksum: u64_at(bytes, DOCS_CHECKSUM_AT),
         })
     }
+}
+
+/// An incremental [`checksum`], for data written in pieces.
+#[derive(Clone, Default)]
+pub struct Checksum(Sha256);
+
+impl Checksum {
+    pub fn update(&mut self, bytes: &[u8]) {
+        self.0.update(bytes);
+    }
+    pub fn finish(self) -> u64 {
+        let digest = self.0.finalize();
+        u64::from_le_bytes(digest[..8].try_into().expect("8 bytes"))
+    }
+}
+
+/// The checksum the format stores: the first 8 bytes of SHA-256, little-endian.
+pub fn checksum(bytes: &[u8]) -> u64 {
+    let mut c = Checksum::default();
+    c.update(bytes);
+    c.finish()
 }
 
 pub fn u32_at(bytes: &[u8], at: usize) -> u32 {
@@ -189,8 +275,47 @@ mod tests {
             total_len: 70,
             k1: 0.9,
             b: 0.4,
-            sections: [(256, 8); SECTIONS],
+            sections: [(512, 8); SECTIONS],
+            checksums: [1, 2, 3, 4, 5, 6, 7, 8],
+            docs_checksum: 9,
         };
-        assert_eq!(Header::decode(&h.encode(), Path::new("x")).unwrap(), h);
+        let bytes = h.encode();
+        assert_eq!(bytes.len(), HEADER_LEN);
+        assert_eq!(Header::decode(&bytes, Path::new("x")).unwrap(), h);
+    }
+
+    #[test]
+    fn any_flipped_header_bit_is_refused() {
+        let h = Header {
+            docs: 7,
+            terms: 9,
+            total_len: 70,
+            k1: 0.9,
+            b: 0.4,
+            sections: [(512, 8); SECTIONS],
+            checksums: [0; SECTIONS],
+            docs_checksum: 0,
+        };
+        let good = h.encode();
+        for byte in 0..HEADER_LEN {
+            let mut bad = good.clone();
+            bad[byte] ^= 1 << (byte % 8);
+            assert!(Header::decode(&bad, Path::new("x")).is_err(), "byte {byte}");
+        }
+    }
+
+    #[test]
+    fn an_older_format_asks_for_a_rebuild() {
+        // A version-2 header was 256 bytes; an index that small still gets the message.
+        let mut old = vec![0u8; 256];
+        old[..8].copy_from_slice(INDEX_MAGIC);
+        old[8..12].copy_from_slice(&2u32.to_le_bytes());
+        let e = Header::decode(&old, Path::new("x"))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("format version 2") && e.contains("rebuild it with `sleuth index build`"),
+            "{e}"
+        );
     }
 }

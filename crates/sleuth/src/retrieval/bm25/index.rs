@@ -1,10 +1,12 @@
-//! Opening an index: both files are memory-mapped and the header's section table is
-//! checked against the counts and file sizes, so a truncated, foreign or outdated file
-//! is refused with a message instead of producing wrong results. The only work done on
+//! Opening an index: both files are memory-mapped, the header and the small parts are
+//! verified against their checksums (see `check`), and the header's section table is
+//! checked against the counts and file sizes, so a truncated, foreign, damaged or
+//! outdated file is refused with a message instead of producing wrong results. The only work done on
 //! open is one pass over the document lengths to precompute each document's BM25
 //! length normalization (so k1 and b can be overridden without a rebuild).
 
 use super::analyzer::Analyzer;
+use super::check::OPEN_VERIFY_BYTES;
 use super::error::{IndexError, IndexResult};
 use super::format::{
     self, u32_at, u64_at, Header, DOCS_FILE, DOCS_MAGIC, INDEX_FILE, TERM_INFO_LEN,
@@ -30,9 +32,9 @@ pub struct TermStats {
 /// A BM25 index opened read-only. `Send + Sync`: share it with `Arc` across threads.
 pub struct Bm25Index {
     dir: PathBuf,
-    index: Mmap,
-    docs: Mmap,
-    header: Header,
+    pub(super) index: Mmap,
+    pub(super) docs: Mmap,
+    pub(super) header: Header,
     params: Bm25Params,
     avgdl: f64,
     /// k1 * (1 - b + b * dl / avgdl) per document.
@@ -62,6 +64,16 @@ impl Bm25Index {
 
     /// Opens the index, scoring with `params` instead of the built-in k1 and b.
     pub fn open_with(dir: impl AsRef<Path>, params: Option<Bm25Params>) -> IndexResult<Self> {
+        Self::open_verifying(dir, params, OPEN_VERIFY_BYTES)
+    }
+
+    /// Opens the index, verifying the checksums of the parts of at most `limit` bytes
+    /// (and the document lengths always).
+    pub(super) fn open_verifying(
+        dir: impl AsRef<Path>,
+        params: Option<Bm25Params>,
+        limit: u64,
+    ) -> IndexResult<Self> {
         let dir = dir.as_ref().to_path_buf();
         if !dir.is_dir() {
             return Err(IndexError::corrupt(&dir, "no such index directory"));
@@ -126,6 +138,8 @@ impl Bm25Index {
             analyzer: Analyzer::new(),
             pool: ScratchPool::default(),
         };
+        // Checksums before the structure: damage is then named as damage.
+        idx.verify_small(limit)?;
         let last_term = idx.u64_in(format::TERM_OFFSETS, t as usize);
         if last_term != header.sections[format::TERM_BYTES].1 {
             return Err(IndexError::corrupt(
@@ -183,14 +197,14 @@ impl Bm25Index {
         &self.analyzer
     }
 
-    fn section(&self, number: usize) -> &[u8] {
+    pub(super) fn section(&self, number: usize) -> &[u8] {
         let (off, len) = self.header.sections[number];
         &self.index[off as usize..(off + len) as usize]
     }
     fn u64_in(&self, number: usize, i: usize) -> u64 {
         u64_at(self.section(number), 8 * i)
     }
-    fn u32_in(&self, number: usize, i: usize) -> u32 {
+    pub(super) fn u32_in(&self, number: usize, i: usize) -> u32 {
         u32_at(self.section(number), 4 * i)
     }
 

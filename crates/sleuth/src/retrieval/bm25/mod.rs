@@ -19,13 +19,15 @@
 //! benchmark crate, as a speed baseline.
 //!
 //! Layout: [`analyzer`] (text to terms), [`source`] (corpus lines), [`build`]
-//! (streaming builder), [`format`] (files), [`cursor`] (postings with block skips),
+//! (streaming builder), [`format`] (files, checksums), [`check`] (integrity),
+//! [`cursor`] (postings with block skips),
 //! [`index`] (open, lookups), [`search`] (exact top-k: MaxScore, and an exhaustive
 //! path kept as its check), [`explain`] (per-term breakdown = the reference
 //! computation).
 
 pub mod analyzer;
 pub mod build;
+pub mod check;
 pub mod cursor;
 pub mod error;
 pub mod explain;
@@ -36,6 +38,7 @@ pub mod source;
 
 pub use analyzer::Analyzer;
 pub use build::{build_from_jsonl, BuildProgress, BuildSummary, IndexBuilder};
+pub use check::CheckReport;
 pub use error::{IndexError, IndexResult};
 pub use explain::{Explanation, TermExplanation};
 pub use index::{Bm25Index, TermStats};

@@ -237,7 +237,16 @@ fn damaged_or_missing_index_is_a_clear_error() {
     std::fs::write(&index_file, &future).unwrap();
     let e = Bm25Index::open(&out).err().unwrap().to_string();
     assert!(
-        e.contains("format version 99") && e.contains("rebuild"),
+        e.contains("format version 99") && e.contains("newer sleuth"),
+        "{e}"
+    );
+
+    let mut older = good.clone();
+    older[8] = 2;
+    std::fs::write(&index_file, &older).unwrap();
+    let e = Bm25Index::open(&out).err().unwrap().to_string();
+    assert!(
+        e.contains("format version 2") && e.contains("rebuild it with `sleuth index build`"),
         "{e}"
     );
 
@@ -319,4 +328,87 @@ fn maxscore_returns_exactly_the_exhaustive_results() {
             }
         }
     }
+}
+
+/// Flips one bit of `file` at `byte`.
+fn flip(file: &Path, byte: usize) {
+    let mut bytes = std::fs::read(file).unwrap();
+    bytes[byte] ^= 1 << (byte % 8);
+    std::fs::write(file, bytes).unwrap();
+}
+
+#[test]
+fn check_accepts_a_sound_index_and_counts_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let summary = build(dir.path(), &random_corpus(3000, 4), Bm25Params::default());
+    let report = Bm25Index::open(dir.path()).unwrap().check().unwrap();
+    assert_eq!(
+        (report.docs, report.terms, report.postings),
+        (summary.docs, summary.terms, summary.postings)
+    );
+    assert_eq!(report.bytes, summary.index_bytes);
+}
+
+#[test]
+fn every_flipped_byte_is_caught_by_open_or_check() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("idx");
+    build(&out, &fruit(), Bm25Params::default());
+    for name in [format::INDEX_FILE, format::DOCS_FILE] {
+        let file = out.join(name);
+        let good = std::fs::read(&file).unwrap();
+        for byte in 0..good.len() {
+            flip(&file, byte);
+            let caught = match Bm25Index::open(&out) {
+                Err(e) => e.to_string(),
+                Ok(idx) => idx.check().err().map(|e| e.to_string()).unwrap_or_default(),
+            };
+            assert!(
+                caught.contains("not a usable sleuth BM25 index"),
+                "{name} byte {byte} of {}: {caught:?}",
+                good.len()
+            );
+            std::fs::write(&file, &good).unwrap();
+        }
+    }
+    Bm25Index::open(&out).unwrap().check().unwrap();
+}
+
+#[test]
+fn open_verifies_lengths_and_small_parts_check_verifies_the_rest() {
+    let dir = tempfile::tempdir().unwrap();
+    build(dir.path(), &random_corpus(3000, 9), Bm25Params::default());
+    let index_file = dir.path().join(format::INDEX_FILE);
+    let good = std::fs::read(&index_file).unwrap();
+    let header = format::Header::decode(&good, &index_file).unwrap();
+    let middle = |section: usize| {
+        let (off, len) = header.sections[section];
+        (off + len / 2) as usize
+    };
+
+    // A flipped posting byte: an open that verifies nothing large still opens, the
+    // default open (this index is small) and check refuse it, naming the section.
+    flip(&index_file, middle(format::POSTINGS));
+    let lax = Bm25Index::open_verifying(dir.path(), None, 0).unwrap();
+    let e = lax.check().err().unwrap().to_string();
+    assert!(e.contains("the postings section fails its checksum"), "{e}");
+    let e = Bm25Index::open(dir.path()).err().unwrap().to_string();
+    assert!(e.contains("postings section"), "{e}");
+    std::fs::write(&index_file, &good).unwrap();
+
+    // Document lengths feed every score: always verified on open.
+    flip(&index_file, middle(format::DOC_LENS));
+    let e = Bm25Index::open_verifying(dir.path(), None, 0)
+        .err()
+        .unwrap()
+        .to_string();
+    assert!(e.contains("doc_lens section fails its checksum"), "{e}");
+    std::fs::write(&index_file, &good).unwrap();
+
+    let docs_file = dir.path().join(format::DOCS_FILE);
+    let docs_len = std::fs::metadata(&docs_file).unwrap().len() as usize;
+    flip(&docs_file, docs_len / 2);
+    let lax = Bm25Index::open_verifying(dir.path(), None, 0).unwrap();
+    let e = lax.check().err().unwrap().to_string();
+    assert!(e.contains("docs.bin") && e.contains("checksum"), "{e}");
 }

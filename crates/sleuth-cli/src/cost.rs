@@ -1,0 +1,133 @@
+//! Planning costs before spending: the price check every paid run makes (an unpriced
+//! model warns once, and is an error under `--max-cost`), and the estimate tables of
+//! `eval --dry-run` and `experiment --dry-run`.
+
+use anyhow::bail;
+use sleuth::eval::analysis::{self, Arm};
+use sleuth::eval::estimate::{
+    Estimate, Pricing, Usage, DEFAULT_INPUT_PER_CALL, DEFAULT_OUTPUT_PER_CALL,
+};
+use sleuth::llm::middleware::{price_id, PRICES_CHECKED};
+use sleuth::llm::PriceTable;
+use sleuth::report::table::{Cell, Table};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+
+static WARNED: AtomicBool = AtomicBool::new(false);
+
+/// The price table in force (built-in, or with `prices` over it) and how it prices
+/// `model`. A model with no price warns once per process; with a cost budget it is an
+/// error, since the budget could not be enforced.
+pub fn pricing(
+    model: &str,
+    prices: Option<&Path>,
+    max_cost: Option<f64>,
+) -> anyhow::Result<(PriceTable, Pricing)> {
+    // A malformed spec is reported as such (by the same parser the stack uses), not
+    // as an unpriced model.
+    sleuth::llm::ModelSpec::parse(model)?;
+    let table = match prices {
+        Some(p) => PriceTable::defaults_with_file(p)?,
+        None => PriceTable::defaults(),
+    };
+    let pricing = Pricing::of(model, &table);
+    if pricing == Pricing::Unknown {
+        let id = price_id(model);
+        if max_cost.is_some() {
+            bail!(
+                "--max-cost: the price table has no entry for `{id}`, so the budget cannot be enforced; pass --prices FILE with an `[{id}]` entry (docs/prices.md)"
+            );
+        }
+        if !WARNED.swap(true, Ordering::Relaxed) {
+            eprintln!(
+                "warning: no price for `{id}` (built-in prices checked {PRICES_CHECKED}); its cost is counted as unknown. Pass --prices FILE to price it (docs/prices.md)."
+            );
+        }
+    }
+    Ok((table, pricing))
+}
+
+/// Records of earlier runs below `dir`, for measured per-call means; none when there
+/// are none (or they cannot be read: an estimate never fails on them).
+pub fn history(dirs: &[PathBuf]) -> Vec<Arm> {
+    dirs.iter()
+        .filter(|d| d.exists())
+        .filter_map(|d| analysis::load(std::slice::from_ref(d)).ok())
+        .flat_map(|s| s.arms)
+        .collect()
+}
+
+/// One row of an estimate table.
+pub struct Row {
+    pub label: Vec<Cell>,
+    pub estimate: Option<Estimate>,
+}
+
+pub fn usd_cell(usd: Option<f64>) -> Cell {
+    match usd {
+        Some(v) => Cell::Num(v, 2),
+        None => Cell::text("unknown"),
+    }
+}
+
+/// The estimate columns (calls, input and output tokens, USD) for one row.
+pub fn cells(e: Option<&Estimate>) -> Vec<Cell> {
+    match e {
+        Some(e) => vec![
+            Cell::Num(e.calls, 0),
+            Cell::Num(e.input_tokens, 0),
+            Cell::Num(e.output_tokens, 0),
+            usd_cell(e.usd),
+        ],
+        None => vec![Cell::Missing; 4],
+    }
+}
+
+pub const COLUMNS: [&str; 4] = ["calls (est.)", "input tok", "output tok", "USD (est.)"];
+
+/// Lines under an estimate table: the total, and where the means came from.
+pub fn footer(total: &Estimate, model: &str, usages: &[(String, Usage)]) -> String {
+    let usd = total.usd.map_or_else(
+        || "unknown (no price for the model)".to_string(),
+        |v| format!("${v:.2}"),
+    );
+    let mut out = format!(
+        "total: {:.0} calls, {:.0} input + {:.0} output tokens, {usd} with {model} (built-in prices checked {PRICES_CHECKED}; cached prompt tokens priced as fresh)\n",
+        total.calls, total.input_tokens, total.output_tokens
+    );
+    let mut measured = Vec::new();
+    let mut assumed = Vec::new();
+    for (m, u) in usages {
+        if u.measured_records > 0 {
+            measured.push(format!(
+                "{m} {:.1} calls/q, {:.0} in + {:.0} out tok/call ({} records)",
+                u.calls_per_question, u.input_per_call, u.output_per_call, u.measured_records
+            ));
+        } else if !assumed.contains(m) {
+            assumed.push(m.clone());
+        }
+    }
+    if !measured.is_empty() {
+        out += &format!("measured in earlier records: {}\n", measured.join("; "));
+    }
+    if !assumed.is_empty() {
+        out += &format!(
+            "no earlier records of {}: every budget used up, {DEFAULT_INPUT_PER_CALL:.0} input + {DEFAULT_OUTPUT_PER_CALL:.0} output tokens per call assumed\n",
+            assumed.join(", ")
+        );
+    }
+    out
+}
+
+/// A table titled `title` with `label_cols` then the estimate columns.
+pub fn table(title: &str, label_cols: &[&str], rows: Vec<Row>) -> Table {
+    let mut cols: Vec<&str> = label_cols.to_vec();
+    cols.extend(COLUMNS);
+    let mut t = Table::new("estimate", title, &cols);
+    for r in rows {
+        let mut row = r.label;
+        row.extend(cells(r.estimate.as_ref()));
+        t.push(row);
+    }
+    t
+}

@@ -1,0 +1,504 @@
+"""sleuth: multi-hop question answering agents that track what they know, and their
+evaluation — from Python.
+
+The work is done by the sleuth Rust library (the same code as the ``sleuth`` command);
+this package converts arguments and results. Five calls cover a notebook session::
+
+    import sleuth
+    qs = sleuth.load("musique", "musique_ans_dev_subset200_with_paragraphs.jsonl", hops=2, limit=20)
+    ep = sleuth.ask("sleuth", qs[0], model="openai:gpt-4o-mini", turns=15)
+    summary = sleuth.eval(qs, methods=["react", "sleuth"], model=my_llm, out="runs/mq2")
+    df = sleuth.records("runs/mq2")
+    rep = sleuth.report("runs/mq2", baseline="react")
+
+A model is a spec string (``openai:MODEL``, ``anthropic:MODEL``,
+``openai-compat:BASE_URL#MODEL``, ``scripted:FILE``) or any Python callable
+``f(messages, **kw) -> str`` (or an object with ``complete(messages, **kw)``); it may
+also return a list of completions (the first is used) or ``{"text", "input_tokens",
+"output_tokens"}``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Union
+
+from . import _native
+from ._native import (
+    BudgetExceeded,
+    DataError,
+    MethodError,
+    ModelError,
+    Question,
+    RunLockedError,
+    SleuthError,
+)
+
+__version__: str = _native.__version__
+
+__all__ = [
+    "load",
+    "ask",
+    "eval",
+    "records",
+    "report",
+    "methods",
+    "Question",
+    "Questions",
+    "Episode",
+    "Turn",
+    "EvalSummary",
+    "Report",
+    "SleuthError",
+    "DataError",
+    "ModelError",
+    "MethodError",
+    "RunLockedError",
+    "BudgetExceeded",
+]
+
+PathLike = Union[str, "os.PathLike[str]"]
+Model = Union[str, Callable[..., Any], Any]
+
+
+def _setting(value: Any) -> str:
+    """A ``--set`` value as the CLI would receive it (``True`` -> ``true``)."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if value is None:
+        return "none"
+    return str(value)
+
+
+def _settings(settings: Dict[str, Any]) -> Dict[str, str]:
+    return {str(k): _setting(v) for k, v in settings.items()}
+
+
+def _cache(cache: Union[None, bool, PathLike]) -> tuple:
+    """``None``: the default; ``False``: no cache; a directory or redis:// URL."""
+    if cache is None or cache is True:
+        return None, False
+    if cache is False:
+        return None, True
+    return os.fspath(cache), False
+
+
+def _pandas():
+    try:
+        import pandas
+    except ImportError as e:  # pragma: no cover - depends on the environment
+        raise ImportError("this needs pandas: pip install pandas") from e
+    return pandas
+
+
+class Questions(list):
+    """Questions loaded by :func:`load`: a list of :class:`Question` that remembers
+    where it came from (so :func:`eval` can take it in place of a dataset name)."""
+
+    def __init__(
+        self,
+        items: Iterable[Question],
+        dataset: str,
+        path: str,
+        hops: Optional[int] = None,
+        limit: Optional[int] = None,
+        sample: Optional[int] = None,
+        seed: int = 0,
+    ) -> None:
+        super().__init__(items)
+        self.dataset = dataset
+        self.path = path
+        self.hops = hops
+        self.limit = limit
+        self.sample = sample
+        self.seed = seed
+
+    def to_pandas(self):
+        """One row per question: id, dataset, question, answer, answers, hops, kind,
+        paragraphs (count), gold_titles."""
+        pd = _pandas()
+        rows = [
+            {
+                "id": q.id,
+                "dataset": q.dataset,
+                "question": q.text,
+                "answer": q.answer,
+                "answers": q.answers,
+                "hops": q.hops,
+                "kind": q.kind,
+                "paragraphs": len(q.paragraphs),
+                "gold_titles": q.gold_titles,
+            }
+            for q in self
+        ]
+        columns = ["id", "dataset", "question", "answer", "answers", "hops", "kind", "paragraphs", "gold_titles"]
+        return pd.DataFrame(rows, columns=columns)
+
+    def __repr__(self) -> str:
+        sel = "".join(
+            f", {k}={v}" for k, v in (("hops", self.hops), ("limit", self.limit), ("sample", self.sample)) if v is not None
+        )
+        return f"Questions({len(self)} from {self.dataset} {self.path}{sel})"
+
+
+def load(
+    dataset: str,
+    path: Optional[PathLike] = None,
+    hops: Optional[int] = None,
+    limit: Optional[int] = None,
+    *,
+    sample: Optional[int] = None,
+    seed: int = 0,
+) -> Questions:
+    """Loads a benchmark file (``hotpotqa``, ``musique``, ``2wiki`` or ``jsonl``).
+
+    ``hops`` keeps questions with that many hops; then ``sample`` picks N at random
+    (seeded) or ``limit`` keeps the first N: the same questions ``sleuth eval`` selects.
+    Without ``path``, ``$SLEUTH_DATA`` names the file. Raises :class:`DataError` with
+    the file and line of a bad record.
+    """
+    if path is None:
+        env = os.environ.get("SLEUTH_DATA")
+        if not env:
+            raise DataError(
+                f"no path given for {dataset}: pass the benchmark file (path=...) or set SLEUTH_DATA"
+            )
+        path = env
+    path = os.fspath(path)
+    items = _native.load(dataset, path, hops, limit, sample, seed)
+    return Questions(items, dataset, path, hops, limit, sample, seed)
+
+
+class Turn:
+    """One turn of an episode: the model's response, the working memory it kept (its
+    merged ``state``: facts, hypotheses, questions), its actions and observations."""
+
+    def __init__(self, raw: Dict[str, Any]) -> None:
+        self.raw = raw
+        self.number: int = raw.get("number", 0)
+        self.response: str = raw.get("response", "")
+        self.memory: Optional[Dict[str, Any]] = raw.get("state") or raw.get("memory")
+        self.actions: List[Any] = raw.get("actions", [])
+        self.observations: List[Any] = raw.get("observations", [])
+        self.nudged: bool = raw.get("nudged", False)
+
+    def _memory_counts(self) -> str:
+        if not self.memory:
+            return ""
+        parts = [f"{k} {len(v)}" for k, v in self.memory.items() if isinstance(v, list)]
+        return " | " + ", ".join(parts) if parts else ""
+
+    def __repr__(self) -> str:
+        acts = "; ".join(_action_text(a) for a in self.actions) or "no action"
+        nudge = " (nudged)" if self.nudged else ""
+        return f"Turn {self.number}: {acts}{self._memory_counts()}{nudge}"
+
+
+def _action_text(action: Any) -> str:
+    """``{"tool": "search", "arg": "x"}`` as the protocol writes it: ``search[x]``."""
+    if isinstance(action, dict) and "tool" in action:
+        return f"{action['tool']}[{action.get('arg', '')}]"
+    return json.dumps(action)
+
+
+class Episode:
+    """One method on one question: the answer, the turns (with memory), calls, tokens
+    and scores. ``record`` is the run record (docs/records.md); every record field is
+    also an attribute (``episode.em``, ``episode.calls_by_kind``, ...)."""
+
+    def __init__(self, record: Dict[str, Any]) -> None:
+        self.record = record
+
+    def __getattr__(self, name: str) -> Any:
+        record = self.__dict__.get("record", {})
+        if name in record:
+            return record[name]
+        raise AttributeError(name)
+
+    @property
+    def turns(self) -> List[Turn]:
+        """The trace, one :class:`Turn` per turn (``record["turns"]`` is the count)."""
+        return [Turn(t) for t in self.record.get("trace", [])]
+
+    @property
+    def tokens(self) -> int:
+        return int(self.record.get("input_tokens", 0)) + int(self.record.get("output_tokens", 0))
+
+    def to_dict(self) -> Dict[str, Any]:
+        return dict(self.record)
+
+    def __repr__(self) -> str:
+        r = self.record
+        gold = r.get("gold") or []
+        score = f" (gold {gold[0]!r}, EM {r.get('em', 0):.0f}, F1 {r.get('f1', 0):.2f})" if gold and gold[0] else ""
+        head = (
+            f"Episode({r.get('method')} on {r.get('id')}: answer {r.get('answer')!r}{score}; "
+            f"{r.get('stop')} after {r.get('turns')} turns, {r.get('calls')} calls, "
+            f"{r.get('input_tokens')} in / {r.get('output_tokens')} out tokens"
+        )
+        if r.get("error"):
+            head += f"; error: {r['error']}"
+        lines = [head + ")"] + [f"  {t!r}" for t in self.turns]
+        return "\n".join(lines)
+
+
+def ask(
+    method: str,
+    question: Union[Question, str],
+    model: Model,
+    *,
+    paragraphs: Optional[Sequence[Dict[str, Any]]] = None,
+    model_name: Optional[str] = None,
+    cache: Union[None, bool, PathLike] = None,
+    max_cost: Optional[float] = None,
+    timeout: int = 120,
+    attempts: int = 6,
+    prompts: Optional[PathLike] = None,
+    **settings: Any,
+) -> Episode:
+    """Runs one method on one question and returns the :class:`Episode`.
+
+    ``question`` is a :class:`Question` (from :func:`load`, or built with your own
+    paragraphs), or a string together with ``paragraphs=[{"title", "text"}, ...]``.
+    Keyword arguments not listed are method settings (``turns=15``, ``nudge="none"``,
+    ``enforce=True``: ``sleuth methods NAME`` lists them). ``cache``: ``None`` uses the
+    CLI's default cache for a spec model and none for a callable, ``False`` none, a
+    directory or ``redis://`` URL that cache. A failed episode raises
+    :class:`ModelError` whose ``episode`` attribute holds the partial episode.
+    """
+    if isinstance(question, str):
+        if paragraphs is None:
+            raise DataError("ask: a question string needs paragraphs=[{'title': ..., 'text': ...}, ...]")
+        question = Question(question, list(paragraphs))
+    elif paragraphs is not None:
+        raise DataError("ask: paragraphs= is only for a question given as a string")
+    cache_dir, no_cache = _cache(cache)
+    text = _native.ask(
+        method,
+        question,
+        model,
+        settings=_settings(settings),
+        model_name=model_name,
+        cache=cache_dir,
+        no_cache=no_cache,
+        max_cost=max_cost,
+        timeout=timeout,
+        attempts=attempts,
+        prompts=os.fspath(prompts) if prompts is not None else None,
+    )
+    episode = Episode(json.loads(text))
+    if episode.record.get("error"):
+        err = ModelError(episode.record["error"])
+        err.episode = episode  # type: ignore[attr-defined]
+        raise err
+    return episode
+
+
+class EvalSummary(dict):
+    """What :func:`eval` did: ``planned``, ``skipped`` (already recorded),
+    ``skipped_errors``, ``written``, ``errors``, ``first_error``, ``halted``,
+    ``records`` (the records file), ``dir``, and the model totals ``calls``,
+    ``retries``, ``cache_hits``, ``input_tokens``, ``output_tokens``, ``cost_usd``."""
+
+    def __getattr__(self, name: str) -> Any:
+        try:
+            return self[name]
+        except KeyError as e:
+            raise AttributeError(name) from e
+
+    def __repr__(self) -> str:
+        return (
+            f"EvalSummary({self['written']} records written to {self['records']} "
+            f"({self['errors']} with errors); {self['skipped']} already there "
+            f"({self['skipped_errors']} with errors); model calls {self['calls']}, "
+            f"tokens {self['input_tokens']} in / {self['output_tokens']} out, billed ${self['cost_usd']:.4f})"
+        )
+
+
+def eval(  # noqa: A001 - the CLI's verb
+    dataset: Union[str, Questions],
+    path: Optional[PathLike] = None,
+    *,
+    methods: Union[str, Sequence[str]],
+    model: Model,
+    out: PathLike,
+    hops: Optional[int] = None,
+    limit: Optional[int] = None,
+    sample: Optional[int] = None,
+    seed: int = 0,
+    concurrency: int = 4,
+    retry_errors: bool = False,
+    model_name: Optional[str] = None,
+    cache: Union[None, bool, PathLike] = None,
+    max_cost: Optional[float] = None,
+    timeout: int = 120,
+    attempts: int = 6,
+    rpm: Optional[float] = None,
+    tpm: Optional[float] = None,
+    prices: Optional[PathLike] = None,
+    prompts: Optional[PathLike] = None,
+    index: Optional[PathLike] = None,
+    corpus_reads: int = 6,
+    settings: Optional[Dict[str, Any]] = None,
+    **more_settings: Any,
+) -> EvalSummary:
+    """``sleuth eval`` from Python: every method on every selected question, one record
+    per line in ``out/records.jsonl``. Rerunning on the same ``out`` resumes (records
+    already there are skipped; error records are rerun only with ``retry_errors``).
+
+    ``dataset`` is a benchmark name (with ``path``, ``hops``, ``limit``, ``sample``,
+    ``seed``) or the :class:`Questions` returned by :func:`load`. Method settings come
+    as ``settings={...}`` or extra keyword arguments. ``index`` switches to the
+    open-corpus setting (a ``sleuth index build`` directory). The GIL is released
+    while it runs; Ctrl-C stops it (what was recorded stays).
+
+    Raises :class:`BudgetExceeded` when ``max_cost`` stopped it, and
+    :class:`SleuthError` when every question failed; both carry ``summary``.
+    """
+    if isinstance(dataset, Questions):
+        if path is not None or hops is not None or limit is not None or sample is not None:
+            raise SleuthError("eval: give either Questions from load(), or dataset with path/hops/limit/sample")
+        name, path, hops, limit, sample, seed = (
+            dataset.dataset, dataset.path, dataset.hops, dataset.limit, dataset.sample, dataset.seed,
+        )
+    else:
+        name = dataset
+        if path is None:
+            path = os.environ.get("SLEUTH_DATA")
+            if not path:
+                raise DataError(f"no path given for {name}: pass the benchmark file (path=...) or set SLEUTH_DATA")
+    if isinstance(methods, str):
+        methods = methods.split(",")
+    all_settings = dict(settings or {})
+    all_settings.update(more_settings)
+    cache_dir, no_cache = _cache(cache)
+    text = _native.eval(
+        name,
+        os.fspath(path),
+        list(methods),
+        model,
+        os.fspath(out),
+        settings=_settings(all_settings),
+        hops=hops,
+        limit=limit,
+        sample=sample,
+        seed=seed,
+        concurrency=concurrency,
+        retry_errors=retry_errors,
+        model_name=model_name,
+        cache=cache_dir,
+        no_cache=no_cache,
+        max_cost=max_cost,
+        timeout=timeout,
+        attempts=attempts,
+        rpm=rpm,
+        tpm=tpm,
+        prices=os.fspath(prices) if prices is not None else None,
+        prompts=os.fspath(prompts) if prompts is not None else None,
+        index=os.fspath(index) if index is not None else None,
+        corpus_reads=corpus_reads,
+    )
+    summary = EvalSummary(json.loads(text))
+    _check(summary)
+    return summary
+
+
+def _check(s: EvalSummary) -> None:
+    """The CLI's exit rules: a budget halt and an all-error run are failures."""
+    if s["halted"]:
+        err: SleuthError = BudgetExceeded(
+            f"stopped before exceeding the cost budget ({s['halted']}); rerun with a larger --max-cost to continue"
+        )
+        err.summary = s  # type: ignore[attr-defined]
+        raise err
+    first = s["first_error"] or ""
+    all_failed = s["errors"] == s["written"] and s["skipped_errors"] == s["skipped"]
+    message = None
+    if s["written"] > 0 and all_failed:
+        message = (
+            f"every question failed (first error: {first}); check the model endpoint and key, "
+            "then rerun with --retry-errors"
+        )
+    elif s["written"] == 0 and s["skipped"] > 0 and all_failed:
+        message = (
+            f"nothing ran: all {s['skipped']} selected records in {s['dir']} ended in errors "
+            f"(first error: {first}); rerun with --retry-errors to run them again"
+        )
+    if message:
+        err = SleuthError(message)
+        err.summary = s  # type: ignore[attr-defined]
+        raise err
+
+
+def record_fields() -> List[str]:
+    """The top-level fields of a run record, in file order (docs/records.md)."""
+    return list(_native.record_fields())
+
+
+def records(run: PathLike):
+    """The records of a run directory (or a ``records.jsonl``) as a pandas DataFrame,
+    one row per record and one column per documented field (docs/records.md);
+    ``trace``, ``outputs``, ``settings`` stay Python objects in their cells."""
+    pd = _pandas()
+    rows = json.loads(_native.records(os.fspath(run)))
+    return pd.DataFrame.from_records(rows, columns=record_fields())
+
+
+class Report:
+    """``sleuth report`` as objects: ``tables`` (name -> DataFrame), ``titles``
+    (name -> title), ``markdown`` (what the CLI prints), ``warnings``, ``files``
+    (tables, report.json/md and SVG figures written to ``out``), ``figures`` (the SVG
+    paths among them) and ``html`` (trace viewers written)."""
+
+    def __init__(self, raw: Dict[str, Any]) -> None:
+        pd = _pandas()
+        self.tables = {t["name"]: pd.DataFrame(t["rows"], columns=t["columns"]) for t in raw["tables"]}
+        self.titles = {t["name"]: t["title"] for t in raw["tables"]}
+        self.markdown: str = raw["markdown"]
+        self.warnings: List[str] = raw["warnings"]
+        self.files: List[Path] = [Path(p) for p in raw["files"]]
+        self.figures: List[Path] = [p for p in self.files if p.suffix == ".svg"]
+        self.html: List[Path] = [Path(p) for p in raw["html"]]
+
+    def __getitem__(self, name: str):
+        return self.tables[name]
+
+    def __repr__(self) -> str:
+        return self.markdown
+
+    def _repr_markdown_(self) -> str:
+        return self.markdown
+
+
+def report(
+    runs: Union[PathLike, Sequence[PathLike]],
+    *,
+    baseline: Optional[str] = None,
+    out: Optional[PathLike] = None,
+    html: bool = False,
+    cohort: Optional[int] = None,
+    seed: Optional[int] = None,
+    resamples: Optional[int] = None,
+) -> Report:
+    """``sleuth report`` from Python: the per-method tables (and paired comparisons
+    with ``baseline``) as DataFrames. ``out`` also writes CSV/JSON tables, report.json
+    and SVG figures there; ``html`` writes a trace viewer per run (into ``out``, else
+    the run directory). Reads records only; never calls a model."""
+    if isinstance(runs, (str, os.PathLike)):
+        runs = [runs]
+    kwargs: Dict[str, Any] = {"baseline": baseline, "html": html, "cohort": cohort}
+    if out is not None:
+        kwargs["out"] = os.fspath(out)
+    if seed is not None:
+        kwargs["seed"] = seed
+    if resamples is not None:
+        kwargs["resamples"] = resamples
+    return Report(json.loads(_native.report([os.fspath(r) for r in runs], **kwargs)))
+
+
+def methods():
+    """The methods (``sleuth methods``): a list of dicts with ``name``, ``setting``,
+    ``corpus``, ``summary`` and ``reads`` (the settings each reads)."""
+    return json.loads(_native.methods())

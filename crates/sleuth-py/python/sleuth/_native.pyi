@@ -1,0 +1,108 @@
+"""Type stubs of the native module (the Rust library, built by maturin)."""
+
+from typing import Any, Dict, List, Optional
+
+__version__: str
+
+class SleuthError(Exception): ...
+class DataError(SleuthError): ...
+class ModelError(SleuthError): ...
+class MethodError(SleuthError): ...
+class RunLockedError(SleuthError): ...
+class BudgetExceeded(SleuthError): ...
+
+class Question:
+    """A multi-hop question with its gold answers and its paragraph pool."""
+
+    def __init__(
+        self,
+        text: str,
+        paragraphs: List[Dict[str, Any]],
+        *,
+        id: str = "ask",
+        answers: Optional[List[str]] = None,
+        supporting: Optional[List[str]] = None,
+        hops: Optional[int] = None,
+        kind: Optional[str] = None,
+    ) -> None: ...
+    @property
+    def id(self) -> str: ...
+    @property
+    def dataset(self) -> str: ...
+    @property
+    def text(self) -> str: ...
+    @property
+    def answer(self) -> str: ...
+    @property
+    def answers(self) -> List[str]: ...
+    @property
+    def hops(self) -> Optional[int]: ...
+    @property
+    def kind(self) -> Optional[str]: ...
+    @property
+    def gold_titles(self) -> List[str]: ...
+    @property
+    def paragraphs(self) -> List[Dict[str, Any]]: ...
+
+def load(
+    dataset: str,
+    path: str,
+    hops: Optional[int] = None,
+    limit: Optional[int] = None,
+    sample: Optional[int] = None,
+    seed: int = 0,
+) -> List[Question]: ...
+def ask(
+    method: str,
+    question: Question,
+    model: Any,
+    *,
+    settings: Dict[str, str],
+    model_name: Optional[str] = None,
+    cache: Optional[str] = None,
+    no_cache: bool = False,
+    max_cost: Optional[float] = None,
+    timeout: int = 120,
+    attempts: int = 6,
+    prompts: Optional[str] = None,
+) -> str: ...
+def eval(
+    dataset: str,
+    path: str,
+    methods: List[str],
+    model: Any,
+    out: str,
+    *,
+    settings: Dict[str, str],
+    hops: Optional[int] = None,
+    limit: Optional[int] = None,
+    sample: Optional[int] = None,
+    seed: int = 0,
+    concurrency: int = 4,
+    retry_errors: bool = False,
+    model_name: Optional[str] = None,
+    cache: Optional[str] = None,
+    no_cache: bool = False,
+    max_cost: Optional[float] = None,
+    timeout: int = 120,
+    attempts: int = 6,
+    rpm: Optional[float] = None,
+    tpm: Optional[float] = None,
+    prices: Optional[str] = None,
+    prompts: Optional[str] = None,
+    index: Optional[str] = None,
+    corpus_reads: int = 6,
+) -> str: ...
+def methods() -> str: ...
+def records(run: str) -> str: ...
+def record_fields() -> List[str]: ...
+def report(
+    runs: List[str],
+    *,
+    baseline: Optional[str] = None,
+    out: Optional[str] = None,
+    html: bool = False,
+    cohort: Optional[int] = None,
+    seed: int = ...,
+    resamples: int = ...,
+) -> str: ...

@@ -1,0 +1,81 @@
+//! Python exceptions carrying the CLI's one-line messages.
+//!
+//! One base class, `SleuthError`, so a notebook can catch everything sleuth raises;
+//! subclasses say which layer refused (bad data, a model that cannot be opened or
+//! failed, a method or setting that does not exist, a run directory in use, a budget).
+
+use pyo3::create_exception;
+use pyo3::exceptions::PyException;
+use pyo3::prelude::*;
+
+create_exception!(
+    _native,
+    SleuthError,
+    PyException,
+    "Base class of every error sleuth raises; the message is the CLI's one-line message."
+);
+create_exception!(
+    _native,
+    DataError,
+    SleuthError,
+    "A benchmark or run file could not be read (the message names file and line)."
+);
+create_exception!(
+    _native,
+    ModelError,
+    SleuthError,
+    "A model could not be opened, or a call to it failed."
+);
+create_exception!(
+    _native,
+    MethodError,
+    SleuthError,
+    "An unknown method or setting, or a setting value it does not accept."
+);
+create_exception!(
+    _native,
+    RunLockedError,
+    SleuthError,
+    "Another sleuth process is writing this run directory."
+);
+create_exception!(
+    _native,
+    BudgetExceeded,
+    SleuthError,
+    "The run stopped before its billed cost would pass max_cost."
+);
+
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    let py = m.py();
+    m.add("SleuthError", py.get_type::<SleuthError>())?;
+    m.add("DataError", py.get_type::<DataError>())?;
+    m.add("ModelError", py.get_type::<ModelError>())?;
+    m.add("MethodError", py.get_type::<MethodError>())?;
+    m.add("RunLockedError", py.get_type::<RunLockedError>())?;
+    m.add("BudgetExceeded", py.get_type::<BudgetExceeded>())?;
+    Ok(())
+}
+
+/// A library error as the matching Python exception, with the same message.
+pub fn to_py(e: sleuth::Error) -> PyErr {
+    let message = e.to_string();
+    match e {
+        sleuth::Error::Data(_) | sleuth::Error::Index(_) => DataError::new_err(message),
+        sleuth::Error::Llm(_) => ModelError::new_err(message),
+        sleuth::Error::Agent(_) => ModelError::new_err(message),
+        sleuth::Error::RunLocked { .. } => RunLockedError::new_err(message),
+        sleuth::Error::Io { .. } | sleuth::Error::Invalid(_) => SleuthError::new_err(message),
+    }
+}
+
+pub fn data(e: sleuth::data::DataError) -> PyErr {
+    DataError::new_err(e.to_string())
+}
+
+pub fn model(e: sleuth::llm::LlmError) -> PyErr {
+    ModelError::new_err(e.to_string())
+}
+
+pub fn method(message: impl std::fmt::Display) -> PyErr {
+    MethodError::new_err(message.to_string())
+}

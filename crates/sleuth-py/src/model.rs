@@ -1,0 +1,258 @@
+//! The model argument: a model spec string (the CLI's `--model`), or a Python callable
+//! used as a `ChatModel`.
+//!
+//! A callable is `f(messages, **kw) -> str` or an object with `complete(messages, **kw)`
+//! (a `transformers` pipeline wrapper, vLLM's offline `LLM`, a DSPy `LM`, ...). It is
+//! called with the GIL on a blocking thread, so the async runner never stalls on it and
+//! concurrent episodes take turns at the interpreter. Whatever it raises becomes a
+//! non-retryable model error, which the runner records on that question exactly like a
+//! provider's error; the run goes on.
+
+use crate::errors;
+use async_trait::async_trait;
+use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyList};
+use sleuth::llm::{
+    open_stack, stack_with, CacheSpec, ChatModel, ChatRequest, ChatResponse, CostBudget, LlmError,
+    ModelOptions, ModelSpec, ModelStack, OutputConstraint, PriceTable, RateLimit, Usage,
+};
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// A Python callable as a chat model.
+pub struct PyModel {
+    name: String,
+    target: Arc<Py<PyAny>>,
+}
+
+impl PyModel {
+    /// `model` itself when it is callable, else its `complete` method.
+    pub fn new(model: &Bound<'_, PyAny>, name: Option<String>) -> PyResult<PyModel> {
+        let target = if model.hasattr("complete")? {
+            model.getattr("complete")?
+        } else if model.is_callable() {
+            model.clone()
+        } else {
+            return Err(errors::ModelError::new_err(format!(
+                "model must be a spec string (openai:MODEL, scripted:FILE, ...), a callable, or an object with complete(messages, **kw); got {}",
+                model.get_type().name()?
+            )));
+        };
+        let name = match name {
+            Some(n) => n,
+            None => format!("python:{}", default_name(model)?),
+        };
+        Ok(PyModel {
+            name,
+            target: Arc::new(target.unbind()),
+        })
+    }
+}
+
+/// The callable's `__name__` (a function, `<lambda>`) or its class name (an object).
+fn default_name(model: &Bound<'_, PyAny>) -> PyResult<String> {
+    if let Ok(n) = model.getattr("__name__") {
+        if let Ok(s) = n.extract::<String>() {
+            return Ok(s);
+        }
+    }
+    Ok(model.get_type().name()?.to_string())
+}
+
+/// A crude but deterministic token count (whitespace words) for callables that return
+/// text only, so usage is never zero (the scripted model counts the same way).
+fn approx_tokens(text: &str) -> u64 {
+    text.split_whitespace().count() as u64
+}
+
+fn call(
+    py: Python<'_>,
+    target: &Py<PyAny>,
+    name: &str,
+    request: &ChatRequest,
+) -> PyResult<ChatResponse> {
+    let messages = PyList::empty(py);
+    for m in &request.messages {
+        let d = PyDict::new(py);
+        let role = serde_json::to_value(m.role).expect("roles serialize");
+        d.set_item("role", role.as_str().unwrap_or("user"))?;
+        d.set_item("content", &m.content)?;
+        messages.append(d)?;
+    }
+    let kw = PyDict::new(py);
+    kw.set_item("temperature", request.temperature)?;
+    kw.set_item("max_tokens", request.max_tokens)?;
+    kw.set_item("stop", request.stop.clone())?;
+    match &request.constraint {
+        Some(OutputConstraint::Grammar(g)) => kw.set_item("grammar", g)?,
+        Some(OutputConstraint::JsonSchema(s)) => {
+            let json = py.import("json")?;
+            kw.set_item("json_schema", json.call_method1("loads", (s.to_string(),))?)?
+        }
+        None => {}
+    }
+    if request.sample_index > 0 {
+        kw.set_item("sample_index", request.sample_index)?;
+    }
+    let out = target.bind(py).call((messages,), Some(&kw))?;
+    let input: u64 = request
+        .messages
+        .iter()
+        .map(|m| approx_tokens(&m.content))
+        .sum();
+    if let Ok(text) = out.extract::<String>() {
+        let usage = Usage {
+            input_tokens: input,
+            output_tokens: approx_tokens(&text),
+            ..Usage::default()
+        };
+        return Ok(ChatResponse::new(text, usage));
+    }
+    // DSPy's `LM` and similar return a list of completions: the first is the reply.
+    if let Ok(texts) = out.extract::<Vec<String>>() {
+        if let Some(text) = texts.into_iter().next() {
+            let usage = Usage {
+                input_tokens: input,
+                output_tokens: approx_tokens(&text),
+                ..Usage::default()
+            };
+            return Ok(ChatResponse::new(text, usage));
+        }
+    }
+    if let Ok(d) = out.downcast::<PyDict>() {
+        if let Some(text) = d.get_item("text")? {
+            let text: String = text.extract()?;
+            let count = |key: &str, default: u64| -> PyResult<u64> {
+                match d.get_item(key)? {
+                    Some(v) if !v.is_none() => v.extract(),
+                    _ => Ok(default),
+                }
+            };
+            let usage = Usage {
+                input_tokens: count("input_tokens", input)?,
+                output_tokens: count("output_tokens", approx_tokens(&text))?,
+                cached_input_tokens: count("cached_input_tokens", 0)?,
+                cache_write_tokens: 0,
+            };
+            return Ok(ChatResponse::new(text, usage));
+        }
+    }
+    Err(pyo3::exceptions::PyTypeError::new_err(format!(
+        "{name} returned {}, expected a str, a list of str, or a dict with \"text\"",
+        out.get_type().name()?
+    )))
+}
+
+#[async_trait]
+impl ChatModel for PyModel {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    async fn complete(&self, request: &ChatRequest) -> Result<ChatResponse, LlmError> {
+        let target = self.target.clone();
+        let name = self.name.clone();
+        let request = request.clone();
+        tokio::task::spawn_blocking(move || {
+            Python::with_gil(|py| {
+                call(py, &target, &name, &request)
+                    .map_err(|e| LlmError::Config(format!("{name} raised {e}")))
+            })
+        })
+        .await
+        .map_err(|e| LlmError::Config(format!("{}: the call did not finish: {e}", self.name)))?
+    }
+}
+
+/// The CLI's model options (`--cache`, `--max-cost`, `--rpm`, ...), as keyword arguments.
+#[derive(Debug, Clone, Default)]
+pub struct ModelArgs {
+    /// `None`: the CLI's default cache for a spec, none for a callable; `Some("")` or
+    /// `no_cache`: none.
+    pub cache: Option<String>,
+    pub no_cache: bool,
+    pub max_cost: Option<f64>,
+    pub timeout: u64,
+    pub attempts: u32,
+    pub rpm: Option<f64>,
+    pub tpm: Option<f64>,
+    pub prices: Option<PathBuf>,
+}
+
+impl ModelArgs {
+    fn options(&self, callable: bool) -> PyResult<ModelOptions> {
+        let mut opts = ModelOptions {
+            timeout: Duration::from_secs(self.timeout.max(1)),
+            ..ModelOptions::default()
+        };
+        opts.retry.max_attempts = self.attempts.max(1);
+        opts.cache = match (&self.cache, self.no_cache) {
+            (_, true) => None,
+            (Some(c), _) if c.is_empty() => None,
+            (Some(c), _) => {
+                Some(CacheSpec::parse(c).map_err(|e| errors::ModelError::new_err(e.to_string()))?)
+            }
+            // A Python function's replies can change with its code while its name
+            // stays: never cache it unless asked to.
+            (None, _) if callable => None,
+            (None, _) => Some(CacheSpec::Sqlite(default_cache_dir()?)),
+        };
+        if let Some(path) = &self.prices {
+            opts.prices = Arc::new(PriceTable::defaults_with_file(path).map_err(errors::model)?);
+        }
+        if let Some(limit) = self.max_cost {
+            if limit.is_nan() || limit <= 0.0 {
+                return Err(errors::ModelError::new_err(
+                    "max_cost must be positive (USD)",
+                ));
+            }
+            opts.budget = Some(CostBudget::new(limit));
+        }
+        if self.rpm.is_some() || self.tpm.is_some() {
+            opts.rate_limit = Some(RateLimit {
+                requests_per_minute: self.rpm,
+                tokens_per_minute: self.tpm,
+            });
+        }
+        Ok(opts)
+    }
+}
+
+/// `$XDG_CACHE_HOME/sleuth/responses`, else `~/.cache/sleuth/responses` (as the CLI).
+fn default_cache_dir() -> PyResult<PathBuf> {
+    let base = std::env::var_os("XDG_CACHE_HOME")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))
+        .ok_or_else(|| {
+            errors::ModelError::new_err("no cache directory: set --cache DIR or --no-cache")
+        })?;
+    Ok(base.join("sleuth").join("responses"))
+}
+
+/// An opened model: its stack and the name records carry.
+pub struct Opened {
+    pub stack: ModelStack,
+    pub name: String,
+}
+
+/// Opens `model` (a spec string or a Python callable) with the middleware `args` ask for.
+pub fn open(model: &Bound<'_, PyAny>, name: Option<String>, args: &ModelArgs) -> PyResult<Opened> {
+    if let Ok(spec_text) = model.extract::<String>() {
+        let spec = ModelSpec::parse(&spec_text).map_err(errors::model)?;
+        if !spec.is_core() {
+            return Err(errors::ModelError::new_err(format!(
+                "`{spec}` is the embedded llama.cpp model, which the Python package does not include; serve it with llama.cpp's server and use openai-compat:, or pass a Python callable"
+            )));
+        }
+        let stack = open_stack(&spec, &args.options(false)?).map_err(errors::model)?;
+        return Ok(Opened {
+            stack,
+            name: name.unwrap_or(spec_text),
+        });
+    }
+    let provider = PyModel::new(model, name)?;
+    let name = provider.name.clone();
+    let stack = stack_with(Arc::new(provider), &args.options(true)?).map_err(errors::model)?;
+    Ok(Opened { stack, name })
+}

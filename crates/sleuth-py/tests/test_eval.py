@@ -1,0 +1,147 @@
+"""`sleuth.eval` (resume, errors recorded, the GIL released), `sleuth.records` (the
+documented schema) and `sleuth.report`."""
+
+import json
+import re
+import threading
+import time
+
+import pytest
+
+import sleuth
+from models import CountySeatReader, searcher
+
+
+def documented_fields(repo):
+    """The first-column names of docs/records.md's "Top-level fields" table."""
+    text = (repo / "docs" / "records.md").read_text()
+    section = text.split("## Top-level fields", 1)[1].split("\n## ", 1)[0]
+    fields = []
+    for line in section.splitlines():
+        if line.startswith("| `"):
+            first = line.split("|")[1]
+            fields += re.findall(r"`([a-z0-9_]+)`", first)
+    return fields
+
+
+def test_eval_resumes_and_records_match_the_documented_schema(musique, tmp_path, repo):
+    out = tmp_path / "run"
+    first = sleuth.eval("musique", musique, methods="react,sleuth", model=searcher, out=out, limit=2, turns=3)
+    assert (first.planned, first.written, first.skipped, first.errors) == (4, 4, 0, 0)
+    assert first.calls == 4 * 3
+    # A larger selection on the same directory runs only what is missing.
+    qs = sleuth.load("musique", musique, limit=3)
+    second = sleuth.eval(qs, methods=["react", "sleuth"], model=searcher, out=out, turns=3)
+    assert (second.planned, second.written, second.skipped) == (6, 2, 4)
+    third = sleuth.eval(qs, methods=["react", "sleuth"], model=searcher, out=out, turns=3)
+    assert (third.written, third.skipped, third.calls) == (0, 6, 0)
+    run = json.loads((out / "run.json").read_text())
+    assert run["model"] == "python:searcher" and run["method_settings"]["react"]["turns"] == "3"
+
+    df = sleuth.records(out)
+    assert len(df) == 6
+    assert set(df.columns) == set(documented_fields(repo)) and len(df.columns) == len(set(df.columns))
+    assert list(df.columns) == sleuth.record_fields()
+    assert (df["stop"] == "timeout").all() and (df["turns"] == 3).all()
+    assert sorted(df["method"].unique()) == ["react", "sleuth"] and df["id"].nunique() == 3
+    # A resumed run must match the first one's settings, as on the command line.
+    with pytest.raises(sleuth.SleuthError, match="holds a different run"):
+        sleuth.eval(qs, methods="react", model=searcher, out=out, turns=4)
+
+
+def test_an_exception_in_the_callable_is_recorded_and_the_run_goes_on(musique, tmp_path):
+    qs = sleuth.load("musique", musique, hops=2, limit=3)
+    victim = qs[1]
+    reader = CountySeatReader()
+
+    def flaky(messages, **kw):
+        if victim.text in messages[-1]["content"] or any(victim.text in m["content"] for m in messages):
+            raise RuntimeError("out of memory on question two")
+        return reader.complete(messages, **kw)
+
+    summary = sleuth.eval(qs, methods="react", model=flaky, out=tmp_path / "run", turns=4)
+    assert (summary.written, summary.errors) == (3, 1)
+    assert "RuntimeError: out of memory on question two" in summary.first_error
+    df = sleuth.records(tmp_path / "run").set_index("id")
+    assert df.loc[victim.id, "stop"] == "error"
+    assert df.loc[victim.id, "error"] == "model call failed: python:flaky raised RuntimeError: out of memory on question two"
+    others = df.drop(victim.id)
+    assert others["error"].isna().all() and (others["stop"] != "error").all()
+    # The reader answers the Van Hook question (the first 2-hop one).
+    assert df.loc["2hop__574419_270105", "answer"] == "Stanley"
+    # A rerun skips the error record unless asked to retry it.
+    again = sleuth.eval(qs, methods="react", model=flaky, out=tmp_path / "run", turns=4)
+    assert (again.written, again.skipped_errors) == (0, 1)
+
+
+def test_every_question_failing_raises_like_the_cli(musique, tmp_path):
+    def down(messages, **kw):
+        raise ConnectionError("no server")
+
+    with pytest.raises(sleuth.SleuthError, match=r"^every question failed \(first error: model call failed: python:down raised ConnectionError: no server\)") as info:
+        sleuth.eval("musique", musique, methods="react", model=down, out=tmp_path / "r", limit=2)
+    assert info.value.summary["errors"] == 2
+
+
+def test_the_gil_is_released_while_eval_runs(musique, tmp_path):
+    """A rate-limited Rust scripted model makes eval wait in Rust: a Python thread
+    counting meanwhile must keep running (it would stall if eval held the GIL)."""
+    script = tmp_path / "replies.json"
+    script.write_text(json.dumps(["Thought: look.\nAction: search[county seat]"]))
+    counted = []
+    stop = threading.Event()
+
+    def count():
+        n = 0
+        while not stop.is_set():
+            n += 1
+        counted.append(n)
+
+    # Warm up: what the thread counts per second with nothing else running.
+    t = threading.Thread(target=count)
+    start = time.perf_counter()
+    t.start()
+    time.sleep(0.3)
+    stop.set()
+    t.join()
+    idle_rate = counted[0] / (time.perf_counter() - start)
+
+    stop.clear()
+    t = threading.Thread(target=count)
+    t.start()
+    start = time.perf_counter()
+    summary = sleuth.eval(
+        "musique", musique, methods="react", model=f"scripted:{script}", out=tmp_path / "run",
+        limit=3, turns=8, rpm=600, cache=False, concurrency=1,
+    )
+    took = time.perf_counter() - start
+    stop.set()
+    t.join()
+    # 600 a minute: a burst of 10 calls, then one every 100 ms.
+    assert summary.calls == 24 and took > 1.0, took
+    # Most of the thread's idle speed was kept while eval ran.
+    assert counted[1] / took > 0.3 * idle_rate, (counted[1], took, idle_rate)
+
+
+def test_report_gives_tables_figures_and_html(musique, tmp_path):
+    run = tmp_path / "run"
+    sleuth.eval("musique", musique, methods="react,sleuth", model=CountySeatReader(), out=run, hops=2, limit=3, turns=4)
+    rep = sleuth.report(run, baseline="react", out=tmp_path / "report", html=True)
+    summary = rep.tables["summary"]
+    assert len(summary) == 2 and set(summary.iloc[:, 0]) == {"react", "sleuth"}
+    # Tidy columns (snake_case, one value per cell), as `report --out` writes CSV.
+    assert "em" in summary.columns and rep.titles["summary"] == "Accuracy and cost per method"
+    # sleuth paired against the baseline.
+    assert len(rep["comparison"]) == 1
+    assert rep.figures and all(p.suffix == ".svg" for p in rep.figures)
+    assert rep.files and all(p.exists() for p in rep.files)
+    assert any(p.name == "report.json" for p in rep.files)
+    assert rep.html == [tmp_path / "report" / "trace.html"] and rep.html[0].exists()
+    assert "react" in repr(rep)
+    with pytest.raises(sleuth.MethodError, match="baseline `nope` has no records"):
+        sleuth.report(run, baseline="nope")
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(sleuth.SleuthError, match="empty: no records.jsonl found"):
+        sleuth.report(tmp_path / "empty")
+    with pytest.raises(sleuth.SleuthError, match="missing: no such file or directory"):
+        sleuth.report(tmp_path / "missing")

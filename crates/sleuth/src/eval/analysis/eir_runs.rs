@@ -1,0 +1,258 @@
+//! The EIR paper's analyses of what happened inside the recorded runs (App. F.4, H.4):
+//! the final call against the trajectory's own answer, additional retrieval, calls after
+//! the annotated support was read, and rejected actions with their denominators.
+
+use super::load::{Arm, ArmKey};
+use crate::data::Dataset;
+use crate::eval::metrics::answer::score_answer;
+use crate::eval::RunRecord;
+use crate::methods::{CallKind, Turn};
+use serde::Serialize;
+use std::collections::BTreeMap;
+
+/// Official (EM, F1) of `answer` for `r`'s question; an absent answer scores 0.
+fn score(r: &RunRecord, answer: Option<&str>) -> (f64, f64) {
+    let (Some(a), Ok(d)) = (answer, r.dataset.parse::<Dataset>()) else {
+        return (0.0, 0.0);
+    };
+    let s = score_answer(d, a, &r.gold);
+    (s.em, s.f1)
+}
+
+fn mean(v: impl Iterator<Item = f64>) -> f64 {
+    let (sum, n) = v.fold((0.0, 0usize), |(s, n), x| (s + x, n + 1));
+    if n == 0 {
+        0.0
+    } else {
+        sum / n as f64
+    }
+}
+
+/// App. H.4 "Effect of EIR's final answer call": on runs whose trajectory submitted an
+/// answer, that answer's scores against the final call's. Forced endings (no
+/// submission) are counted and left out.
+#[derive(Debug, Clone, Serialize)]
+pub struct FinalVsRetrieval {
+    pub arm: ArmKey,
+    /// Runs with an accepted submission during retrieval.
+    pub n: usize,
+    pub forced_endings: usize,
+    pub f1_retrieval: f64,
+    pub f1_final: f64,
+    /// Questions whose EM the final call gained, and lost.
+    pub em_gained: usize,
+    pub em_lost: usize,
+}
+
+pub fn final_vs_retrieval(arm: &Arm) -> Option<FinalVsRetrieval> {
+    let finals: Vec<(&RunRecord, Option<&str>)> = arm
+        .records
+        .iter()
+        .filter_map(|r| {
+            let f = r.outputs.final_call.as_ref()?;
+            Some((r, f.retrieval_answer.as_deref()))
+        })
+        .collect();
+    if finals.is_empty() {
+        return None;
+    }
+    let submitted: Vec<(&RunRecord, (f64, f64))> = finals
+        .iter()
+        .filter_map(|(r, a)| a.map(|a| (*r, score(r, Some(a)))))
+        .collect();
+    Some(FinalVsRetrieval {
+        arm: arm.key.clone(),
+        n: submitted.len(),
+        forced_endings: finals.len() - submitted.len(),
+        f1_retrieval: 100.0 * mean(submitted.iter().map(|(_, s)| s.1)),
+        f1_final: 100.0 * mean(submitted.iter().map(|(r, _)| r.f1)),
+        em_gained: submitted.iter().filter(|(r, s)| r.em > s.0).count(),
+        em_lost: submitted.iter().filter(|(r, s)| r.em < s.0).count(),
+    })
+}
+
+/// App. F.4 / Table 17: the additional-retrieval control on every question.
+#[derive(Debug, Clone, Serialize)]
+pub struct MoreReads {
+    pub arm: ArmKey,
+    pub n: usize,
+    /// % of questions for which the model asked to read more.
+    pub requested: f64,
+    /// % of questions where at least one extra paragraph was read (the final call ran again).
+    pub read: f64,
+    pub em_before: f64,
+    pub em_after: f64,
+    pub f1_before: f64,
+    pub f1_after: f64,
+    /// Non-exact answers made exact, and exact answers lost.
+    pub gained: usize,
+    pub lost: usize,
+}
+
+pub fn more_reads(arm: &Arm) -> Option<MoreReads> {
+    let runs: Vec<(&RunRecord, &crate::methods::outputs::ExtraReads)> = arm
+        .records
+        .iter()
+        .filter_map(|r| Some((r, r.outputs.final_call.as_ref()?.extra_reads.as_ref()?)))
+        .collect();
+    if runs.is_empty() {
+        return None;
+    }
+    let n = runs.len() as f64;
+    let before: Vec<(f64, f64)> = runs
+        .iter()
+        .map(|(r, x)| score(r, x.answer_before.as_deref()))
+        .collect();
+    let pct = |k: usize| 100.0 * k as f64 / n;
+    Some(MoreReads {
+        arm: arm.key.clone(),
+        n: runs.len(),
+        requested: pct(runs.iter().filter(|(_, x)| !x.requested.is_empty()).count()),
+        read: pct(runs.iter().filter(|(_, x)| !x.read.is_empty()).count()),
+        em_before: 100.0 * mean(before.iter().map(|s| s.0)),
+        em_after: 100.0 * mean(runs.iter().map(|(r, _)| r.em)),
+        f1_before: 100.0 * mean(before.iter().map(|s| s.1)),
+        f1_after: 100.0 * mean(runs.iter().map(|(r, _)| r.f1)),
+        gained: runs
+            .iter()
+            .zip(&before)
+            .filter(|((r, _), b)| r.em > b.0)
+            .count(),
+        lost: runs
+            .iter()
+            .zip(&before)
+            .filter(|((r, _), b)| r.em < b.0)
+            .count(),
+    })
+}
+
+/// App. H.4 / Table 21: calls made after every annotated paragraph was first read (the
+/// read that completes it excluded). Agentic SSR is not covered, as in the paper.
+#[derive(Debug, Clone, Serialize)]
+pub struct AfterSupport {
+    pub arm: ArmKey,
+    /// Runs in which a trajectory (for Reflexion: at least one trial) read every
+    /// annotated paragraph.
+    pub questions: usize,
+    /// Totals over those runs.
+    pub action_calls: u64,
+    pub reflection_calls: u64,
+    pub final_calls: u64,
+}
+
+/// Whether an observation showed the paragraph titled `title` (pool: by title; corpus:
+/// the `[id N] Title` header of a read).
+fn shows(turn: &Turn, title: &str) -> bool {
+    turn.observations.iter().any(|o| {
+        o.shown.iter().any(|s| s == title)
+            || o.text
+                .lines()
+                .next()
+                .is_some_and(|l| l.starts_with("[id ") && l.ends_with(&format!("] {title}")))
+    })
+}
+
+/// The index in `trace` of the turn whose read completed the annotated support within
+/// its trial, if any trial completed it.
+fn completing_turn(r: &RunRecord) -> Option<usize> {
+    if r.gold_titles.is_empty() {
+        return None;
+    }
+    let mut seen = vec![false; r.gold_titles.len()];
+    for (i, t) in r.trace.iter().enumerate() {
+        if i > 0 && t.number <= r.trace[i - 1].number {
+            seen.iter_mut().for_each(|s| *s = false);
+        }
+        for (g, s) in r.gold_titles.iter().zip(seen.iter_mut()) {
+            *s |= shows(t, g);
+        }
+        if seen.iter().all(|s| *s) {
+            return Some(i);
+        }
+    }
+    None
+}
+
+pub fn after_support(arm: &Arm) -> Option<AfterSupport> {
+    if arm.key.method == "ssr" || !arm.records.iter().any(|r| r.support_f1.is_some()) {
+        return None;
+    }
+    let mut out = AfterSupport {
+        arm: arm.key.clone(),
+        questions: 0,
+        action_calls: 0,
+        reflection_calls: 0,
+        final_calls: 0,
+    };
+    for r in &arm.records {
+        let Some(k) = completing_turn(r) else {
+            continue;
+        };
+        out.questions += 1;
+        let later = &r.trace[k + 1..];
+        out.action_calls += later.len() as u64;
+        // A reflection runs between two trials: one per trial started after turn k.
+        let restarts = (k + 1..r.trace.len())
+            .filter(|&i| r.trace[i].number <= r.trace[i - 1].number)
+            .count();
+        out.reflection_calls += restarts as u64;
+        let kind = |c: CallKind| u64::from(r.calls_by_kind.get(&c).copied().unwrap_or(0));
+        out.final_calls += kind(CallKind::Final);
+        // Extra-reads selection calls count as action calls after the trajectory.
+        if r.outputs
+            .final_call
+            .as_ref()
+            .is_some_and(|f| f.extra_reads.is_some())
+        {
+            out.action_calls += 1;
+        }
+    }
+    (out.questions > 0).then_some(out)
+}
+
+/// App. H.4 / Table 22: refused actions over recorded actions (every trial's action
+/// turns; reflections and final calls are not actions).
+#[derive(Debug, Clone, Serialize)]
+pub struct RejectedActions {
+    pub arm: ArmKey,
+    pub actions: u64,
+    pub rejected: u64,
+    pub rate: f64,
+    pub by_cause: BTreeMap<String, u64>,
+    /// Trajectories that ended without a submission.
+    pub forced_endings: usize,
+}
+
+pub fn rejected_actions(arm: &Arm) -> Option<RejectedActions> {
+    if !arm.records.iter().any(|r| r.outputs.evidence.is_some()) {
+        return None;
+    }
+    let mut out = RejectedActions {
+        arm: arm.key.clone(),
+        actions: 0,
+        rejected: 0,
+        rate: 0.0,
+        by_cause: BTreeMap::new(),
+        forced_endings: 0,
+    };
+    for r in &arm.records {
+        out.actions += r.trace.len() as u64;
+        for t in &r.trace {
+            if let Some(rej) = &t.rejection {
+                out.rejected += 1;
+                *out.by_cause
+                    .entry(rej.cause.name().to_string())
+                    .or_default() += 1;
+            }
+        }
+        let forced = match &r.outputs.final_call {
+            Some(f) => f.forced_end,
+            None => r.outputs.evidence.is_some() && r.stop == crate::methods::StopReason::Timeout,
+        };
+        out.forced_endings += usize::from(forced);
+    }
+    if out.actions > 0 {
+        out.rate = 100.0 * out.rejected as f64 / out.actions as f64;
+    }
+    Some(out)
+}

@@ -1,0 +1,263 @@
+//! Settings of the shared agent loop (the SLEUTH-setting methods): the knobs the SLEUTH
+//! paper sweeps. They are parsed from `--set key=value` in [`super`], once, by the key
+//! catalogue; this file holds only the typed values and the rules that read them.
+
+use serde::{Deserialize, Serialize};
+use std::fmt;
+
+/// When the commitment nudge may fire.
+///
+/// A value never changes meaning with a decimal point: a bare number is always α (a
+/// fraction of the budget), a turn is written `turn:N`.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub enum NudgeAt {
+    /// At the first turn t ≥ ⌈α·T⌉ (SLEUTH paper §3.3: α = 0.7).
+    Fraction(f64),
+    /// At the first turn t ≥ this turn (the paper's Table 11 names turns: 6/10/14).
+    Turn(u32),
+    Never,
+}
+
+impl NudgeAt {
+    pub fn parse(value: &str) -> Result<NudgeAt, String> {
+        let v = value.trim().to_ascii_lowercase();
+        if matches!(v.as_str(), "none" | "off" | "never" | "false") {
+            return Ok(NudgeAt::Never);
+        }
+        if let Some(turn) = v.strip_prefix("turn:") {
+            return match turn.trim().parse::<u32>() {
+                Ok(t) if t >= 1 => Ok(NudgeAt::Turn(t)),
+                _ => Err(format!(
+                    "--set nudge={value}: expected turn:N with a turn number N >= 1"
+                )),
+            };
+        }
+        match v.parse::<f64>() {
+            Ok(alpha) if alpha > 0.0 && alpha <= 1.0 => Ok(NudgeAt::Fraction(alpha)),
+            Ok(n) if n > 1.0 && n.fract() == 0.0 => Err(format!(
+                "--set nudge={value}: a bare number is α, a fraction of the budget in (0,1]; for turn {n} write nudge=turn:{n}"
+            )),
+            _ => Err(format!(
+                "--set nudge={value}: expected α in (0,1] (e.g. 0.7), turn:N, or none"
+            )),
+        }
+    }
+}
+
+impl fmt::Display for NudgeAt {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            NudgeAt::Fraction(a) => write!(f, "{a}"),
+            NudgeAt::Turn(t) => write!(f, "turn:{t}"),
+            NudgeAt::Never => f.write_str("none"),
+        }
+    }
+}
+
+/// The commitment strategy (the paper's nudge, or an alternative of SLEUTH App. D.5).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Stopping {
+    /// The time-based nudge (SLEUTH's default).
+    Nudge,
+    /// Decompose up front; commit when every sub-question is resolved.
+    Structural,
+    /// Never revisit settled links; repeated retrievals are refused.
+    ForwardOnly,
+    /// Search only for evidence that separates hypotheses; commit on the survivor.
+    Contrastive,
+    /// Free search, then one verification of the chain before an answer is accepted.
+    /// SLEUTH paper App. D.5: the search phase runs "without continuous state tracking",
+    /// so the agent keeps no working memory (the ReAct protocol) until the chain check.
+    LateVerification,
+    /// Our variant of late verification that keeps the working memory throughout.
+    LateVerificationMemory,
+}
+
+impl Stopping {
+    pub const NAMES: [&'static str; 6] = [
+        "nudge",
+        "structural",
+        "forward-only",
+        "contrastive",
+        "late-verification",
+        "late-verification-memory",
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Stopping::Nudge => "nudge",
+            Stopping::Structural => "structural",
+            Stopping::ForwardOnly => "forward-only",
+            Stopping::Contrastive => "contrastive",
+            Stopping::LateVerification => "late-verification",
+            Stopping::LateVerificationMemory => "late-verification-memory",
+        }
+    }
+
+    /// Whether an answer is accepted only after one chain check.
+    pub fn verifies(self) -> bool {
+        matches!(
+            self,
+            Stopping::LateVerification | Stopping::LateVerificationMemory
+        )
+    }
+
+    /// Whether the method keeps its working memory under this strategy (App. D.5's late
+    /// verification searches free-form, without it).
+    pub fn keeps_memory(self) -> bool {
+        self != Stopping::LateVerification
+    }
+
+    pub fn parse(value: &str) -> Option<Stopping> {
+        [
+            Stopping::Nudge,
+            Stopping::Structural,
+            Stopping::ForwardOnly,
+            Stopping::Contrastive,
+            Stopping::LateVerification,
+            Stopping::LateVerificationMemory,
+        ]
+        .into_iter()
+        .find(|s| s.name() == value.trim())
+    }
+
+    pub fn template(self) -> Option<&'static str> {
+        match self {
+            Stopping::Nudge => None,
+            Stopping::Structural => Some("stop_structural.txt"),
+            Stopping::ForwardOnly => Some("stop_forward_only.txt"),
+            Stopping::Contrastive => Some("stop_contrastive.txt"),
+            Stopping::LateVerification | Stopping::LateVerificationMemory => {
+                Some("stop_late_verification.txt")
+            }
+        }
+    }
+}
+
+/// How the model's actions reach the loop.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ToolChannel {
+    /// `Action: tool[argument]` lines in the response (every provider).
+    Text,
+    /// The provider's native tool calling (OpenAI-compatible `tools` with parallel
+    /// calls, Anthropic `tool_use`); calls come back as action lines appended to the
+    /// response, so both channels produce the same trace. Action lines the model also
+    /// writes as text are read too.
+    Native,
+}
+
+impl ToolChannel {
+    pub fn name(self) -> &'static str {
+        match self {
+            ToolChannel::Text => "text",
+            ToolChannel::Native => "native",
+        }
+    }
+
+    pub fn parse(value: &str) -> Option<ToolChannel> {
+        match value.trim() {
+            "text" => Some(ToolChannel::Text),
+            "native" => Some(ToolChannel::Native),
+            _ => None,
+        }
+    }
+}
+
+/// Default cap on tool calls executed from one response. Generous enough that a turn
+/// of parallel searches runs whole (the paper's ReAct spent 22 tool calls in 20 turns,
+/// App. L), small enough that a runaway list cannot flood one observation.
+pub const ACTIONS_PER_TURN: usize = 8;
+
+/// Settings of the shared agent loop.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AgentSettings {
+    /// Turn budget T (SLEUTH paper §4: T = 20).
+    pub turns: u32,
+    pub nudge: NudgeAt,
+    /// τ: confirmed facts needed before the nudge may fire (structured methods only).
+    pub tau: usize,
+    /// The paper's weaker variant: the nudge also needs an empty Open Questions list.
+    pub nudge_needs_empty_questions: bool,
+    /// Whether unstructured methods get the nudge too (the ReAct + nudge control).
+    pub nudge_all: bool,
+    pub top_k: usize,
+    /// Cap on the tool calls executed from one response: every action of a turn runs,
+    /// up to this many; one beyond it is answered with an observation saying it was not
+    /// run (the SLEUTH paper counts tool calls apart from turns: App. L, Table 7).
+    pub actions_per_turn: usize,
+    /// Where actions come from: the text protocol or native tool calls.
+    pub tool_channel: ToolChannel,
+    /// Runtime protocol enforcement (structured methods).
+    pub enforce: bool,
+    /// Hand the confirmed facts a response left out back to the model in the next
+    /// observation. Off by default: the paper's Table 1 runs have no runtime help, so
+    /// facts are handed back only under enforcement or with this option (App. M); the
+    /// record's merged state stays monotonic either way.
+    pub restore_facts: bool,
+    pub max_reminders: u32,
+    pub stopping: Stopping,
+    pub temperature: f32,
+    pub max_tokens: u32,
+    /// Reflexion: episodes per question.
+    pub episodes: u32,
+    /// The corpus setting's rule: the last turn accepts only an answer.
+    pub last_turn_answer_only: bool,
+    /// Attach the protocol's output grammar to requests (used by the embedded model).
+    pub grammar: bool,
+}
+
+impl Default for AgentSettings {
+    fn default() -> Self {
+        AgentSettings {
+            turns: 20,
+            nudge: NudgeAt::Fraction(0.7),
+            tau: 2,
+            nudge_needs_empty_questions: false,
+            nudge_all: false,
+            top_k: 3,
+            actions_per_turn: ACTIONS_PER_TURN,
+            tool_channel: ToolChannel::Text,
+            enforce: false,
+            restore_facts: false,
+            max_reminders: 5,
+            stopping: Stopping::Nudge,
+            temperature: 0.0,
+            max_tokens: 1024,
+            episodes: 2,
+            last_turn_answer_only: false,
+            grammar: true,
+        }
+    }
+}
+
+impl AgentSettings {
+    /// The open-corpus setting's budget (EIR paper §4.3): 12 action turns, the last
+    /// accepting only an answer, and at most six reads per turn.
+    pub fn corpus() -> Self {
+        AgentSettings {
+            turns: 12,
+            actions_per_turn: 6,
+            last_turn_answer_only: true,
+            ..AgentSettings::default()
+        }
+    }
+
+    /// Whether dropped facts are handed back: under enforcement or when asked.
+    pub fn hands_back_facts(&self) -> bool {
+        self.enforce || self.restore_facts
+    }
+
+    /// The first turn at which the nudge may fire, if any.
+    pub fn nudge_turn(&self) -> Option<u32> {
+        match self.nudge {
+            // The epsilon keeps 0.7 * 20 at 14 despite binary floating point.
+            NudgeAt::Fraction(alpha) => {
+                Some(((alpha * self.turns as f64) - 1e-9).ceil().max(1.0) as u32)
+            }
+            NudgeAt::Turn(t) => Some(t),
+            NudgeAt::Never => None,
+        }
+    }
+}

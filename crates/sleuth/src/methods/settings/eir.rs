@@ -1,0 +1,146 @@
+//! Settings of the EIR-setting methods: the read budget H the EIR paper sweeps,
+//! Reflexion's trials, SSR's verifier temperature, and EIR's three controls. Parsed in
+//! [`super`] by the key catalogue; `max_tokens` defaults to 2048 here, the output limit
+//! of the EIR paper's runs.
+//!
+//! The corpus setting has its own defaults ([`EirSettings::corpus`], EIR paper §4.3 and
+//! App. H): 12 action turns with six read attempts, and every call at temperature 0.0,
+//! SSR's verifier included.
+
+use serde::{Deserialize, Serialize};
+
+/// The dependency-repair control's three arms (EIR App. E.3, Tables 13 and 14).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DependencyRepair {
+    /// Default EIR: no links, no repair calls.
+    Off,
+    /// Repair calls run and their valid changes are applied.
+    Applied,
+    /// Repair calls run, their changes are recorded but not applied.
+    Unapplied,
+}
+
+impl DependencyRepair {
+    /// `false`, `true` (applied) or `unapplied`.
+    pub fn parse(value: &str) -> Option<Self> {
+        match value.trim().to_ascii_lowercase().as_str() {
+            "false" | "off" | "no" | "0" => Some(DependencyRepair::Off),
+            "true" | "on" | "yes" | "1" | "applied" => Some(DependencyRepair::Applied),
+            "unapplied" => Some(DependencyRepair::Unapplied),
+            _ => None,
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            DependencyRepair::Off => "false",
+            DependencyRepair::Applied => "true",
+            DependencyRepair::Unapplied => "unapplied",
+        }
+    }
+
+    /// Whether conclusions carry links and repair calls run.
+    pub fn on(self) -> bool {
+        self != DependencyRepair::Off
+    }
+}
+
+/// What `eir-recover` adds to an earlier run's evidence (EIR App. F.2, F.3, Table 16).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RecoverMode {
+    /// The annotated paragraphs it missed.
+    Added,
+    /// Nothing: the final call repeated on the same evidence.
+    Unchanged,
+    /// Up to two paragraphs the model picks from the unread titles.
+    Selected,
+}
+
+impl RecoverMode {
+    pub fn parse(value: &str) -> Option<Self> {
+        match value.trim().to_ascii_lowercase().as_str() {
+            "added" => Some(RecoverMode::Added),
+            "unchanged" => Some(RecoverMode::Unchanged),
+            "selected" => Some(RecoverMode::Selected),
+            _ => None,
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            RecoverMode::Added => "added",
+            RecoverMode::Unchanged => "unchanged",
+            RecoverMode::Selected => "selected",
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct EirSettings {
+    /// Action turns per trajectory, the submission included. `None` derives them from
+    /// H as the titles setting does (EIR: H + 1; Direct, SSR, Reflexion: H); the corpus
+    /// setting fixes 12 for every method (EIR App. H.1), with `reads` read attempts.
+    pub action_turns: Option<u32>,
+    /// H: paragraph reads per retrieval trajectory (EIR paper §3: H = 6; EIR then has one
+    /// submit-only turn; Direct, SSR, Reflexion: H turns including the submission).
+    pub reads: u32,
+    /// Reflexion trials (EIR paper App. D.2: 5).
+    pub trials: u32,
+    /// Temperature of Agentic SSR's verifier samples (EIR paper App. D.1: 0.7).
+    pub verifier_temperature: f32,
+    /// Control (EIR App. E.1): when false, EIR keeps updating its lists but leaves them
+    /// out of later action prompts.
+    pub list_feedback: bool,
+    /// Control (EIR App. E.3): conclusions carry `depends_on` links, and a change to a
+    /// conclusion triggers repair calls that revise its dependents and refresh the
+    /// requirements; `Unapplied` makes the same calls and discards their changes (the
+    /// paired comparison of Table 14).
+    pub dependency_repair: DependencyRepair,
+    /// Control (EIR App. F.3): after the final answer, the model may read up to this many
+    /// more paragraphs; if it reads any, the final call runs again.
+    pub extra_reads: u32,
+    /// Send the action JSON schema as an output constraint (grammar-constrained local
+    /// models, OpenAI structured outputs). Responses are validated either way.
+    pub json_schema: bool,
+    pub temperature: f32,
+    pub max_tokens: u32,
+    /// `eir-recover`: what is added to the earlier run's evidence.
+    pub recover: RecoverMode,
+    /// `eir-recover`: the earlier EIR run (a run directory or records file).
+    pub recover_from: Option<std::path::PathBuf>,
+}
+
+impl Default for EirSettings {
+    fn default() -> Self {
+        EirSettings {
+            action_turns: None,
+            reads: 6,
+            trials: 5,
+            verifier_temperature: 0.7,
+            list_feedback: true,
+            dependency_repair: DependencyRepair::Off,
+            extra_reads: 0,
+            json_schema: true,
+            temperature: 0.0,
+            max_tokens: 2048,
+            recover: RecoverMode::Added,
+            recover_from: None,
+        }
+    }
+}
+
+impl EirSettings {
+    /// The corpus setting's defaults (EIR paper §4.3, App. H.1–H.2): 12 action turns and
+    /// six read attempts per trial, temperature 0.0 for every call including SSR's
+    /// verifier (the titles setting keeps 0.7 there).
+    pub fn corpus() -> Self {
+        EirSettings {
+            action_turns: Some(12),
+            verifier_temperature: 0.0,
+            temperature: 0.0,
+            ..EirSettings::default()
+        }
+    }
+}

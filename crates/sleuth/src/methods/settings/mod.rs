@@ -1,0 +1,417 @@
+//! Method settings (`--set key=value`), parsed once into types by one key catalogue.
+//!
+//! Settings are options of a method, not new methods: the nudge turn, τ, the budgets,
+//! top-k, enforcement, the stopping strategy and EIR's controls. Every key is a row of
+//! [`SETTINGS`]: what it accepts, how it is applied to the typed [`Settings`], and how
+//! its resolved value is written back (for `run.json`, records and arm labels). Which
+//! method reads which key is data in the registry (`registry::METHODS`), so a key no
+//! chosen method reads is refused instead of being silently ignored.
+
+pub mod agent;
+pub mod eir;
+
+pub use agent::{AgentSettings, NudgeAt, Stopping, ToolChannel};
+pub use eir::{DependencyRepair, EirSettings, RecoverMode};
+
+use std::collections::BTreeMap;
+
+/// Which family's value a key shared by both (`temperature`, `max_tokens`) shows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Family {
+    /// The shared agent loop (SLEUTH setting).
+    Loop,
+    /// The EIR setting's methods.
+    Eir,
+}
+
+/// Every typed setting of a run; each method reads its family's part.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Settings {
+    pub agent: AgentSettings,
+    pub eir: EirSettings,
+}
+
+/// One `--set` key.
+pub struct SettingDef {
+    pub key: &'static str,
+    /// What the key means and accepts (shown by `sleuth methods NAME`).
+    pub doc: &'static str,
+    apply: fn(&mut Settings, &str) -> Result<(), String>,
+    show: fn(&Settings, Family) -> String,
+}
+
+impl SettingDef {
+    /// The resolved value of this key, written so that applying it again gives the same.
+    pub fn show(&self, settings: &Settings, family: Family) -> String {
+        (self.show)(settings, family)
+    }
+}
+
+fn num<T: std::str::FromStr>(key: &str, value: &str, what: &str) -> Result<T, String> {
+    value
+        .trim()
+        .parse()
+        .map_err(|_| format!("--set {key}={value}: expected {what}"))
+}
+
+fn positive(key: &str, value: &str) -> Result<u32, String> {
+    match num::<u32>(key, value, "an integer >= 1")? {
+        0 => Err(format!("--set {key}={value}: expected an integer >= 1")),
+        n => Ok(n),
+    }
+}
+
+fn boolean(key: &str, value: &str) -> Result<bool, String> {
+    match value.trim().to_ascii_lowercase().as_str() {
+        "true" | "yes" | "on" | "1" => Ok(true),
+        "false" | "no" | "off" | "0" => Ok(false),
+        _ => Err(format!("--set {key}={value}: expected true or false")),
+    }
+}
+
+fn temperature(key: &str, value: &str) -> Result<f32, String> {
+    match num::<f32>(key, value, "a number in [0, 2]")? {
+        t if (0.0..=2.0).contains(&t) => Ok(t),
+        _ => Err(format!("--set {key}={value}: expected a number in [0, 2]")),
+    }
+}
+
+/// The key catalogue. Order is the order `sleuth methods NAME` lists keys in.
+pub const SETTINGS: &[SettingDef] = &[
+    SettingDef {
+        key: "turns",
+        doc: "turn budget T (integer >= 1)",
+        apply: |s, v| {
+            s.agent.turns = positive("turns", v)?;
+            Ok(())
+        },
+        show: |s, _| s.agent.turns.to_string(),
+    },
+    SettingDef {
+        key: "nudge",
+        doc: "when the commitment nudge may fire: α in (0,1] (a fraction of T), turn:N, or none",
+        apply: |s, v| {
+            s.agent.nudge = NudgeAt::parse(v)?;
+            Ok(())
+        },
+        show: |s, _| s.agent.nudge.to_string(),
+    },
+    SettingDef {
+        key: "tau",
+        doc: "τ, confirmed facts needed before the nudge may fire",
+        apply: |s, v| {
+            s.agent.tau = num("tau", v, "an integer >= 0")?;
+            Ok(())
+        },
+        show: |s, _| s.agent.tau.to_string(),
+    },
+    SettingDef {
+        key: "nudge_gate",
+        doc: "facts (|Facts| >= τ) or empty-questions (also no open question)",
+        apply: |s, v| {
+            s.agent.nudge_needs_empty_questions = match v.trim() {
+                "facts" => false,
+                "empty-questions" => true,
+                _ => return Err(format!("--set nudge_gate={v}: expected facts or empty-questions")),
+            };
+            Ok(())
+        },
+        show: |s, _| {
+            if s.agent.nudge_needs_empty_questions { "empty-questions" } else { "facts" }.into()
+        },
+    },
+    SettingDef {
+        key: "nudge_all",
+        doc: "true: methods without a memory get the nudge too, ungated (the ReAct + nudge control)",
+        apply: |s, v| {
+            s.agent.nudge_all = boolean("nudge_all", v)?;
+            Ok(())
+        },
+        show: |s, _| s.agent.nudge_all.to_string(),
+    },
+    SettingDef {
+        key: "stopping",
+        doc: "nudge, none, structural (commit once every open question is resolved), forward-only, contrastive, late-verification (free search without memory, then a chain check) or late-verification-memory; the alternatives replace the nudge",
+        apply: |s, v| {
+            if v.trim() == "none" {
+                s.agent.stopping = Stopping::Nudge;
+                s.agent.nudge = NudgeAt::Never;
+                return Ok(());
+            }
+            s.agent.stopping = Stopping::parse(v).ok_or_else(|| {
+                format!("--set stopping={v}: expected none or one of {}", Stopping::NAMES.join(", "))
+            })?;
+            if s.agent.stopping != Stopping::Nudge {
+                s.agent.nudge = NudgeAt::Never;
+            }
+            Ok(())
+        },
+        show: |s, _| s.agent.stopping.name().into(),
+    },
+    SettingDef {
+        key: "top_k",
+        doc: "paragraphs per search (integer >= 1)",
+        apply: |s, v| {
+            s.agent.top_k = positive("top_k", v)? as usize;
+            Ok(())
+        },
+        show: |s, _| s.agent.top_k.to_string(),
+    },
+    SettingDef {
+        key: "actions_per_turn",
+        doc: "cap on tool calls executed from one response (integer >= 1; default 8, corpus setting 6); one beyond it is answered \"not run\"",
+        apply: |s, v| {
+            s.agent.actions_per_turn = positive("actions_per_turn", v)? as usize;
+            Ok(())
+        },
+        show: |s, _| s.agent.actions_per_turn.to_string(),
+    },
+    SettingDef {
+        key: "tool_channel",
+        doc: "text (Action: lines, every provider) or native (the provider's tool calling: OpenAI-compatible tools, Anthropic tool_use); same trace either way",
+        apply: |s, v| {
+            s.agent.tool_channel = ToolChannel::parse(v)
+                .ok_or_else(|| format!("--set tool_channel={v}: expected text or native"))?;
+            Ok(())
+        },
+        show: |s, _| s.agent.tool_channel.name().into(),
+    },
+    SettingDef {
+        key: "enforce",
+        doc: "true: runtime protocol enforcement (a response without the memory notation is re-prompted)",
+        apply: |s, v| {
+            s.agent.enforce = boolean("enforce", v)?;
+            Ok(())
+        },
+        show: |s, _| s.agent.enforce.to_string(),
+    },
+    SettingDef {
+        key: "restore_facts",
+        doc: "true: hand confirmed facts the model left out back in the next observation (always on under enforce)",
+        apply: |s, v| {
+            s.agent.restore_facts = boolean("restore_facts", v)?;
+            Ok(())
+        },
+        show: |s, _| s.agent.restore_facts.to_string(),
+    },
+    SettingDef {
+        key: "max_reminders",
+        doc: "enforcement reminders per episode",
+        apply: |s, v| {
+            s.agent.max_reminders = num("max_reminders", v, "an integer >= 0")?;
+            Ok(())
+        },
+        show: |s, _| s.agent.max_reminders.to_string(),
+    },
+    SettingDef {
+        key: "episodes",
+        doc: "Reflexion: episodes per question (integer >= 1)",
+        apply: |s, v| {
+            s.agent.episodes = positive("episodes", v)?;
+            Ok(())
+        },
+        show: |s, _| s.agent.episodes.to_string(),
+    },
+    SettingDef {
+        key: "last_turn_answer_only",
+        doc: "true: the last turn accepts only finish (the corpus setting's rule)",
+        apply: |s, v| {
+            s.agent.last_turn_answer_only = boolean("last_turn_answer_only", v)?;
+            Ok(())
+        },
+        show: |s, _| s.agent.last_turn_answer_only.to_string(),
+    },
+    SettingDef {
+        key: "grammar",
+        doc: "false: send no output grammar (only the embedded model uses one)",
+        apply: |s, v| {
+            s.agent.grammar = boolean("grammar", v)?;
+            Ok(())
+        },
+        show: |s, _| s.agent.grammar.to_string(),
+    },
+    SettingDef {
+        key: "reads",
+        doc: "read budget H (integer >= 1)",
+        apply: |s, v| {
+            s.eir.reads = positive("reads", v)?;
+            Ok(())
+        },
+        show: |s, _| s.eir.reads.to_string(),
+    },
+    SettingDef {
+        key: "action_turns",
+        doc: "EIR setting: action turns per trajectory, the submission included: auto (H + 1 for EIR, H for the others) or N (corpus default 12)",
+        apply: |s, v| {
+            s.eir.action_turns = match v.trim() {
+                "auto" => None,
+                _ => Some(positive("action_turns", v)?),
+            };
+            Ok(())
+        },
+        show: |s, _| s.eir.action_turns.map_or("auto".into(), |n| n.to_string()),
+    },
+    SettingDef {
+        key: "trials",
+        doc: "Reflexion in the EIR setting: trials per question (integer >= 1)",
+        apply: |s, v| {
+            s.eir.trials = positive("trials", v)?;
+            Ok(())
+        },
+        show: |s, _| s.eir.trials.to_string(),
+    },
+    SettingDef {
+        key: "verifier_temperature",
+        doc: "Agentic SSR: temperature of the three verifier samples",
+        apply: |s, v| {
+            s.eir.verifier_temperature = temperature("verifier_temperature", v)?;
+            Ok(())
+        },
+        show: |s, _| s.eir.verifier_temperature.to_string(),
+    },
+    SettingDef {
+        key: "list_feedback",
+        doc: "false: EIR keeps its lists out of later action prompts (control)",
+        apply: |s, v| {
+            s.eir.list_feedback = boolean("list_feedback", v)?;
+            Ok(())
+        },
+        show: |s, _| s.eir.list_feedback.to_string(),
+    },
+    SettingDef {
+        key: "dependency_repair",
+        doc: "true: conclusions carry dependencies and a revision repairs its dependents and the requirements (control); unapplied: the same calls, changes discarded",
+        apply: |s, v| {
+            s.eir.dependency_repair = DependencyRepair::parse(v).ok_or_else(|| {
+                format!("--set dependency_repair={v}: expected true, false or unapplied")
+            })?;
+            Ok(())
+        },
+        show: |s, _| s.eir.dependency_repair.name().into(),
+    },
+    SettingDef {
+        key: "extra_reads",
+        doc: "further reads the model may request after its final answer (control)",
+        apply: |s, v| {
+            s.eir.extra_reads = num("extra_reads", v, "an integer >= 0")?;
+            Ok(())
+        },
+        show: |s, _| s.eir.extra_reads.to_string(),
+    },
+    SettingDef {
+        key: "recover",
+        doc: "eir-recover: added (the missed annotated paragraphs), unchanged, or selected (up to two the model picks)",
+        apply: |s, v| {
+            s.eir.recover = RecoverMode::parse(v).ok_or_else(|| {
+                format!("--set recover={v}: expected added, unchanged or selected")
+            })?;
+            Ok(())
+        },
+        show: |s, _| s.eir.recover.name().into(),
+    },
+    SettingDef {
+        key: "from",
+        doc: "eir-recover: the earlier EIR run (run directory or records file) whose evidence is reused",
+        apply: |s, v| {
+            s.eir.recover_from = Some(std::path::PathBuf::from(v.trim()));
+            Ok(())
+        },
+        show: |s, _| {
+            s.eir.recover_from.as_ref().map_or(String::new(), |p| p.display().to_string())
+        },
+    },
+    SettingDef {
+        key: "json_schema",
+        doc: "false: send no JSON schema as an output constraint (responses are validated either way)",
+        apply: |s, v| {
+            s.eir.json_schema = boolean("json_schema", v)?;
+            Ok(())
+        },
+        show: |s, _| s.eir.json_schema.to_string(),
+    },
+    SettingDef {
+        key: "temperature",
+        doc: "sampling temperature of the method's calls, in [0, 2]",
+        apply: |s, v| {
+            let t = temperature("temperature", v)?;
+            s.agent.temperature = t;
+            s.eir.temperature = t;
+            Ok(())
+        },
+        show: |s, family| match family {
+            Family::Loop => s.agent.temperature.to_string(),
+            Family::Eir => s.eir.temperature.to_string(),
+        },
+    },
+    SettingDef {
+        key: "max_tokens",
+        doc: "output tokens per response (integer >= 1; defaults: 1024 loop methods, 2048 EIR setting)",
+        apply: |s, v| {
+            let n = positive("max_tokens", v)?;
+            s.agent.max_tokens = n;
+            s.eir.max_tokens = n;
+            Ok(())
+        },
+        show: |s, family| match family {
+            Family::Loop => s.agent.max_tokens.to_string(),
+            Family::Eir => s.eir.max_tokens.to_string(),
+        },
+    },
+];
+
+/// The catalogue row of `key`.
+pub fn def(key: &str) -> Option<&'static SettingDef> {
+    SETTINGS.iter().find(|d| d.key == key)
+}
+
+/// The catalogue row of `key`, or an error naming the known keys.
+pub fn known(key: &str) -> Result<&'static SettingDef, String> {
+    def(key).ok_or_else(|| {
+        format!(
+            "unknown setting `{key}` (known: {})",
+            SETTINGS
+                .iter()
+                .map(|d| d.key)
+                .collect::<Vec<_>>()
+                .join(", ")
+        )
+    })
+}
+
+impl Settings {
+    /// The defaults: the papers' values, or the open-corpus setting's budget.
+    pub fn defaults(corpus: bool) -> Self {
+        Settings {
+            agent: if corpus {
+                AgentSettings::corpus()
+            } else {
+                AgentSettings::default()
+            },
+            eir: if corpus {
+                EirSettings::corpus()
+            } else {
+                EirSettings::default()
+            },
+        }
+    }
+
+    /// Applies `key=value` pairs over the defaults; an unknown key names the known ones.
+    pub fn parse(pairs: &BTreeMap<String, String>, corpus: bool) -> Result<Self, String> {
+        let mut settings = Settings::defaults(corpus);
+        for (key, value) in pairs {
+            (known(key)?.apply)(&mut settings, value)?;
+        }
+        Ok(settings)
+    }
+
+    /// The resolved value of each of `keys`, defaults included, as `key -> value`.
+    pub fn resolved(&self, keys: &[&str], family: Family) -> BTreeMap<String, String> {
+        keys.iter()
+            .filter_map(|k| def(k))
+            .map(|d| (d.key.to_string(), d.show(self, family)))
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,220 @@
+//! The report's EIR-paper section: one table per analysis of [`EirSection`], each named
+//! after the paper's table it reproduces. Tables without rows are dropped by the caller,
+//! so a report of SLEUTH-setting runs shows none of them.
+
+use super::{ci, counts, p_cell, Dims};
+use crate::eval::analysis::Analysis;
+use crate::report::table::{Cell, Table};
+
+pub(super) fn tables(a: &Analysis, d: Dims) -> Vec<Table> {
+    vec![
+        support(a, d),
+        readable(a, d),
+        evidence_errors(a, d),
+        final_vs_retrieval(a, d),
+        more_reads(a, d),
+        after_support(a, d),
+        rejected(a, d),
+    ]
+}
+
+fn support(a: &Analysis, d: Dims) -> Table {
+    let mut t = Table::new(
+        "eir_support_f1",
+        "Support F1, paired (EIR Tables 5 and 8)",
+        &d.columns(&["baseline", "n", "ΔSupport F1 [95% CI]", "p", "Holm p"]),
+    )
+    .split(
+        "ΔSupport F1 [95% CI]",
+        &["support_f1_diff", "support_f1_ci_lo", "support_f1_ci_hi"],
+    )
+    .split("Holm p", &["p_holm"])
+    .with_note("Method minus baseline in points on questions both answered, paired bootstrap; Holm across these rows.");
+    for c in &a.eir.support {
+        let mut row = d.cells(&c.arm);
+        row.extend([
+            Cell::text(c.baseline.name()),
+            Cell::Int(c.n as u64),
+            ci(&c.diff),
+            p_cell(c.diff.p),
+            p_cell(c.p_holm),
+        ]);
+        t.push(row);
+    }
+    t
+}
+
+fn readable(a: &Analysis, d: Dims) -> Table {
+    let mut t = Table::new(
+        "eir_readable",
+        "Answer F1 on readable outputs only (EIR App. C.2)",
+        &d.columns(&["baseline", "unreadable %", "baseline unreadable %", "n both readable", "ΔF1 [95% CI]", "p"]),
+    )
+    .split("ΔF1 [95% CI]", &["f1_diff", "f1_ci_lo", "f1_ci_hi"])
+    .with_note("Unreadable: no answer could be read in the required format. ΔF1 is method minus baseline on the questions where both answers were readable.");
+    for c in &a.eir.readable {
+        let mut row = d.cells(&c.arm);
+        row.extend([
+            Cell::text(c.baseline.name()),
+            Cell::Num(c.unreadable_arm, 1),
+            Cell::Num(c.unreadable_baseline, 1),
+            Cell::Int(c.n as u64),
+            ci(&c.f1),
+            p_cell(c.f1.p),
+        ]);
+        t.push(row);
+    }
+    t
+}
+
+fn evidence_errors(a: &Analysis, d: Dims) -> Table {
+    let mut t = Table::new(
+        "eir_evidence_errors",
+        "EM errors by evidence read (EIR App. F.1, Table 15, Figure 3)",
+        &d.columns(&[
+            "n",
+            "incomplete answers %",
+            "EM errors",
+            "complete",
+            "incomplete",
+            "incomplete % [95% CI]",
+            "wrong given complete %",
+            "missing 1/2/3+",
+        ]),
+    )
+    .split(
+        "incomplete % [95% CI]",
+        &["incomplete_pct", "incomplete_ci_lo", "incomplete_ci_hi"],
+    )
+    .split("missing 1/2/3+", &["missing_1", "missing_2", "missing_3_plus"])
+    .with_note("Complete: every annotated supporting paragraph was read. Incomplete % divides by EM errors (Wilson interval); incomplete answers % and wrong given complete % are Figure 3's two shares.");
+    for e in &a.eir.evidence_errors {
+        let mut row = d.cells(&e.arm);
+        row.extend([
+            Cell::Int(e.n as u64),
+            Cell::Num(e.incomplete_answers, 1),
+            Cell::Int(e.errors as u64),
+            Cell::Int(e.complete as u64),
+            Cell::Int(e.incomplete as u64),
+            Cell::Multi(
+                format!("{:.2} [{:.2}, {:.2}]", e.incomplete_pct, e.ci.0, e.ci.1),
+                vec![
+                    Cell::Num(e.incomplete_pct, 2),
+                    Cell::Num(e.ci.0, 2),
+                    Cell::Num(e.ci.1, 2),
+                ],
+            ),
+            Cell::Num(e.wrong_given_complete, 1),
+            counts(&[
+                e.missing[0] as u64,
+                e.missing[1] as u64,
+                e.missing[2] as u64,
+            ]),
+        ]);
+        t.push(row);
+    }
+    t
+}
+
+fn final_vs_retrieval(a: &Analysis, d: Dims) -> Table {
+    let mut t = Table::new(
+        "eir_final_call",
+        "Final call versus the trajectory's own answer (EIR App. H.4)",
+        &d.columns(&["n submitted", "forced endings", "F1 retrieval", "F1 final", "ΔF1", "EM gained", "EM lost"]),
+    )
+    .with_note("On runs whose trajectory submitted an answer; forced endings (no submission) are left out and counted.");
+    for f in &a.eir.final_vs_retrieval {
+        let mut row = d.cells(&f.arm);
+        row.extend([
+            Cell::Int(f.n as u64),
+            Cell::Int(f.forced_endings as u64),
+            Cell::Num(f.f1_retrieval, 2),
+            Cell::Num(f.f1_final, 2),
+            Cell::Num(f.f1_final - f.f1_retrieval, 2),
+            Cell::Int(f.em_gained as u64),
+            Cell::Int(f.em_lost as u64),
+        ]);
+        t.push(row);
+    }
+    t
+}
+
+fn more_reads(a: &Analysis, d: Dims) -> Table {
+    let mut t = Table::new(
+        "eir_more_reads",
+        "Additional retrieval on every question (EIR App. F.4, Table 17)",
+        &d.columns(&["n", "more requested %", "read more %", "EM before", "EM after", "F1 before", "F1 after", "gained/lost"]),
+    )
+    .split("gained/lost", &["gained", "lost"])
+    .with_note("Before: the first final answer; after: the answer once the extra reads (if any) were added. gained/lost count exact matches.");
+    for m in &a.eir.more_reads {
+        let mut row = d.cells(&m.arm);
+        row.extend([
+            Cell::Int(m.n as u64),
+            Cell::Num(m.requested, 2),
+            Cell::Num(m.read, 2),
+            Cell::Num(m.em_before, 2),
+            Cell::Num(m.em_after, 2),
+            Cell::Num(m.f1_before, 2),
+            Cell::Num(m.f1_after, 2),
+            counts(&[m.gained as u64, m.lost as u64]),
+        ]);
+        t.push(row);
+    }
+    t
+}
+
+fn after_support(a: &Analysis, d: Dims) -> Table {
+    let mut t = Table::new(
+        "eir_after_support",
+        "Calls after annotated support is first acquired (EIR App. H.4, Table 21)",
+        &d.columns(&["questions", "action calls", "reflection calls", "final calls"]),
+    )
+    .with_note("Questions: runs in which a trajectory (for Reflexion, at least one trial) read every annotated paragraph; totals exclude the read that completes that support. Agentic SSR is not covered.");
+    for s in &a.eir.after_support {
+        let mut row = d.cells(&s.arm);
+        row.extend([
+            Cell::Int(s.questions as u64),
+            Cell::Int(s.action_calls),
+            Cell::Int(s.reflection_calls),
+            Cell::Int(s.final_calls),
+        ]);
+        t.push(row);
+    }
+    t
+}
+
+fn rejected(a: &Analysis, d: Dims) -> Table {
+    let mut t = Table::new(
+        "eir_rejected",
+        "Rejected actions with denominators (EIR App. H.4, Table 22)",
+        &d.columns(&[
+            "actions",
+            "rejected",
+            "rejected %",
+            "forced endings",
+            "by cause",
+        ]),
+    )
+    .with_note(
+        "Actions: recorded action turns of every trial (reflections and final calls excluded).",
+    );
+    for r in &a.eir.rejected {
+        let mut row = d.cells(&r.arm);
+        let causes = r
+            .by_cause
+            .iter()
+            .map(|(c, n)| format!("{c} {n}"))
+            .collect::<Vec<_>>()
+            .join(", ");
+        row.extend([
+            Cell::Int(r.actions),
+            Cell::Int(r.rejected),
+            Cell::Num(r.rate, 2),
+            Cell::Int(r.forced_endings as u64),
+            Cell::text(causes),
+        ]);
+        t.push(row);
+    }
+    t
+}

@@ -1,0 +1,191 @@
+//! The pages that tie a report's HTML together: `index.html`, linking every trace page
+//! and every figure and table file, and `questions.html`, one row per question with
+//! every arm's answer side by side, each linking to that question in its trace page.
+//! Like the trace pages they are self-contained and escape every string from records.
+
+use super::escape::escape_html as esc;
+use super::html::anchor;
+use crate::eval::analysis::{correct, Arm, RecordSet};
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt::Write;
+use std::path::Path;
+
+const STYLE: &str = include_str!("trace.css");
+
+/// One trace page as the index lists it.
+#[derive(Debug, Clone)]
+pub struct PageLink {
+    /// Link target, relative to the index page.
+    pub href: String,
+    /// The run directory it shows.
+    pub run: String,
+    pub records: usize,
+    pub summary: String,
+}
+
+fn head(title: &str) -> String {
+    format!(
+        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
+<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\
+<title>{0}</title><style>{STYLE}</style></head><body><header><h1>{0}</h1></header><main>",
+        esc(title)
+    )
+}
+
+/// `index.html`: trace pages, the side-by-side view, then the other files (`files`:
+/// hrefs of figures and tables, shown with figures inline).
+pub fn index(pages: &[PageLink], questions_href: Option<&str>, files: &[String]) -> String {
+    let mut h = head("sleuth report");
+    if let Some(q) = questions_href {
+        let _ = write!(
+            h,
+            "<p><a href=\"{}\">Every question, all methods side by side</a></p>",
+            esc(q)
+        );
+    }
+    h.push_str("<h2>Trace pages</h2><table class=\"facts index\"><tr><th>run</th><th>records</th><th>contents</th></tr>");
+    for p in pages {
+        let _ = write!(
+            h,
+            "<tr><td><a href=\"{}\">{}</a></td><td>{}</td><td>{}</td></tr>",
+            esc(&p.href),
+            esc(&p.run),
+            p.records,
+            esc(&p.summary)
+        );
+    }
+    h.push_str("</table>");
+    let (figures, tables): (Vec<&String>, Vec<&String>) =
+        files.iter().partition(|f| f.ends_with(".svg"));
+    if !tables.is_empty() {
+        h.push_str("<h2>Tables</h2><p>");
+        let links: Vec<String> = tables
+            .iter()
+            .map(|t| format!("<a href=\"{0}\">{0}</a>", esc(t)))
+            .collect();
+        h.push_str(&links.join(" · "));
+        h.push_str("</p>");
+    }
+    if !figures.is_empty() {
+        h.push_str("<h2>Figures</h2>");
+        for f in figures {
+            let _ = write!(
+                h,
+                "<figure><a href=\"{0}\"><img src=\"{0}\" alt=\"{0}\" style=\"max-width:100%\"></a><figcaption>{0}</figcaption></figure>",
+                esc(f)
+            );
+        }
+    }
+    h.push_str("</main></body></html>\n");
+    h
+}
+
+/// Arms in the order the runs list their methods, then by label.
+fn ordered(set: &RecordSet) -> Vec<&Arm> {
+    let mut order: Vec<&str> = Vec::new();
+    for s in &set.sources {
+        for m in &s.config.methods {
+            if !order.contains(&m.as_str()) {
+                order.push(m);
+            }
+        }
+    }
+    let rank = |m: &str| order.iter().position(|o| *o == m).unwrap_or(usize::MAX);
+    let mut arms: Vec<&Arm> = set.arms.iter().collect();
+    arms.sort_by(|a, b| {
+        (
+            &a.key.dataset,
+            rank(&a.key.method),
+            &a.key.method,
+            &a.key.model,
+            &a.key.label,
+        )
+            .cmp(&(
+                &b.key.dataset,
+                rank(&b.key.method),
+                &b.key.method,
+                &b.key.model,
+                &b.key.label,
+            ))
+    });
+    arms
+}
+
+/// `questions.html`: per dataset, one row per question and one column per arm.
+/// `trace_href(run_dir)` is the trace page of a run directory, relative to this page.
+pub fn side_by_side(set: &RecordSet, trace_href: &dyn Fn(&Path) -> Option<String>) -> String {
+    let mut h = head("Every question, all methods side by side");
+    h.push_str(
+        "<p class=\"src\">✔ right (EM) · ✘ wrong · — not run. Each answer links to its trace.</p>",
+    );
+    let arms = ordered(set);
+    let datasets: BTreeSet<&str> = arms.iter().map(|a| a.key.dataset.as_str()).collect();
+    let models: BTreeSet<&str> = arms.iter().map(|a| a.key.model.as_str()).collect();
+    for d in datasets {
+        let here: Vec<&&Arm> = arms.iter().filter(|a| a.key.dataset == d).collect();
+        let _ = write!(
+            h,
+            "<h2>{}</h2><table class=\"side\"><tr><th>question</th><th>gold</th>",
+            esc(d)
+        );
+        for a in &here {
+            let mut name = a.key.name();
+            if models.len() > 1 {
+                name = format!("{name} ({})", a.key.model);
+            }
+            let _ = write!(h, "<th>{}</th>", esc(&name));
+        }
+        h.push_str("</tr>");
+        // Question id -> (question text, gold); ids in order.
+        let mut questions: BTreeMap<&str, (&str, &str)> = BTreeMap::new();
+        for a in &here {
+            for r in &a.records {
+                questions.entry(r.id.as_str()).or_insert((
+                    r.question.as_str(),
+                    r.gold.first().map_or("", String::as_str),
+                ));
+            }
+        }
+        for (id, (text, gold)) in questions {
+            let _ = write!(
+                h,
+                "<tr><td><code>{}</code><br>{}</td><td class=\"gold\">{}</td>",
+                esc(id),
+                esc(text),
+                esc(gold)
+            );
+            for a in &here {
+                let Ok(i) = a.records.binary_search_by(|r| r.id.as_str().cmp(id)) else {
+                    h.push_str("<td class=\"none\">—</td>");
+                    continue;
+                };
+                let r = &a.records[i];
+                let ok = correct(r);
+                let answer = r
+                    .answer
+                    .as_deref()
+                    .map_or_else(|| "<i>no answer</i>".to_string(), esc);
+                let text = format!(
+                    "{} {answer} <span class=\"src\">{} turns</span>",
+                    if ok { "✔" } else { "✘" },
+                    r.turns
+                );
+                let cell = match trace_href(&set.sources[a.origins[i]].dir) {
+                    Some(href) => {
+                        format!("<a href=\"{}#{}\">{text}</a>", esc(&href), esc(&anchor(r)))
+                    }
+                    None => text,
+                };
+                let _ = write!(
+                    h,
+                    "<td class=\"{}\">{cell}</td>",
+                    if ok { "right" } else { "wrong" }
+                );
+            }
+            h.push_str("</tr>");
+        }
+        h.push_str("</table>");
+    }
+    h.push_str("</main></body></html>\n");
+    h
+}

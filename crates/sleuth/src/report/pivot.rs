@@ -1,0 +1,195 @@
+//! The papers' main table: one row per method (in the order the runs list them, as a
+//! recipe does), one column per dataset, MuSiQue also split by hop count (2/3/4-hop
+//! columns as in SLEUTH and EIR Table 1). Shown only when a report spans several
+//! datasets; for one, the summary and by-hops tables say the same.
+
+use super::table::{Cell, Table};
+use crate::eval::analysis::{Analysis, ArmKey, Summary};
+use std::collections::BTreeSet;
+
+/// Datasets in the papers' column order; others follow alphabetically.
+const DATASET_ORDER: [&str; 3] = ["hotpotqa", "2wiki", "musique"];
+
+fn dataset_label(d: &str) -> String {
+    match d {
+        "hotpotqa" => "HotpotQA".into(),
+        "2wiki" => "2Wiki".into(),
+        "musique" => "MuSiQue".into(),
+        other => other.into(),
+    }
+}
+
+/// One pivot column: a dataset, or one hop count of it.
+struct Column {
+    dataset: String,
+    hops: Option<String>,
+}
+
+impl Column {
+    fn label(&self) -> String {
+        match &self.hops {
+            None => format!("{} EM/F1", dataset_label(&self.dataset)),
+            Some(h) => format!("{} {h}-hop EM/F1", dataset_label(&self.dataset)),
+        }
+    }
+
+    fn key(&self) -> String {
+        match &self.hops {
+            None => self.dataset.clone(),
+            Some(h) => format!("{}_{h}hop", self.dataset),
+        }
+    }
+
+    /// The summary of `row`'s arm on this column, if it ran there.
+    fn summary<'a>(&self, a: &'a Analysis, row: &ArmKey) -> Option<&'a Summary> {
+        let same = |k: &ArmKey| {
+            k.dataset == self.dataset
+                && k.method == row.method
+                && k.model == row.model
+                && k.label == row.label
+        };
+        match &self.hops {
+            None => a.summaries.iter().find(|s| same(&s.arm)),
+            Some(h) => a
+                .by_hops
+                .iter()
+                .find(|s| same(&s.summary.arm) && &s.value == h)
+                .map(|s| &s.summary),
+        }
+    }
+}
+
+/// Method order: first appearance in the runs' `methods` lists, then alphabetical.
+pub fn method_rank(a: &Analysis) -> impl Fn(&str) -> (usize, String) + '_ {
+    let mut order: Vec<&str> = Vec::new();
+    for s in &a.sources {
+        for m in &s.config.methods {
+            if !order.contains(&m.as_str()) {
+                order.push(m);
+            }
+        }
+    }
+    move |m: &str| {
+        (
+            order.iter().position(|o| *o == m).unwrap_or(usize::MAX),
+            m.to_string(),
+        )
+    }
+}
+
+fn columns(a: &Analysis) -> Vec<Column> {
+    let mut datasets: Vec<String> = a
+        .summaries
+        .iter()
+        .map(|s| s.arm.dataset.clone())
+        .collect::<BTreeSet<_>>()
+        .into_iter()
+        .collect();
+    datasets.sort_by_key(|d| {
+        (
+            DATASET_ORDER
+                .iter()
+                .position(|o| o == d)
+                .unwrap_or(usize::MAX),
+            d.clone(),
+        )
+    });
+    let mut out = Vec::new();
+    for d in datasets {
+        out.push(Column {
+            dataset: d.clone(),
+            hops: None,
+        });
+        if d == "musique" {
+            let hops: BTreeSet<(usize, &str)> = a
+                .by_hops
+                .iter()
+                .filter(|s| s.summary.arm.dataset == d && s.value != "-")
+                .map(|s| (s.value.len(), s.value.as_str()))
+                .collect();
+            if hops.len() > 1 {
+                out.extend(hops.into_iter().map(|(_, h)| Column {
+                    dataset: d.clone(),
+                    hops: Some(h.to_string()),
+                }));
+            }
+        }
+    }
+    out
+}
+
+/// The pivot table (no rows when it would repeat the summary). `tidy` gives the
+/// file form: `method` and `label` apart, `<dataset>_em`, `_f1`, `_n` per column.
+pub fn pivot(a: &Analysis, tidy: bool) -> Table {
+    let cols = columns(a);
+    let models: BTreeSet<&str> = a.summaries.iter().map(|s| s.arm.model.as_str()).collect();
+    let show_model = tidy || models.len() > 1;
+    let labels: Vec<String> = cols.iter().map(Column::label).collect();
+    let mut header: Vec<&str> = Vec::new();
+    if show_model {
+        header.push("model");
+    }
+    header.push("method");
+    if tidy {
+        header.push("label");
+    }
+    header.extend(labels.iter().map(String::as_str));
+    let mut t = Table::new(
+        "pivot",
+        "EM / F1 per dataset (MuSiQue also by hop count)",
+        &header,
+    )
+    .with_note("EM and F1 in %; `-` where the method did not run on that dataset. Methods in the order the runs list them; the tidy files (pivot.csv) add n per column.");
+    for (c, l) in cols.iter().zip(&labels) {
+        let k = c.key();
+        let keys = [format!("{k}_em"), format!("{k}_f1"), format!("{k}_n")];
+        t = t.split(l, &keys.iter().map(String::as_str).collect::<Vec<_>>());
+    }
+    if cols.iter().filter(|c| c.hops.is_none()).count() < 2 {
+        return t;
+    }
+    let rank = method_rank(a);
+    let mut rows: Vec<ArmKey> = a
+        .summaries
+        .iter()
+        .map(|s| ArmKey {
+            dataset: String::new(),
+            ..s.arm.clone()
+        })
+        .collect::<BTreeSet<_>>()
+        .into_iter()
+        .collect();
+    rows.sort_by(|x, y| {
+        (&x.model, rank(&x.method), &x.label).cmp(&(&y.model, rank(&y.method), &y.label))
+    });
+    for row in &rows {
+        let mut cells = Vec::new();
+        if show_model {
+            cells.push(Cell::text(&row.model));
+        }
+        if tidy {
+            cells.push(Cell::text(&row.method));
+            cells.push(Cell::text(&row.label));
+        } else {
+            cells.push(Cell::text(row.name()));
+        }
+        for c in &cols {
+            cells.push(match c.summary(a, row) {
+                Some(s) => Cell::Multi(
+                    format!("{:.1} / {:.1}", s.em, s.f1),
+                    vec![
+                        Cell::Num(s.em, 1),
+                        Cell::Num(s.f1, 1),
+                        Cell::Int(s.n as u64),
+                    ],
+                ),
+                None => Cell::Multi(
+                    "-".into(),
+                    vec![Cell::Missing, Cell::Missing, Cell::Missing],
+                ),
+            });
+        }
+        t.push(cells);
+    }
+    t
+}

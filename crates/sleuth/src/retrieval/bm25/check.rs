@@ -1,0 +1,211 @@
+//! Index integrity: checksums verified on open where cheap, everything by `check`.
+//!
+//! A damaged index rarely fails loudly: a flipped byte in the postings or the lengths
+//! shifts scores, and results can look plausible while being wrong. Every byte of both
+//! files is covered by a stored checksum (see [`super::format`]); opening verifies the
+//! header, the document lengths (read in full on open anyway, and what every score
+//! depends on) and any section or `docs.bin` of at most [`OPEN_VERIFY_BYTES`], so a
+//! small index is fully verified each time it is opened at the cost of a few
+//! milliseconds. [`Bm25Index::check`] (`sleuth index check`) verifies every checksum,
+//! the zero padding between sections, and then decodes the whole index: each posting
+//! list against its df, max tf and skip table, every stored paragraph, the term order
+//! and the id order.
+
+use super::cursor::{skip_table_len, Cursor, BLOCK};
+use super::error::{IndexError, IndexResult};
+use super::format::{self, checksum, u32_at, DOCS_FILE, HEADER_LEN, INDEX_FILE, SECTIONS};
+use super::index::Bm25Index;
+use super::source::id_cmp;
+
+/// Sections (and a `docs.bin`) up to this size are verified on every open.
+pub const OPEN_VERIFY_BYTES: u64 = 1 << 20;
+
+/// What a full check covered.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CheckReport {
+    pub docs: u64,
+    pub terms: u64,
+    pub postings: u64,
+    /// Bytes covered by a verified checksum, both files together.
+    pub bytes: u64,
+}
+
+impl Bm25Index {
+    fn index_damaged(&self, message: String) -> IndexError {
+        IndexError::corrupt(
+            self.dir().join(INDEX_FILE),
+            format!("{message} (the file is damaged); rebuild the index"),
+        )
+    }
+
+    fn verify_section(&self, number: usize) -> IndexResult<()> {
+        if checksum(self.section(number)) == self.header.checksums[number] {
+            Ok(())
+        } else {
+            Err(self.index_damaged(format!(
+                "the {} section fails its checksum",
+                format::SECTION_NAMES[number]
+            )))
+        }
+    }
+
+    fn verify_docs(&self) -> IndexResult<()> {
+        if checksum(&self.docs) == self.header.docs_checksum {
+            Ok(())
+        } else {
+            Err(IndexError::corrupt(
+                self.dir().join(DOCS_FILE),
+                "fails its checksum (the file is damaged); rebuild the index",
+            ))
+        }
+    }
+
+    /// The open-time verification: the document lengths, and whatever is at most
+    /// `limit` bytes. (The header verified itself when it was decoded.)
+    pub(super) fn verify_small(&self, limit: u64) -> IndexResult<()> {
+        for number in 0..SECTIONS {
+            let len = self.header.sections[number].1;
+            if number == format::DOC_LENS || len <= limit {
+                self.verify_section(number)?;
+            }
+        }
+        if self.docs.len() as u64 <= limit {
+            self.verify_docs()?;
+        }
+        Ok(())
+    }
+
+    /// Verifies every byte of the index and decodes all of it; the first problem found
+    /// is the error.
+    pub fn check(&self) -> IndexResult<CheckReport> {
+        for number in 0..SECTIONS {
+            self.verify_section(number)?;
+        }
+        self.verify_docs()?;
+        self.check_layout()?;
+        let postings = self.check_postings()?;
+        self.check_terms()?;
+        self.check_docs()?;
+        Ok(CheckReport {
+            docs: self.header.docs,
+            terms: self.header.terms,
+            postings,
+            bytes: (self.index.len() + self.docs.len()) as u64,
+        })
+    }
+
+    /// Between the header and the sections, and between sections, only zero padding
+    /// (under 8 bytes); nothing after the last section.
+    fn check_layout(&self) -> IndexResult<()> {
+        let mut spans: Vec<(u64, u64)> = self.header.sections.to_vec();
+        spans.sort_unstable();
+        let mut end = HEADER_LEN as u64;
+        for (off, len) in spans {
+            if off < end || off - end >= 8 {
+                return Err(self.index_damaged(format!(
+                    "a section starts at {off}, expected {end} plus padding"
+                )));
+            }
+            if self.index[end as usize..off as usize]
+                .iter()
+                .any(|&b| b != 0)
+            {
+                return Err(self.index_damaged(format!("nonzero padding at byte {end}")));
+            }
+            end = off + len;
+        }
+        if end != self.index.len() as u64 {
+            return Err(self.index_damaged(format!(
+                "{} bytes after the last section",
+                self.index.len() as u64 - end
+            )));
+        }
+        Ok(())
+    }
+
+    /// Each posting list decodes to exactly df increasing documents below N, with tf
+    /// between 1 and the stored max tf, and its skip table matches the decoded blocks.
+    fn check_postings(&self) -> IndexResult<u64> {
+        let n = self.num_docs();
+        let mut total = 0u64;
+        for t in 0..self.num_terms() {
+            let stats = self.term_stats(t);
+            let bytes = self.postings_bytes(t)?;
+            let bad = |what: &str| self.index_damaged(format!("postings of term {t}: {what}"));
+            let table = skip_table_len(stats.df);
+            if bytes.len() < table || stats.df == 0 {
+                return Err(bad("shorter than their skip table, or empty"));
+            }
+            let mut c = Cursor::new(bytes, stats.df);
+            let (mut count, mut prev, mut max_tf) = (0u32, None::<u32>, 0u32);
+            while c.step() {
+                let doc = c.doc();
+                if doc >= n || prev.is_some_and(|p| doc <= p) || c.tf() == 0 {
+                    return Err(bad("documents out of order or range"));
+                }
+                count += 1;
+                max_tf = max_tf.max(c.tf());
+                prev = Some(doc);
+                if table > 0 && (count % BLOCK == 0 || count == stats.df) {
+                    let entry = 8 * ((count - 1) / BLOCK) as usize;
+                    let (last, end) = (u32_at(bytes, entry), u32_at(bytes, entry + 4));
+                    if last != doc || end as usize != c.position() {
+                        return Err(bad("skip table disagrees with the list"));
+                    }
+                }
+            }
+            if c.corrupt || count != stats.df || max_tf != stats.max_tf {
+                return Err(bad("df or max tf disagrees with the list"));
+            }
+            total += u64::from(count);
+        }
+        Ok(total)
+    }
+
+    /// Terms are valid UTF-8, strictly ascending.
+    fn check_terms(&self) -> IndexResult<()> {
+        let offsets = self.section(format::TERM_OFFSETS);
+        let bytes = self.section(format::TERM_BYTES);
+        let mut prev: Option<&[u8]> = None;
+        for t in 0..self.num_terms() as usize {
+            let (a, b) = (
+                format::u64_at(offsets, 8 * t) as usize,
+                format::u64_at(offsets, 8 * t + 8) as usize,
+            );
+            let term = bytes
+                .get(a..b)
+                .filter(|s| std::str::from_utf8(s).is_ok())
+                .ok_or_else(|| self.index_damaged(format!("term {t} is not valid text")))?;
+            if prev.is_some_and(|p| p >= term) {
+                return Err(self.index_damaged(format!("term {t} is out of order")));
+            }
+            prev = Some(term);
+        }
+        Ok(())
+    }
+
+    /// Every stored paragraph parses; the id order is sorted and its inverse is the
+    /// rank table.
+    fn check_docs(&self) -> IndexResult<()> {
+        let n = self.num_docs();
+        for doc in 0..n {
+            self.doc(doc)?;
+        }
+        let mut prev: Option<String> = None;
+        for rank in 0..n {
+            let doc = self.u32_in(format::ID_ORDER, rank as usize);
+            if doc >= n || self.id_rank(doc) != rank {
+                return Err(self.index_damaged(format!("id order entry {rank} is wrong")));
+            }
+            let id = self.doc_id(doc)?;
+            if prev
+                .as_deref()
+                .is_some_and(|p| id_cmp(p, &id) != std::cmp::Ordering::Less)
+            {
+                return Err(self.index_damaged(format!("id order is not sorted at {rank}")));
+            }
+            prev = Some(id);
+        }
+        Ok(())
+    }
+}
