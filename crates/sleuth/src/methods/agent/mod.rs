@@ -229,6 +229,7 @@ impl AgentMethod {
             prompts: &self.prompts,
             schema: style.schema(),
             verify: self.is_memory_method() && self.settings.stopping.verifies(),
+            hops: question.hops,
         }
         .run(system, first, env.as_mut())
         .await
