@@ -5,8 +5,10 @@
 //! Self-Ask, IRCoT, Notes, the working-memory ablations and SLEUTH differ only in that.
 
 pub mod formats;
+pub mod hybrid;
 mod run;
 
+pub use hybrid::SleuthEir;
 pub use run::LoopOutcome;
 
 use super::retry::{attempt_text, Attempt};

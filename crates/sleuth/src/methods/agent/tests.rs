@@ -640,3 +640,76 @@ async fn compaction_keeps_system_question_memory_and_last_k_exchanges() {
         ep_full.usage.input_tokens
     );
 }
+
+const FINAL_MARK: &str = "Answer the question from the evidence below";
+
+/// SLEUTH replies that confirm two sourced facts and never finish (or finish with
+/// `finish` from turn `finish_at`); EIR's final call answers from the evidence.
+fn hybrid_model(finish_at: Option<usize>) -> Arc<ScriptedModel> {
+    Arc::new(ScriptedModel::from_fn(move |req, i| {
+        let last = &req.messages.last().unwrap().content;
+        if last.contains(FINAL_MARK) {
+            return Ok(r#"{"answer": "Nogales, Arizona", "evidence": [{"title": "Charles Mingus", "sentence": 0}, {"title": "Decoy", "sentence": 0}]}"#.into());
+        }
+        let action = match finish_at {
+            Some(t) if i + 1 >= t => "finish[Nogales, the loop's answer]",
+            _ => "search[Mingus]",
+        };
+        Ok(format!(
+            "Confirmed Facts:\n- [F1] Mingus Plays Piano is an album by Charles Mingus (source: Mingus Plays Piano)\n\
+             - [F2] Mingus was born in Nogales, Arizona (source: charles mingus)\n\
+             - [F3] an unsourced guess\n\
+             Active Hypotheses:\n- [H1] Nogales | confidence: medium | supports: F2 | contradicts: -\n\
+             Open Questions:\n- [Q1] none left | action: - | priority: low\n\
+             Action: {action}"
+        ))
+    }))
+}
+
+#[tokio::test]
+async fn sleuth_eir_answers_from_fact_sources_after_a_timeout() {
+    let model = hybrid_model(None);
+    let m = method("sleuth-eir", &[("turns", "4")]);
+    let ep = run(&m, model.clone()).await;
+    assert_eq!(ep.answer.as_deref(), Some("Nogales, Arizona"));
+    assert_eq!(
+        ep.stop,
+        StopReason::Finished,
+        "a timeout still yields an answer"
+    );
+    assert_eq!(ep.turns.len(), 4);
+    assert_eq!(
+        ep.calls.values().sum::<u32>(),
+        5,
+        "T calls and the final call"
+    );
+    let fc = ep.outputs.final_call.as_ref().unwrap();
+    assert!(fc.forced_end);
+    assert_eq!(fc.retrieval_answer, None);
+    assert_eq!(fc.evidence_records, 2, "F3 names no paragraph");
+    let ev = ep.outputs.evidence.as_ref().unwrap();
+    assert_eq!(ev.cited.len(), 1);
+    assert_eq!(ev.cited[0].title, "Charles Mingus");
+    assert_eq!(ev.dropped_citations, 1, "the decoy was never evidence");
+    // The final prompt: question and the two source sentences, verbatim, nothing else.
+    let last = model.requests().last().unwrap().clone();
+    assert_eq!(last.messages.len(), 1);
+    let prompt = &last.messages[0].content;
+    assert!(prompt.contains("Charles Mingus was born in Nogales, Arizona."));
+    assert!(prompt.contains("Mingus Plays Piano is an album by Charles Mingus."));
+    assert!(!prompt.contains("[F2]") && !prompt.contains("Hypotheses"));
+    assert!(!prompt.contains("finish[decoy"));
+}
+
+#[tokio::test]
+async fn sleuth_eir_keeps_the_loops_own_answer_beside_the_final_one() {
+    let ep = run(&method("sleuth-eir", &[]), hybrid_model(Some(2))).await;
+    assert_eq!(ep.turns.len(), 2);
+    assert_eq!(ep.answer.as_deref(), Some("Nogales, Arizona"));
+    let fc = ep.outputs.final_call.as_ref().unwrap();
+    assert!(!fc.forced_end);
+    assert_eq!(
+        fc.retrieval_answer.as_deref(),
+        Some("Nogales, the loop's answer")
+    );
+}
