@@ -157,3 +157,44 @@ fn compaction_figures() {
         );
     }
 }
+
+#[test]
+fn sleuth_eir_answers_after_a_timeout_from_its_facts_source_sentences() {
+    let dir = tempfile::tempdir().unwrap();
+    // MuSiQue's first question: "What is the seat of the county where Van Hook Township
+    // is located?" Three loop turns that never finish, then EIR's final call.
+    let memory = "Confirmed Facts:\n\
+        - [F1] Van Hook Township is in Mountrail County (source: Van Hook Township, Mountrail County, North Dakota)\n\
+        - [F2] The Mountrail County Courthouse is in Stanley (source: Mountrail County Courthouse)\n\
+        Active Hypotheses:\n- [H1] Stanley | confidence: medium | supports: F1, F2 | contradicts: -\n\
+        Open Questions:\n- [Q1] seat? | action: Mountrail seat | priority: high\n\
+        Action: search[Mountrail County]";
+    let last = r#"{"answer": "Stanley", "evidence": [{"title": "Van Hook Township, Mountrail County, North Dakota", "sentence": 0}, {"title": "Mountrail County Courthouse", "sentence": 0}]}"#;
+    let script = vec![
+        memory.to_string(),
+        memory.into(),
+        memory.into(),
+        last.into(),
+    ];
+    let model = replies(dir.path(), "r.json", &script);
+    let out = dir.path().join("run");
+    Eval::new("musique", musique(), "sleuth-eir", &model, &out)
+        .opt("--limit", 1)
+        .set("turns=3")
+        .ok();
+    let records = records_under(&out);
+    let r = &records[0];
+    assert_eq!(r["answer"], "Stanley");
+    assert_eq!(r["stop"], "finished", "a timeout still yields an answer");
+    assert_eq!(r["calls"], 4, "T + 1 calls: at T = 20, 1.05x sleuth's");
+    assert_eq!(r["calls_by_kind"]["final"], 1);
+    let fc = &r["outputs"]["final_call"];
+    assert_eq!(fc["forced_end"], true);
+    assert_eq!(fc["evidence_records"], 2);
+    assert_eq!(
+        r["outputs"]["evidence"]["cited"].as_array().unwrap().len(),
+        2
+    );
+    assert_eq!(r["support_f1"], 1.0, "both gold sentences cited");
+    assert_eq!(r["em"], 1.0);
+}
