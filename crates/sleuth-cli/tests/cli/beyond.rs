@@ -62,10 +62,15 @@ fn replay_reply(turn: usize) -> String {
 /// Input tokens per question of `sleuth` on MuSiQue 4-hop pools at T = 20, with
 /// `extra` settings, replaying the same 20 replies.
 fn input_tokens_per_question(dir: &Path, name: &str, extra: &[&str], limit: usize) -> f64 {
+    per_question(dir, "sleuth", name, extra, limit).0
+}
+
+/// Input tokens and calls per question of `method` on the replay.
+fn per_question(dir: &Path, method: &str, name: &str, extra: &[&str], limit: usize) -> (f64, f64) {
     let script: Vec<String> = (0..20).map(replay_reply).collect();
     let model = replies(dir, "replay.json", &script);
     let out = dir.join(name);
-    let mut eval = Eval::new("musique", musique(), "sleuth", &model, &out)
+    let mut eval = Eval::new("musique", musique(), method, &model, &out)
         .opt("--hops", 4)
         .opt("--limit", limit)
         .set("turns=20");
@@ -82,11 +87,14 @@ fn input_tokens_per_question(dir: &Path, name: &str, extra: &[&str], limit: usiz
             "the full budget ran"
         );
     }
-    let total: u64 = records
-        .iter()
-        .map(|r| r["input_tokens"].as_u64().unwrap())
-        .sum();
-    total as f64 / limit as f64
+    let sum = |field: &str| -> f64 {
+        records
+            .iter()
+            .map(|r| r[field].as_u64().unwrap() as f64)
+            .sum::<f64>()
+            / limit as f64
+    };
+    (sum("input_tokens"), sum("calls"))
 }
 
 #[test]
@@ -156,6 +164,15 @@ fn compaction_figures() {
             c / full
         );
     }
+    // The replay never finishes and its 21st reply is no JSON: the final call's
+    // answer is unparsed, but the calls and tokens are what a run spends.
+    let (_, sleuth_calls) = per_question(dir.path(), "sleuth", "calls", &[], n);
+    let (eir_tokens, eir_calls) = per_question(dir.path(), "sleuth-eir", "hybrid", &[], n);
+    println!(
+        "sleuth-eir: {eir_calls:.1} calls per question vs sleuth {sleuth_calls:.1} ({:.2}x); {eir_tokens:.0} input tokens ({:.2}x)",
+        eir_calls / sleuth_calls,
+        eir_tokens / full
+    );
 }
 
 #[test]

@@ -89,7 +89,7 @@ pub const SETTINGS: &[SettingDef] = &[
     },
     SettingDef {
         key: "nudge",
-        doc: "when the commitment nudge may fire: α in (0,1] (a fraction of T), turn:N, adaptive (from the memory's state: the adaptive_* keys), or none",
+        doc: "when the commitment nudge may fire: α in (0,1] (a fraction of T), turn:N, adaptive (working-memory methods: from the memory's state, see the adaptive_* keys; others get no nudge), or none",
         apply: |s, v| {
             s.agent.nudge = NudgeAt::parse(v)?;
             Ok(())
