@@ -3,6 +3,7 @@
 //! One module per area of the tool.
 
 mod agents;
+mod beyond;
 mod cluster;
 mod corpus;
 mod data;

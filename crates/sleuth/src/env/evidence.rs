@@ -86,6 +86,28 @@ impl EvidenceStore {
         true
     }
 
+    /// Stores one sentence under its own number (a fact's source sentence, for
+    /// `sleuth-eir`). Returns false when that sentence is already stored.
+    pub fn add_sentence(&mut self, title: &str, sentence: usize, text: &str, turn: u32) -> bool {
+        if self
+            .records
+            .iter()
+            .any(|r| r.title == title && r.sentence == sentence)
+        {
+            return false;
+        }
+        if !self.titles.iter().any(|t| t == title) {
+            self.titles.push(title.to_string());
+        }
+        self.records.push(EvidenceRecord {
+            title: title.to_string(),
+            sentence,
+            turn,
+            text: text.to_string(),
+        });
+        true
+    }
+
     pub fn records(&self) -> &[EvidenceRecord] {
         &self.records
     }

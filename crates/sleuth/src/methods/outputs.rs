@@ -27,6 +27,16 @@ pub struct Outputs {
     /// EIR: the retrieval trajectory's own result and the separate final call.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub final_call: Option<FinalCall>,
+    /// `nudge=adaptive`: when the nudge fired and which condition of the memory fired it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub commitment: Option<Commitment>,
+}
+
+/// The adaptive nudge's firing: the turn it was given with and the condition that held.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Commitment {
+    pub turn: u32,
+    pub condition: super::settings::AdaptiveCondition,
 }
 
 /// Sizes of the merged working memory after one turn (SLEUTH paper App. J's dynamics).

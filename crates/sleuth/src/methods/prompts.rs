@@ -18,6 +18,7 @@ const BUILTIN: &[(&str, &str)] = &[
     ("notes.txt", include_str!("prompts/notes.txt")),
     ("memory.txt", include_str!("prompts/memory.txt")),
     ("nudge.txt", include_str!("prompts/nudge.txt")),
+    ("compacted.txt", include_str!("prompts/compacted.txt")),
     ("reminder.txt", include_str!("prompts/reminder.txt")),
     ("no_action.txt", include_str!("prompts/no_action.txt")),
     (

@@ -6,7 +6,7 @@
 //! planner's estimates, and the README's method table (a test keeps it in step).
 //! Adding a method is a row here plus its own file.
 
-use super::agent::{AgentMethod, Style};
+use super::agent::{AgentMethod, SleuthEir, Style};
 use super::corpus::CorpusSetting;
 use super::eir::{Direct, Eir, EirAttempt, FullPool, Recover, Shared, Ssr};
 use super::retry::{Judge, Retry};
@@ -107,12 +107,38 @@ const MEMORY: &[&str] = &[
     "nudge",
     "tau",
     "nudge_gate",
+    "adaptive_confident",
+    "adaptive_questions",
+    "adaptive_stagnation",
+    "compact",
     "stopping",
     "enforce",
     "restore_facts",
     "max_reminders",
     "last_turn_answer_only",
     "grammar",
+    "temperature",
+    "max_tokens",
+];
+/// `sleuth-eir`: SLEUTH's keys and the final call's JSON schema.
+const SLEUTH_EIR: &[&str] = &[
+    "turns",
+    "top_k",
+    "actions_per_turn",
+    "tool_channel",
+    "nudge",
+    "tau",
+    "nudge_gate",
+    "adaptive_confident",
+    "adaptive_questions",
+    "adaptive_stagnation",
+    "compact",
+    "stopping",
+    "enforce",
+    "restore_facts",
+    "max_reminders",
+    "grammar",
+    "json_schema",
     "temperature",
     "max_tokens",
 ];
@@ -327,6 +353,18 @@ pub const METHODS: &[MethodSpec] = &[
         reads: MEMORY,
         estimate: loop_calls,
         build: |c, s| Box::new(agent(c, s, Style::Memory(MemorySchema::full()))),
+    },
+    MethodSpec {
+        name: "sleuth-eir",
+        setting: Setting::Pool,
+        corpus: false,
+        summary: "SLEUTH's loop; each fact's source sentence kept as evidence; EIR's evidence-only final call answers, also on timeout",
+        reads: SLEUTH_EIR,
+        estimate: |s| loop_calls(s) + 1.0,
+        build: |c, s| {
+            let loop_agent = agent(c, s, Style::Memory(MemorySchema::full()));
+            Box::new(SleuthEir::new(loop_agent, s.eir.clone()))
+        },
     },
     MethodSpec {
         name: "eir",
@@ -599,9 +637,11 @@ mod tests {
     #[test]
     fn full_pool_refuses_the_corpus_setting_by_its_row() {
         assert!(!spec("full-pool").unwrap().corpus);
+        // sleuth-eir finds a fact's source sentence in the question's pool.
+        assert!(!spec("sleuth-eir").unwrap().corpus);
         assert!(METHODS
             .iter()
-            .filter(|m| m.name != "full-pool" && m.name != "eir-recover")
+            .filter(|m| !["full-pool", "eir-recover", "sleuth-eir"].contains(&m.name))
             .all(|m| m.corpus));
     }
 }

@@ -5,8 +5,10 @@
 //! Self-Ask, IRCoT, Notes, the working-memory ablations and SLEUTH differ only in that.
 
 pub mod formats;
+pub mod hybrid;
 mod run;
 
+pub use hybrid::SleuthEir;
 pub use run::LoopOutcome;
 
 use super::retry::{attempt_text, Attempt};
@@ -229,6 +231,7 @@ impl AgentMethod {
             prompts: &self.prompts,
             schema: style.schema(),
             verify: self.is_memory_method() && self.settings.stopping.verifies(),
+            hops: question.hops,
         }
         .run(system, first, env.as_mut())
         .await

@@ -10,8 +10,8 @@
 use crate::env::{Action, Environment, Observation};
 use crate::llm::{ChatRequest, Message};
 use crate::memory::{check_adherence, parse_memory, MemorySchema, WorkingMemory};
-use crate::methods::outputs::MemoryCounts;
-use crate::methods::settings::{AgentSettings, Stopping, ToolChannel};
+use crate::methods::outputs::{Commitment, MemoryCounts};
+use crate::methods::settings::{AdaptiveCondition, AgentSettings, NudgeAt, Stopping, ToolChannel};
 use crate::methods::{
     call_model_response, AgentError, CallKind, Episode, PromptSet, RunContext, StopReason, Turn,
 };
@@ -26,6 +26,8 @@ pub(super) struct AgentLoop<'a> {
     pub schema: MemorySchema,
     /// Late verification: the first finish is answered with a chain check (App. D.5).
     pub verify: bool,
+    /// The question's hops when the benchmark says (the adaptive nudge's coverage).
+    pub hops: Option<u8>,
 }
 
 /// How a model call ended, as the loop sees it.
@@ -53,7 +55,8 @@ impl AgentLoop<'_> {
                 number,
                 ..Turn::default()
             };
-            if self.nudge_due(number, &state, &episode) {
+            let adaptive = self.adaptive_due(&state, &episode);
+            if adaptive.is_some() || self.nudge_due(number, &state, &episode) {
                 let nudge = self.render(
                     "nudge.txt",
                     context! {
@@ -66,6 +69,10 @@ impl AgentLoop<'_> {
                 append_to_last_user(&mut messages, &nudge);
                 turn.nudged = true;
                 episode.nudge_turn = Some(number);
+                episode.outputs.commitment = adaptive.map(|condition| Commitment {
+                    turn: number,
+                    condition,
+                });
             } else if self.structural_due(&state, &episode) {
                 let resolved = state.resolved.len();
                 let commit =
@@ -199,7 +206,7 @@ impl AgentLoop<'_> {
         let mut kind = CallKind::Action;
         let constraint = self.constraint.for_turn(state, env.retrieved());
         loop {
-            let mut request = ChatRequest::new(messages.clone())
+            let mut request = ChatRequest::new(self.context(messages, state)?)
                 .temperature(self.settings.temperature)
                 .max_tokens(self.settings.max_tokens);
             request.constraint = constraint.clone();
@@ -284,6 +291,9 @@ impl AgentLoop<'_> {
     /// memory get it only with `nudge_all`, ungated, as in the ReAct + nudge control
     /// (App. D.4).
     fn nudge_due(&self, turn: u32, state: &WorkingMemory, episode: &Episode) -> bool {
+        if self.settings.nudge == NudgeAt::Adaptive {
+            return false; // adaptive_due decides
+        }
         let Some(at) = self.settings.nudge_turn() else {
             return false;
         };
@@ -298,6 +308,82 @@ impl AgentLoop<'_> {
         }
         state.facts.len() >= self.settings.tau
             && (!self.settings.nudge_needs_empty_questions || state.questions.is_empty())
+    }
+
+    /// Adaptive commitment (`nudge=adaptive`, ours): the nudge fires, once, from the
+    /// merged memory instead of the clock. Only the structured memory has the typed
+    /// state to read, so other methods get no nudge under it. Every condition but a
+    /// confident hypothesis (which already names its facts) needs τ confirmed facts,
+    /// so there is something to commit from.
+    fn adaptive_due(&self, state: &WorkingMemory, episode: &Episode) -> Option<AdaptiveCondition> {
+        use crate::memory::{Confidence, Section};
+        if self.settings.nudge != NudgeAt::Adaptive
+            || episode.nudge_turn.is_some()
+            || !self.schema.is_structured()
+        {
+            return None;
+        }
+        let rule = self.settings.adaptive;
+        let enough = state.facts.len() >= self.settings.tau;
+        if rule.confident && self.schema.has(Section::Hypotheses) {
+            let need = self.hops.map_or(self.settings.tau, usize::from).max(1);
+            if let Some(top) = state.hypotheses.first() {
+                let mut cited: Vec<&String> = top
+                    .supports
+                    .iter()
+                    .filter(|id| state.facts.iter().any(|f| &f.id == *id))
+                    .collect();
+                cited.sort();
+                cited.dedup();
+                if top.confidence == Some(Confidence::High) && cited.len() >= need {
+                    return Some(AdaptiveCondition::Confident);
+                }
+            }
+        }
+        if rule.questions_closed
+            && self.schema.has(Section::Questions)
+            && enough
+            && state.all_questions_resolved()
+        {
+            return Some(AdaptiveCondition::QuestionsClosed);
+        }
+        if rule.stagnation > 0 && enough && stagnant_turns(&episode.turns) >= rule.stagnation {
+            return Some(AdaptiveCondition::Stagnation);
+        }
+        None
+    }
+
+    /// The conversation a request carries. Under `compact=K`, once a fact is confirmed,
+    /// old raw observations leave: the system text, the question followed by the merged
+    /// memory, and the last K exchanges (response, then the observations it got). The
+    /// full conversation stays the loop's own record; only what is sent shrinks, so
+    /// input tokens per episode grow about linearly in turns instead of quadratically.
+    fn context(
+        &self,
+        messages: &[Message],
+        state: &WorkingMemory,
+    ) -> Result<Vec<Message>, AgentError> {
+        let Some(k) = self.settings.compact else {
+            return Ok(messages.to_vec());
+        };
+        let keep = 2 * k as usize;
+        // Messages after the question alternate response / feedback, ending on feedback.
+        if state.facts.is_empty() || messages.len() <= 2 + keep {
+            return Ok(messages.to_vec());
+        }
+        let dropped = (messages.len() - 2 - keep) / 2;
+        let note = self
+            .prompts
+            .render(
+                "compacted.txt",
+                context! { memory => state.render(&self.schema).trim_end(), dropped },
+            )
+            .map_err(AgentError::config)?;
+        let mut question = messages[1].clone();
+        question.content.push_str(&note);
+        let mut out = vec![messages[0].clone(), question];
+        out.extend_from_slice(&messages[messages.len() - keep..]);
+        Ok(out)
     }
 
     /// Structural completion (SLEUTH paper App. D.5: commit "when all are marked
@@ -342,6 +428,23 @@ impl AgentLoop<'_> {
     ) -> Result<String, AgentError> {
         self.prompts.render(name, ctx).map_err(AgentError::config)
     }
+}
+
+/// How many of the latest turns in a row added no confirmed fact to the merged state.
+fn stagnant_turns(turns: &[Turn]) -> u32 {
+    let facts: Vec<usize> = turns
+        .iter()
+        .map(|t| t.state.as_ref().map_or(0, |s| s.facts.len()))
+        .collect();
+    let mut still = 0;
+    for i in (0..facts.len()).rev() {
+        let before = if i == 0 { 0 } else { facts[i - 1] };
+        if facts[i] > before {
+            break;
+        }
+        still += 1;
+    }
+    still
 }
 
 /// The environment's tools for the native channel.

@@ -460,3 +460,256 @@ async fn memory_grammar_follows_the_paragraphs_the_agent_has_seen() {
     run(&free, model.clone()).await;
     assert!(model.requests()[0].constraint.is_none());
 }
+
+/// A full-memory reply: `facts` confirmed facts, the top hypothesis at `confidence`
+/// citing F1 and F2, and Q1 open or marked resolved.
+fn adaptive_reply(facts: usize, confidence: &str, resolved: bool, action: &str) -> String {
+    let mut s = String::from("Confirmed Facts:\n");
+    for i in 1..=facts {
+        s.push_str(&format!(
+            "- [F{i}] fact number {i} (source: Charles Mingus)\n"
+        ));
+    }
+    s.push_str(&format!(
+        "Active Hypotheses:\n- [H1] Nogales | confidence: {confidence} | supports: F1, F2 | contradicts: -\n"
+    ));
+    let mark = if resolved { " (resolved)" } else { "" };
+    s.push_str(&format!(
+        "Open Questions:\n- [Q1] Where born?{mark} | action: Mingus born | priority: high\n"
+    ));
+    s.push_str(&format!("Action: {action}"));
+    s
+}
+
+fn commitment(ep: &Episode) -> Option<(u32, AdaptiveCondition)> {
+    ep.outputs.commitment.map(|c| (c.turn, c.condition))
+}
+
+use crate::methods::settings::AdaptiveCondition;
+
+#[tokio::test]
+async fn adaptive_nudge_fires_on_stagnation_and_records_it() {
+    // Two facts in turn 1, none after: turns 2, 3 and 4 add nothing, so the nudge comes
+    // with turn 5, long before α·T = 14.
+    let model = Arc::new(ScriptedModel::new(vec![memory_reply(2, "search[Mingus]")]));
+    let ep = run(&method("sleuth", &[("nudge", "adaptive")]), model.clone()).await;
+    assert_eq!(ep.nudge_turn, Some(5));
+    assert_eq!(commitment(&ep), Some((5, AdaptiveCondition::Stagnation)));
+    assert!(nudge_text_in(&model.requests()[4]));
+    assert!(!nudge_text_in(&model.requests()[3]));
+    assert_eq!(ep.turns.iter().filter(|t| t.nudged).count(), 1, "once");
+
+    let model = Arc::new(ScriptedModel::new(vec![memory_reply(2, "search[Mingus]")]));
+    let ep = run(
+        &method(
+            "sleuth",
+            &[("nudge", "adaptive"), ("adaptive_stagnation", "6")],
+        ),
+        model,
+    )
+    .await;
+    assert_eq!(commitment(&ep), Some((8, AdaptiveCondition::Stagnation)));
+
+    // Every condition off: no nudge at all, and nothing recorded.
+    let model = Arc::new(ScriptedModel::new(vec![memory_reply(2, "search[Mingus]")]));
+    let ep = run(
+        &method(
+            "sleuth",
+            &[("nudge", "adaptive"), ("adaptive_stagnation", "0")],
+        ),
+        model,
+    )
+    .await;
+    assert_eq!(ep.nudge_turn, None);
+    assert_eq!(ep.outputs.commitment, None);
+}
+
+#[tokio::test]
+async fn adaptive_nudge_stagnation_waits_for_tau_facts() {
+    // One fact only (τ = 2): stagnation never fires though nothing new arrives.
+    let model = Arc::new(ScriptedModel::new(vec![memory_reply(1, "search[Mingus]")]));
+    let ep = run(&method("sleuth", &[("nudge", "adaptive")]), model).await;
+    assert_eq!(ep.nudge_turn, None);
+}
+
+#[tokio::test]
+async fn adaptive_nudge_fires_on_a_confident_hypothesis_covering_the_hops() {
+    // Turn 1: medium confidence; turn 2: high, citing F1 and F2 (the question has 2 hops).
+    let model = Arc::new(ScriptedModel::from_fn(|_, i| {
+        let confidence = if i == 0 { "medium" } else { "high" };
+        Ok(adaptive_reply(2, confidence, false, "search[x]"))
+    }));
+    let ep = run(&method("sleuth", &[("nudge", "adaptive")]), model).await;
+    assert_eq!(commitment(&ep), Some((3, AdaptiveCondition::Confident)));
+
+    // High confidence citing facts that are not confirmed does not count.
+    let model = Arc::new(ScriptedModel::new(vec![adaptive_reply(
+        1,
+        "high",
+        false,
+        "search[x]",
+    )]));
+    let ep = run(
+        &method(
+            "sleuth",
+            &[("nudge", "adaptive"), ("adaptive_stagnation", "0")],
+        ),
+        model,
+    )
+    .await;
+    assert_eq!(ep.nudge_turn, None, "F2 is cited but never confirmed");
+
+    let model = Arc::new(ScriptedModel::new(vec![adaptive_reply(
+        2,
+        "high",
+        false,
+        "search[x]",
+    )]));
+    let ep = run(
+        &method(
+            "sleuth",
+            &[("nudge", "adaptive"), ("adaptive_confident", "false")],
+        ),
+        model,
+    )
+    .await;
+    assert_eq!(
+        commitment(&ep),
+        Some((5, AdaptiveCondition::Stagnation)),
+        "with the confidence condition off, stagnation fires instead"
+    );
+}
+
+#[tokio::test]
+async fn adaptive_nudge_fires_once_no_open_question_is_left() {
+    let model = Arc::new(ScriptedModel::from_fn(|_, i| {
+        Ok(adaptive_reply(2, "medium", i >= 1, "search[x]"))
+    }));
+    let ep = run(&method("sleuth", &[("nudge", "adaptive")]), model).await;
+    assert_eq!(
+        commitment(&ep),
+        Some((3, AdaptiveCondition::QuestionsClosed))
+    );
+}
+
+#[tokio::test]
+async fn adaptive_nudge_leaves_methods_without_a_typed_memory_alone() {
+    let model = Arc::new(ScriptedModel::new(vec![
+        "Notes:\nsomething\nAction: search[x]".to_string(),
+    ]));
+    let ep = run(&method("notes", &[("nudge", "adaptive")]), model).await;
+    assert_eq!(ep.nudge_turn, None);
+}
+
+#[tokio::test]
+async fn compaction_keeps_system_question_memory_and_last_k_exchanges() {
+    let replies = |i: usize| memory_reply(if i < 3 { 0 } else { 2 }, "search[Mingus]");
+    let model = Arc::new(ScriptedModel::from_fn(move |_, i| Ok(replies(i))));
+    let ep = run(&method("sleuth", &[("compact", "2")]), model.clone()).await;
+    let full = Arc::new(ScriptedModel::from_fn(move |_, i| Ok(replies(i))));
+    let ep_full = run(&method("sleuth", &[]), full.clone()).await;
+    let reqs = model.requests();
+    // No fact before turn 4's request: the whole conversation goes out.
+    assert_eq!(reqs[3].messages.len(), full.requests()[3].messages.len());
+    assert_eq!(reqs[3].messages, full.requests()[3].messages);
+    // From then on: system, question + memory, and two exchanges.
+    for r in &reqs[4..] {
+        assert_eq!(r.messages.len(), 6);
+        assert!(r.messages[1].content.contains("Where was the performer"));
+        assert!(r.messages[1].content.contains("Your working memory so far"));
+        assert!(r.messages[1].content.contains("[F2] fact number 2"));
+    }
+    let last = reqs.last().unwrap();
+    let last_full = full.requests().last().unwrap().clone();
+    assert_eq!(last.messages[0], last_full.messages[0], "system text kept");
+    assert_eq!(
+        last.messages[2..],
+        last_full.messages[last_full.messages.len() - 4..],
+        "the last two exchanges verbatim"
+    );
+    assert!(last.messages[1].content.contains("17 earlier exchanges"));
+    // Same replies, same trace; the input shrinks.
+    assert_eq!(ep.turns.len(), ep_full.turns.len());
+    assert_eq!(ep.nudge_turn, ep_full.nudge_turn);
+    assert!(
+        // The toy pool's observations are short, so the system text dominates; the
+        // MuSiQue figure is measured through the binary (tests/cli/beyond.rs).
+        ep.usage.input_tokens * 10 < ep_full.usage.input_tokens * 7,
+        "{} vs {}",
+        ep.usage.input_tokens,
+        ep_full.usage.input_tokens
+    );
+}
+
+const FINAL_MARK: &str = "Answer the question from the evidence below";
+
+/// SLEUTH replies that confirm two sourced facts and never finish (or finish with
+/// `finish` from turn `finish_at`); EIR's final call answers from the evidence.
+fn hybrid_model(finish_at: Option<usize>) -> Arc<ScriptedModel> {
+    Arc::new(ScriptedModel::from_fn(move |req, i| {
+        let last = &req.messages.last().unwrap().content;
+        if last.contains(FINAL_MARK) {
+            return Ok(r#"{"answer": "Nogales, Arizona", "evidence": [{"title": "Charles Mingus", "sentence": 0}, {"title": "Decoy", "sentence": 0}]}"#.into());
+        }
+        let action = match finish_at {
+            Some(t) if i + 1 >= t => "finish[Nogales, the loop's answer]",
+            _ => "search[Mingus]",
+        };
+        Ok(format!(
+            "Confirmed Facts:\n- [F1] Mingus Plays Piano is an album by Charles Mingus (source: Mingus Plays Piano)\n\
+             - [F2] Mingus was born in Nogales, Arizona (source: charles mingus)\n\
+             - [F3] an unsourced guess\n\
+             Active Hypotheses:\n- [H1] Nogales | confidence: medium | supports: F2 | contradicts: -\n\
+             Open Questions:\n- [Q1] none left | action: - | priority: low\n\
+             Action: {action}"
+        ))
+    }))
+}
+
+#[tokio::test]
+async fn sleuth_eir_answers_from_fact_sources_after_a_timeout() {
+    let model = hybrid_model(None);
+    let m = method("sleuth-eir", &[("turns", "4")]);
+    let ep = run(&m, model.clone()).await;
+    assert_eq!(ep.answer.as_deref(), Some("Nogales, Arizona"));
+    assert_eq!(
+        ep.stop,
+        StopReason::Finished,
+        "a timeout still yields an answer"
+    );
+    assert_eq!(ep.turns.len(), 4);
+    assert_eq!(
+        ep.calls.values().sum::<u32>(),
+        5,
+        "T calls and the final call"
+    );
+    let fc = ep.outputs.final_call.as_ref().unwrap();
+    assert!(fc.forced_end);
+    assert_eq!(fc.retrieval_answer, None);
+    assert_eq!(fc.evidence_records, 2, "F3 names no paragraph");
+    let ev = ep.outputs.evidence.as_ref().unwrap();
+    assert_eq!(ev.cited.len(), 1);
+    assert_eq!(ev.cited[0].title, "Charles Mingus");
+    assert_eq!(ev.dropped_citations, 1, "the decoy was never evidence");
+    // The final prompt: question and the two source sentences, verbatim, nothing else.
+    let last = model.requests().last().unwrap().clone();
+    assert_eq!(last.messages.len(), 1);
+    let prompt = &last.messages[0].content;
+    assert!(prompt.contains("Charles Mingus was born in Nogales, Arizona."));
+    assert!(prompt.contains("Mingus Plays Piano is an album by Charles Mingus."));
+    assert!(!prompt.contains("[F2]") && !prompt.contains("Hypotheses"));
+    assert!(!prompt.contains("finish[decoy"));
+}
+
+#[tokio::test]
+async fn sleuth_eir_keeps_the_loops_own_answer_beside_the_final_one() {
+    let ep = run(&method("sleuth-eir", &[]), hybrid_model(Some(2))).await;
+    assert_eq!(ep.turns.len(), 2);
+    assert_eq!(ep.answer.as_deref(), Some("Nogales, Arizona"));
+    let fc = ep.outputs.final_call.as_ref().unwrap();
+    assert!(!fc.forced_end);
+    assert_eq!(
+        fc.retrieval_answer.as_deref(),
+        Some("Nogales, the loop's answer")
+    );
+}

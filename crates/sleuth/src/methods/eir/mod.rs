@@ -35,7 +35,7 @@ mod tests;
 
 pub use direct::{Direct, EirAttempt};
 pub use eir::Eir;
-pub use final_call::{final_prompt, parse_final, FinalAnswer};
+pub use final_call::{final_call, final_prompt, parse_final, FinalAnswer};
 pub use full_pool::FullPool;
 pub use json::{Citation, Move, RejectCause, Rejection};
 pub use lists::{Conclusion, ConclusionStatus, Lists, Requirement, RequirementStatus};

@@ -15,6 +15,9 @@ pub enum NudgeAt {
     Fraction(f64),
     /// At the first turn t ≥ this turn (the paper's Table 11 names turns: 6/10/14).
     Turn(u32),
+    /// Adaptive commitment (ours, beyond the paper: SLEUTH's App. names it future work):
+    /// the nudge fires from the memory's state, under the conditions of [`AdaptiveRule`].
+    Adaptive,
     Never,
 }
 
@@ -23,6 +26,9 @@ impl NudgeAt {
         let v = value.trim().to_ascii_lowercase();
         if matches!(v.as_str(), "none" | "off" | "never" | "false") {
             return Ok(NudgeAt::Never);
+        }
+        if v == "adaptive" {
+            return Ok(NudgeAt::Adaptive);
         }
         if let Some(turn) = v.strip_prefix("turn:") {
             return match turn.trim().parse::<u32>() {
@@ -38,7 +44,7 @@ impl NudgeAt {
                 "--set nudge={value}: a bare number is α, a fraction of the budget in (0,1]; for turn {n} write nudge=turn:{n}"
             )),
             _ => Err(format!(
-                "--set nudge={value}: expected α in (0,1] (e.g. 0.7), turn:N, or none"
+                "--set nudge={value}: expected α in (0,1] (e.g. 0.7), turn:N, adaptive, or none"
             )),
         }
     }
@@ -49,9 +55,43 @@ impl fmt::Display for NudgeAt {
         match self {
             NudgeAt::Fraction(a) => write!(f, "{a}"),
             NudgeAt::Turn(t) => write!(f, "turn:{t}"),
+            NudgeAt::Adaptive => f.write_str("adaptive"),
             NudgeAt::Never => f.write_str("none"),
         }
     }
+}
+
+/// Which state of the memory fires the adaptive nudge (`nudge=adaptive`). Each
+/// condition is a setting of its own so a sweep can switch one off; when several hold
+/// at once the first in this order is recorded: confident, questions closed, stagnation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AdaptiveRule {
+    /// `adaptive_confident`: the top-ranked hypothesis is high-confidence and cites
+    /// confirmed facts, as many as the question's hops (τ when the hops are unknown).
+    pub confident: bool,
+    /// `adaptive_questions`: the model opened questions and none is left open.
+    pub questions_closed: bool,
+    /// `adaptive_stagnation`: this many turns in a row added no confirmed fact (0: off).
+    pub stagnation: u32,
+}
+
+impl Default for AdaptiveRule {
+    fn default() -> Self {
+        AdaptiveRule {
+            confident: true,
+            questions_closed: true,
+            stagnation: 3,
+        }
+    }
+}
+
+/// The condition that fired the adaptive nudge, as the record names it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum AdaptiveCondition {
+    Confident,
+    QuestionsClosed,
+    Stagnation,
 }
 
 /// The commitment strategy (the paper's nudge, or an alternative of SLEUTH App. D.5).
@@ -206,6 +246,12 @@ pub struct AgentSettings {
     pub last_turn_answer_only: bool,
     /// Attach the protocol's output grammar to requests (used by the embedded model).
     pub grammar: bool,
+    /// The conditions of `nudge=adaptive`.
+    pub adaptive: AdaptiveRule,
+    /// Context compaction (`compact=K`, ours): once the memory holds a confirmed fact,
+    /// each request carries the system text, the question with the merged memory, and
+    /// only the last K exchanges; `None` sends the whole conversation (the paper's loop).
+    pub compact: Option<u32>,
 }
 
 impl Default for AgentSettings {
@@ -228,6 +274,8 @@ impl Default for AgentSettings {
             episodes: 2,
             last_turn_answer_only: false,
             grammar: true,
+            adaptive: AdaptiveRule::default(),
+            compact: None,
         }
     }
 }
@@ -257,6 +305,8 @@ impl AgentSettings {
                 Some(((alpha * self.turns as f64) - 1e-9).ceil().max(1.0) as u32)
             }
             NudgeAt::Turn(t) => Some(t),
+            // From the first turn on; the memory's state decides.
+            NudgeAt::Adaptive => Some(1),
             NudgeAt::Never => None,
         }
     }

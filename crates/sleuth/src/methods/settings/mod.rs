@@ -10,7 +10,7 @@
 pub mod agent;
 pub mod eir;
 
-pub use agent::{AgentSettings, NudgeAt, Stopping, ToolChannel};
+pub use agent::{AdaptiveCondition, AdaptiveRule, AgentSettings, NudgeAt, Stopping, ToolChannel};
 pub use eir::{DependencyRepair, EirSettings, RecoverMode};
 
 use std::collections::BTreeMap;
@@ -89,7 +89,7 @@ pub const SETTINGS: &[SettingDef] = &[
     },
     SettingDef {
         key: "nudge",
-        doc: "when the commitment nudge may fire: α in (0,1] (a fraction of T), turn:N, or none",
+        doc: "when the commitment nudge may fire: α in (0,1] (a fraction of T), turn:N, adaptive (working-memory methods: from the memory's state, see the adaptive_* keys; others get no nudge), or none",
         apply: |s, v| {
             s.agent.nudge = NudgeAt::parse(v)?;
             Ok(())
@@ -119,6 +119,45 @@ pub const SETTINGS: &[SettingDef] = &[
         show: |s, _| {
             if s.agent.nudge_needs_empty_questions { "empty-questions" } else { "facts" }.into()
         },
+    },
+    SettingDef {
+        key: "adaptive_confident",
+        doc: "nudge=adaptive: fire once the top hypothesis is high-confidence and cites confirmed facts covering the question's hops (τ if unknown) (true/false)",
+        apply: |s, v| {
+            s.agent.adaptive.confident = boolean("adaptive_confident", v)?;
+            Ok(())
+        },
+        show: |s, _| s.agent.adaptive.confident.to_string(),
+    },
+    SettingDef {
+        key: "adaptive_questions",
+        doc: "nudge=adaptive: fire once the model opened questions and none is left open, with τ facts confirmed (true/false)",
+        apply: |s, v| {
+            s.agent.adaptive.questions_closed = boolean("adaptive_questions", v)?;
+            Ok(())
+        },
+        show: |s, _| s.agent.adaptive.questions_closed.to_string(),
+    },
+    SettingDef {
+        key: "adaptive_stagnation",
+        doc: "nudge=adaptive: fire after K turns in a row without a new confirmed fact, with τ facts confirmed (integer; 0 off; default 3)",
+        apply: |s, v| {
+            s.agent.adaptive.stagnation = num("adaptive_stagnation", v, "an integer >= 0")?;
+            Ok(())
+        },
+        show: |s, _| s.agent.adaptive.stagnation.to_string(),
+    },
+    SettingDef {
+        key: "compact",
+        doc: "context compaction: once a fact is confirmed, requests keep the system text, the question with the merged memory and the last K exchanges (integer >= 1, or none)",
+        apply: |s, v| {
+            s.agent.compact = match v.trim() {
+                "none" | "off" => None,
+                _ => Some(positive("compact", v)?),
+            };
+            Ok(())
+        },
+        show: |s, _| s.agent.compact.map_or("none".into(), |k| k.to_string()),
     },
     SettingDef {
         key: "nudge_all",

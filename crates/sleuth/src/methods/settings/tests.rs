@@ -114,3 +114,33 @@ fn resolved_values_parse_back_to_the_same_settings() {
         "2048"
     );
 }
+
+#[test]
+fn adaptive_nudge_and_compaction_parse_and_show_back() {
+    let pairs: BTreeMap<String, String> = [
+        ("nudge", "adaptive"),
+        ("adaptive_stagnation", "4"),
+        ("adaptive_confident", "false"),
+        ("compact", "3"),
+    ]
+    .iter()
+    .map(|(k, v)| (k.to_string(), v.to_string()))
+    .collect();
+    let s = Settings::parse(&pairs, false).unwrap();
+    assert_eq!(s.agent.nudge, NudgeAt::Adaptive);
+    assert_eq!(s.agent.adaptive.stagnation, 4);
+    assert!(!s.agent.adaptive.confident);
+    assert!(s.agent.adaptive.questions_closed);
+    assert_eq!(s.agent.compact, Some(3));
+    let shown = s.resolved(&["nudge", "compact", "adaptive_stagnation"], Family::Loop);
+    assert_eq!(shown["nudge"], "adaptive");
+    assert_eq!(shown["compact"], "3");
+    assert_eq!(
+        Settings::default().resolved(&["compact"], Family::Loop)["compact"],
+        "none"
+    );
+    let bad: BTreeMap<String, String> = [("compact".to_string(), "0".to_string())].into();
+    assert!(Settings::parse(&bad, false)
+        .unwrap_err()
+        .contains("compact"));
+}
