@@ -68,6 +68,7 @@ fn native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     errors::register(m)?;
     m.add_class::<question::Question>()?;
     m.add_function(wrap_pyfunction!(question::load, m)?)?;
+    m.add_function(wrap_pyfunction!(question::default_data_file, m)?)?;
     m.add_function(wrap_pyfunction!(run::ask, m)?)?;
     m.add_function(wrap_pyfunction!(run::eval, m)?)?;
     m.add_function(wrap_pyfunction!(run::methods, m)?)?;

@@ -203,6 +203,16 @@ pub fn select(
     Ok((dataset, questions))
 }
 
+/// The file `sleuth data fetch DATASET` installed, or a `DataError` naming the fetch
+/// command to run (the same resolution as the CLI's `--dataset` without `--data`).
+#[pyfunction]
+pub fn default_data_file(dataset: &str) -> PyResult<String> {
+    let dataset: Dataset = dataset.parse().map_err(errors::data)?;
+    let path =
+        data::fetch::default_file(dataset, &data::fetch::data_dir()).map_err(errors::data)?;
+    Ok(path.display().to_string())
+}
+
 /// Loads benchmark questions (see the Python wrapper `sleuth.load`).
 #[pyfunction]
 #[pyo3(signature = (dataset, path, hops=None, limit=None, sample=None, seed=0))]

@@ -156,16 +156,12 @@ def load(
 
     ``hops`` keeps questions with that many hops; then ``sample`` picks N at random
     (seeded) or ``limit`` keeps the first N: the same questions ``sleuth eval`` selects.
-    Without ``path``, ``$SLEUTH_DATA`` names the file. Raises :class:`DataError` with
-    the file and line of a bad record.
+    Without ``path``, ``$SLEUTH_DATA`` names the file, else the file ``sleuth data fetch
+    DATASET`` installed. Raises :class:`DataError` with the file and line of a bad record,
+    or with the fetch command to run when the dataset is not installed.
     """
     if path is None:
-        env = os.environ.get("SLEUTH_DATA")
-        if not env:
-            raise DataError(
-                f"no path given for {dataset}: pass the benchmark file (path=...) or set SLEUTH_DATA"
-            )
-        path = env
+        path = os.environ.get("SLEUTH_DATA") or _native.default_data_file(dataset)
     path = os.fspath(path)
     items = _native.load(dataset, path, hops, limit, sample, seed)
     return Questions(items, dataset, path, hops, limit, sample, seed)
@@ -366,9 +362,7 @@ def eval(  # noqa: A001 - the CLI's verb
     else:
         name = dataset
         if path is None:
-            path = os.environ.get("SLEUTH_DATA")
-            if not path:
-                raise DataError(f"no path given for {name}: pass the benchmark file (path=...) or set SLEUTH_DATA")
+            path = os.environ.get("SLEUTH_DATA") or _native.default_data_file(name)
     if isinstance(methods, str):
         methods = methods.split(",")
     all_settings = dict(settings or {})

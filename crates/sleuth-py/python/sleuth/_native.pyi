@@ -106,3 +106,7 @@ def report(
     seed: int = ...,
     resamples: int = ...,
 ) -> str: ...
+
+def default_data_file(dataset: str) -> str:
+    """The file `sleuth data fetch DATASET` installed; DataError naming the fetch command when absent."""
+    ...
