@@ -11,7 +11,6 @@
 //! ```toml
 //! name = "nudge-sweep"
 //! description = "..."
-//! data_root = "../../shared/data"   # relative to the recipe file; --data-root overrides
 //! limit = 100                       # optional: first N questions of each split
 //! # sample = 200 and seed = 1       # optional: a seeded random sample instead
 //! methods = ["react", "sleuth"]     # methods of groups that name none
@@ -19,7 +18,8 @@
 //! turns = 20
 //! [[datasets]]
 //! name = "musique"
-//! data = "musique/musique_ans_dev_subset200_with_paragraphs.jsonl"
+//! # data = "musique/my_subset.jsonl"  # optional, relative to the data root; absent:
+//! #                                   # the file `sleuth data fetch musique` installed
 //! hops = [2, 3, 4]                  # optional: one job per hop split
 //! [[groups]]                        # optional; default: one group, no grid
 //! name = "sleuth"                   # optional; names the output folder
@@ -56,9 +56,14 @@ pub struct Args {
     /// Output root; each job writes a run directory below it (default: runs/NAME).
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
-    /// Where the recipe's data paths start (default: the recipe's `data_root`).
+    /// Where the recipe's data paths start (default: the data directory that `sleuth data
+    /// fetch` fills, $SLEUTH_DATA_DIR or $SLEUTH_HOME/data); never the recipe's own folder.
     #[arg(long, value_name = "DIR")]
     pub data_root: Option<PathBuf>,
+    /// Use FILE for every split of DATASET instead of the recipe's (repeatable), e.g.
+    /// `--data musique=subset.jsonl` for a smoke run on your own file.
+    #[arg(long = "data", value_name = "DATASET=FILE")]
+    pub data: Vec<String>,
     /// Override the recipe's per-split question limit (e.g. a 5-question smoke run).
     #[arg(long, value_parser = crate::bounds::count(1..))]
     pub limit: Option<usize>,
@@ -104,7 +109,8 @@ struct Recipe {
     name: String,
     #[serde(default)]
     description: String,
-    data_root: Option<PathBuf>,
+    /// No longer read (data paths start at the data directory); kept to say so.
+    data_root: Option<toml::Value>,
     limit: Option<usize>,
     sample: Option<usize>,
     seed: Option<u64>,
@@ -121,7 +127,8 @@ struct Recipe {
 #[serde(deny_unknown_fields)]
 struct DatasetSpec {
     name: String,
-    data: PathBuf,
+    /// Relative to the data root; absent: the file `sleuth data fetch NAME` installs.
+    data: Option<PathBuf>,
     #[serde(default)]
     hops: Vec<u8>,
 }
@@ -194,31 +201,66 @@ impl ExperimentJob {
     }
 }
 
-/// Parses a recipe and expands it into jobs (data paths resolved against `data_root`,
-/// else the recipe's `data_root` relative to the recipe file).
+/// Parses a recipe and expands it into jobs. Data paths start at `data_root`, else the
+/// data directory `sleuth data fetch` fills (never the recipe's own folder, so a recipe
+/// runs the same from anywhere); a dataset without `data` reads its fetched file, and
+/// `data` (`DATASET=FILE` pairs) replaces a dataset's file outright.
 pub fn load_jobs(
     file: &Path,
     data_root: Option<&Path>,
+    data: &[String],
 ) -> anyhow::Result<(String, String, Vec<ExperimentJob>)> {
     let text =
         std::fs::read_to_string(file).with_context(|| format!("reading {}", file.display()))?;
     let recipe: Recipe =
         toml::from_str(&text).map_err(|e| anyhow::anyhow!("{}: {e}", file.display()))?;
-    let root = match data_root {
-        Some(r) => r.to_path_buf(),
-        None => {
-            let base = file.parent().unwrap_or(Path::new("."));
-            recipe
-                .data_root
-                .as_ref()
-                .map_or(base.to_path_buf(), |r| base.join(r))
-        }
-    };
-    let jobs = expand(&recipe, &root).with_context(|| format!("in {}", file.display()))?;
+    if recipe.data_root.is_some() {
+        bail!(
+            "{}: `data_root` is no longer read: data paths start at the data directory (`sleuth data fetch`), or pass --data-root DIR",
+            file.display()
+        );
+    }
+    let root = data_root.map_or_else(sleuth::data::fetch::data_dir, Path::to_path_buf);
+    let mut files = BTreeMap::new();
+    for pair in data {
+        let (name, path) = pair
+            .split_once('=')
+            .ok_or_else(|| anyhow::anyhow!("--data {pair}: expected DATASET=FILE"))?;
+        // A known dataset the recipe does not use is ignored, so one set of `--data`
+        // pairs serves every recipe; an unknown name is a typo.
+        name.trim()
+            .parse::<sleuth::data::Dataset>()
+            .map_err(|e| anyhow::anyhow!("--data {pair}: {e}"))?;
+        files.insert(name.trim().to_string(), PathBuf::from(path.trim()));
+    }
+    let jobs = expand(&recipe, &root, &files).with_context(|| format!("in {}", file.display()))?;
     Ok((recipe.name, recipe.description, jobs))
 }
 
-fn expand(recipe: &Recipe, root: &Path) -> anyhow::Result<Vec<ExperimentJob>> {
+/// The file a dataset of the recipe reads.
+fn data_file(
+    ds: &DatasetSpec,
+    root: &Path,
+    files: &BTreeMap<String, PathBuf>,
+) -> anyhow::Result<PathBuf> {
+    if let Some(file) = files.get(&ds.name) {
+        return Ok(file.clone());
+    }
+    match &ds.data {
+        Some(rel) => Ok(lexical_normalize(&root.join(rel))),
+        None => {
+            let dataset: sleuth::data::Dataset =
+                ds.name.parse().map_err(|e| anyhow::anyhow!("{e}"))?;
+            Ok(sleuth::data::fetch::default_file(dataset, root)?)
+        }
+    }
+}
+
+fn expand(
+    recipe: &Recipe,
+    root: &Path,
+    files: &BTreeMap<String, PathBuf>,
+) -> anyhow::Result<Vec<ExperimentJob>> {
     let default_group = [Group::default()];
     let groups: &[Group] = if recipe.groups.is_empty() {
         &default_group
@@ -276,7 +318,7 @@ fn expand(recipe: &Recipe, root: &Path) -> anyhow::Result<Vec<ExperimentJob>> {
                     }
                     jobs.push(ExperimentJob {
                         dataset: ds.name.clone(),
-                        data: lexical_normalize(&root.join(&ds.data)),
+                        data: data_file(ds, root, files)?,
                         hops,
                         methods: methods.clone(),
                         settings,
@@ -370,7 +412,8 @@ fn question_count(job: &ExperimentJob) -> Option<usize> {
 }
 
 pub fn run(args: Args) -> anyhow::Result<()> {
-    let (name, description, mut jobs) = load_jobs(&args.file, args.data_root.as_deref())?;
+    let (name, description, mut jobs) =
+        load_jobs(&args.file, args.data_root.as_deref(), &args.data)?;
     if let Some(l) = args.limit {
         jobs.iter_mut().for_each(|j| j.limit = Some(l));
     }

@@ -722,7 +722,7 @@ fn every_eir_recipe_runs_briefly_and_reports_its_tables() {
     let server = MockServer::spawn(titles_script(first));
     let url = format!("openai-compat:{}#m", server.url());
     let recipes = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../experiments");
-    let data_root = shared_data("");
+    let data = crate::util::recipe_data();
     for (recipe, baseline, tables) in [
         (
             "eir-main",
@@ -757,8 +757,12 @@ fn every_eir_recipe_runs_briefly_and_reports_its_tables() {
             &url,
             "--limit",
             "2",
-            "--data-root",
-            data_root.to_str().unwrap(),
+            "--data",
+            &data[1],
+            "--data",
+            &data[3],
+            "--data",
+            &data[5],
             "--out",
             out.to_str().unwrap(),
         ]);

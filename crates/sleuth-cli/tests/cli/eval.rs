@@ -208,6 +208,7 @@ fn bad_input_gets_one_line_errors() {
 
 #[test]
 fn every_experiment_recipe_validates_and_plans() {
+    let data = crate::util::recipe_data();
     let dir = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../experiments");
     let mut n = 0;
     for entry in std::fs::read_dir(&dir).unwrap() {
@@ -218,6 +219,12 @@ fn every_experiment_recipe_validates_and_plans() {
                 path.to_str().unwrap(),
                 "--model",
                 "scripted:unused",
+                "--data",
+                &data[1],
+                "--data",
+                &data[3],
+                "--data",
+                &data[5],
                 "--dry-run",
             ]);
             assert!(out.contains("episodes"), "{}: {out}", path.display());

@@ -508,6 +508,7 @@ fn recipes() -> std::path::PathBuf {
 
 #[test]
 fn every_recipe_expands_in_a_dry_run() {
+    let data = crate::util::recipe_data();
     let mut seen = 0;
     for entry in std::fs::read_dir(recipes()).unwrap() {
         let path = entry.unwrap().path();
@@ -517,6 +518,12 @@ fn every_recipe_expands_in_a_dry_run() {
                 path.to_str().unwrap(),
                 "--model",
                 "scripted:x",
+                "--data",
+                &data[1],
+                "--data",
+                &data[3],
+                "--data",
+                &data[5],
                 "--dry-run",
             ]);
             assert!(
@@ -532,12 +539,19 @@ fn every_recipe_expands_in_a_dry_run() {
 
 #[test]
 fn nudge_sweep_plan_counts_real_musique_splits() {
+    let data = crate::util::recipe_data();
     let recipe = recipes().join("nudge-sweep.toml");
     let out = ok(&[
         "experiment",
         recipe.to_str().unwrap(),
         "--model",
         "scripted:x",
+        "--data",
+        &data[1],
+        "--data",
+        &data[3],
+        "--data",
+        &data[5],
         "--dry-run",
     ]);
     // 9 SLEUTH nudge values + ReAct with and without the nudge; the shared MuSiQue
@@ -563,6 +577,12 @@ fn nudge_sweep_plan_counts_real_musique_splits() {
         recipe.to_str().unwrap(),
         "--model",
         "scripted:x",
+        "--data",
+        &data[1],
+        "--data",
+        &data[3],
+        "--data",
+        &data[5],
         "--dry-run",
         "--limit",
         "5",
@@ -572,6 +592,7 @@ fn nudge_sweep_plan_counts_real_musique_splits() {
 
 #[test]
 fn experiment_errors_are_clear() {
+    let data = crate::util::recipe_data();
     let tmp = tempfile::tempdir().unwrap();
     let bad = tmp.path().join("bad.toml");
     std::fs::write(&bad, "name = \"x\"\nmethods = [\"react\"]\nbogus = 1\n[[datasets]]\nname = \"hotpotqa\"\ndata = \"h.jsonl\"\n").unwrap();
@@ -588,6 +609,20 @@ fn experiment_errors_are_clear() {
         "{}",
         stderr(&o)
     );
+    // Data paths never start at the recipe's own folder: the old key says so.
+    std::fs::write(&bad, "name = \"x\"\nmethods = [\"react\"]\ndata_root = \"../data\"\n[[datasets]]\nname = \"hotpotqa\"\n").unwrap();
+    let o = sleuth(&[
+        "experiment",
+        bad.to_str().unwrap(),
+        "--model",
+        "scripted:x",
+        "--dry-run",
+    ]);
+    assert!(
+        stderr(&o).contains("`data_root` is no longer read"),
+        "{}",
+        stderr(&o)
+    );
     // Running (not a dry run) goes through eval's job runner, job by job, and a failure
     // names the job. (Until `commands::eval::run_job` exists, the error says that.)
     let recipe = recipes().join("topk-sweep.toml");
@@ -596,6 +631,12 @@ fn experiment_errors_are_clear() {
         recipe.to_str().unwrap(),
         "--model",
         "scripted:x",
+        "--data",
+        &data[1],
+        "--data",
+        &data[3],
+        "--data",
+        &data[5],
         "--out",
         tmp.path().to_str().unwrap(),
     ]);

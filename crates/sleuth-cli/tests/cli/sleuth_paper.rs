@@ -342,7 +342,7 @@ fn every_sleuth_recipe_runs_two_questions_and_its_report_command_works() {
     }
     let server = MockServer::spawn(|_| Reply::text("Thought: enough\nAction: finish[yes]"));
     let url = format!("openai-compat:{}#m", server.url());
-    let data_root = shared_data("");
+    let data = crate::util::recipe_data();
     let dir = tempfile::tempdir().unwrap();
     for name in recipes {
         let recipe = root.join(format!("{name}.toml"));
@@ -355,8 +355,12 @@ fn every_sleuth_recipe_runs_two_questions_and_its_report_command_works() {
             &url,
             "--limit",
             "2",
-            "--data-root",
-            data_root.to_str().unwrap(),
+            "--data",
+            &data[1],
+            "--data",
+            &data[3],
+            "--data",
+            &data[5],
             "--out",
             out.to_str().unwrap(),
         ]);

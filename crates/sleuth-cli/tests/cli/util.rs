@@ -121,3 +121,17 @@ impl Eval {
         ok(&self.args())
     }
 }
+
+/// `--data DATASET=FILE` pairs that point a recipe's datasets at the shared subsets
+/// (recipes read the fetched full dev sets by default).
+pub fn recipe_data() -> [String; 6] {
+    let pair = |name: &str, p: PathBuf| format!("{name}={}", p.display());
+    [
+        "--data".into(),
+        pair("hotpotqa", hotpot()),
+        "--data".into(),
+        pair("musique", musique()),
+        "--data".into(),
+        pair("2wiki", twowiki()),
+    ]
+}
