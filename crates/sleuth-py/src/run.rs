@@ -214,7 +214,7 @@ pub fn methods() -> String {
                 "setting": m.setting.name(),
                 "corpus": m.corpus,
                 "summary": m.summary,
-                "reads": m.reads,
+                "reads": m.reads(),
             })
         })
         .collect();

@@ -55,7 +55,7 @@ pub fn run(args: Args) -> Result<()> {
     );
     println!("{}\n", spec.summary);
     println!("settings (--set key=value):");
-    let width = spec.reads.iter().map(|k| k.len()).max().unwrap_or(0);
+    let width = spec.reads().iter().map(|k| k.len()).max().unwrap_or(0);
     for (key, value) in method.settings() {
         let doc = settings::def(key).map_or("", |d| d.doc);
         println!("  {key:width$} = {value:<8} {doc}");

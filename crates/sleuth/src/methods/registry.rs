@@ -50,139 +50,86 @@ pub struct MethodSpec {
     /// Whether `--env corpus` (a BM25 index instead of the pool) applies.
     pub corpus: bool,
     pub summary: &'static str,
-    /// The `--set` keys this method reads.
-    pub reads: &'static [&'static str],
+    /// The `--set` keys this method reads, in groups (see [`MethodSpec::reads`]).
+    pub keys: &'static [&'static [&'static str]],
     /// Model calls one episode spends at most under these settings: exactly what a run
     /// spends when every budget is used up (finished episodes stop sooner).
     pub estimate: fn(&Settings) -> f64,
     build: fn(&MethodConfig, &Settings) -> Box<dyn Method>,
 }
 
+impl MethodSpec {
+    /// Every `--set` key this method reads, in catalogue groups' order.
+    pub fn reads(&self) -> Vec<&'static str> {
+        self.keys.iter().flat_map(|g| g.iter().copied()).collect()
+    }
+
+    /// Whether this method reads `key`.
+    pub fn reads_key(&self, key: &str) -> bool {
+        self.keys.iter().any(|g| g.contains(&key))
+    }
+}
+
+/// The keys every method reads.
 const SHARED: &[&str] = &["temperature", "max_tokens"];
-/// Keys of the loop methods without a working memory.
-const PLAIN: &[&str] = &[
+/// The shared loop's budget and channels.
+const LOOP: &[&str] = &[
     "turns",
     "top_k",
     "actions_per_turn",
     "tool_channel",
-    "nudge",
-    "nudge_all",
-    "last_turn_answer_only",
     "grammar",
-    "temperature",
-    "max_tokens",
 ];
-const PLAIN_REFLEXION: &[&str] = &[
-    "turns",
-    "top_k",
-    "actions_per_turn",
-    "tool_channel",
+/// The ReAct + nudge control's keys (methods without a working memory).
+const NUDGE_CONTROL: &[&str] = &["nudge", "nudge_all"];
+/// SLEUTH's commitment, enforcement and stopping rules (working-memory methods).
+const COMMITMENT: &[&str] = &[
     "nudge",
-    "nudge_all",
-    "last_turn_answer_only",
-    "grammar",
-    "temperature",
-    "max_tokens",
-    "episodes",
+    "tau",
+    "nudge_gate",
+    "adaptive_confident",
+    "adaptive_questions",
+    "adaptive_stagnation",
+    "compact",
+    "stopping",
+    "enforce",
+    "restore_facts",
+    "max_reminders",
+];
+/// The EIR setting's trajectory budget.
+const TRAJECTORY: &[&str] = &["reads", "action_turns"];
+
+/// Keys of the loop methods without a working memory.
+const PLAIN: &[&[&str]] = &[LOOP, NUDGE_CONTROL, &["last_turn_answer_only"], SHARED];
+const PLAIN_REFLEXION: &[&[&str]] = &[
+    LOOP,
+    NUDGE_CONTROL,
+    &["last_turn_answer_only", "episodes"],
+    SHARED,
 ];
 /// Keys of Notes: SLEUTH's commitment nudge always applies (SLEUTH paper §5.1: the
 /// middle block shares SLEUTH's commitment rule), so `nudge_all` has nothing to add.
-const NOTES: &[&str] = &[
-    "turns",
-    "top_k",
-    "actions_per_turn",
-    "tool_channel",
-    "nudge",
-    "last_turn_answer_only",
-    "grammar",
-    "temperature",
-    "max_tokens",
-];
+const NOTES: &[&[&str]] = &[LOOP, &["nudge", "last_turn_answer_only"], SHARED];
 /// Keys of the working-memory methods: the nudge gate, enforcement and stopping apply.
-const MEMORY: &[&str] = &[
-    "turns",
-    "top_k",
-    "actions_per_turn",
-    "tool_channel",
-    "nudge",
-    "tau",
-    "nudge_gate",
-    "adaptive_confident",
-    "adaptive_questions",
-    "adaptive_stagnation",
-    "compact",
-    "stopping",
-    "enforce",
-    "restore_facts",
-    "max_reminders",
-    "last_turn_answer_only",
-    "grammar",
-    "temperature",
-    "max_tokens",
+const MEMORY: &[&[&str]] = &[LOOP, COMMITMENT, &["last_turn_answer_only"], SHARED];
+/// `sleuth-eir`: SLEUTH's keys and the final call's JSON schema (its loop always ends in
+/// the final call, so the last turn need not be answer-only).
+const SLEUTH_EIR: &[&[&str]] = &[LOOP, COMMITMENT, &["json_schema"], SHARED];
+const DIRECT: &[&[&str]] = &[TRAJECTORY, &["json_schema"], SHARED];
+const SSR: &[&[&str]] = &[TRAJECTORY, &["verifier_temperature", "json_schema"], SHARED];
+const EIR: &[&[&str]] = &[
+    TRAJECTORY,
+    &[
+        "list_feedback",
+        "dependency_repair",
+        "extra_reads",
+        "json_schema",
+    ],
+    SHARED,
 ];
-/// `sleuth-eir`: SLEUTH's keys and the final call's JSON schema.
-const SLEUTH_EIR: &[&str] = &[
-    "turns",
-    "top_k",
-    "actions_per_turn",
-    "tool_channel",
-    "nudge",
-    "tau",
-    "nudge_gate",
-    "adaptive_confident",
-    "adaptive_questions",
-    "adaptive_stagnation",
-    "compact",
-    "stopping",
-    "enforce",
-    "restore_facts",
-    "max_reminders",
-    "grammar",
-    "json_schema",
-    "temperature",
-    "max_tokens",
-];
-const DIRECT: &[&str] = &[
-    "reads",
-    "action_turns",
-    "json_schema",
-    "temperature",
-    "max_tokens",
-];
-const SSR: &[&str] = &[
-    "reads",
-    "action_turns",
-    "verifier_temperature",
-    "json_schema",
-    "temperature",
-    "max_tokens",
-];
-const EIR: &[&str] = &[
-    "reads",
-    "action_turns",
-    "list_feedback",
-    "dependency_repair",
-    "extra_reads",
-    "json_schema",
-    "temperature",
-    "max_tokens",
-];
-const EIR_REFLEXION: &[&str] = &[
-    "reads",
-    "action_turns",
-    "trials",
-    "json_schema",
-    "temperature",
-    "max_tokens",
-];
-const FULL_POOL: &[&str] = &["json_schema", "temperature", "max_tokens"];
-const EIR_RECOVER: &[&str] = &[
-    "recover",
-    "from",
-    "json_schema",
-    "temperature",
-    "max_tokens",
-];
+const EIR_REFLEXION: &[&[&str]] = &[TRAJECTORY, &["trials", "json_schema"], SHARED];
+const FULL_POOL: &[&[&str]] = &[&["json_schema"], SHARED];
+const EIR_RECOVER: &[&[&str]] = &[&["recover", "from", "json_schema"], SHARED];
 
 /// A loop episode: T action calls, plus up to `max_reminders` re-prompts when
 /// enforcement is on (SLEUTH paper §3.4: reminders do not use turns).
@@ -266,7 +213,7 @@ pub const METHODS: &[MethodSpec] = &[
         setting: Setting::Pool,
         corpus: true,
         summary: "ReAct: interleaved thoughts and actions, no persistent state",
-        reads: PLAIN,
+        keys: PLAIN,
         estimate: plain_calls,
         build: |c, s| Box::new(agent(c, s, Style::React)),
     },
@@ -275,7 +222,7 @@ pub const METHODS: &[MethodSpec] = &[
         setting: Setting::Pool,
         corpus: true,
         summary: "ReAct with an explicit chain of thought before every action",
-        reads: PLAIN,
+        keys: PLAIN,
         estimate: plain_calls,
         build: |c, s| Box::new(agent(c, s, Style::ReactCot)),
     },
@@ -284,7 +231,7 @@ pub const METHODS: &[MethodSpec] = &[
         setting: Setting::Pool,
         corpus: true,
         summary: "Self-Ask: sub-questions answered one after another",
-        reads: PLAIN,
+        keys: PLAIN,
         estimate: plain_calls,
         build: |c, s| Box::new(agent(c, s, Style::SelfAsk)),
     },
@@ -293,7 +240,7 @@ pub const METHODS: &[MethodSpec] = &[
         setting: Setting::Pool,
         corpus: true,
         summary: "IRCoT: strictly alternating reasoning and retrieval steps",
-        reads: PLAIN,
+        keys: PLAIN,
         estimate: plain_calls,
         build: |c, s| Box::new(agent(c, s, Style::Ircot)),
     },
@@ -302,7 +249,7 @@ pub const METHODS: &[MethodSpec] = &[
         setting: Setting::Pool,
         corpus: true,
         summary: "Reflexion: a retry after a wrong answer, guided by a self-reflection",
-        reads: PLAIN_REFLEXION,
+        keys: PLAIN_REFLEXION,
         estimate: reflexion_calls,
         build: |c, s| {
             let attempt = agent(c, s, Style::Reflexion);
@@ -314,7 +261,7 @@ pub const METHODS: &[MethodSpec] = &[
         setting: Setting::Pool,
         corpus: true,
         summary: "ReAct with an unstructured scratchpad, SLEUTH's nudge and verbatim rule",
-        reads: NOTES,
+        keys: NOTES,
         estimate: plain_calls,
         build: |c, s| Box::new(agent(c, s, Style::Notes)),
     },
@@ -323,7 +270,7 @@ pub const METHODS: &[MethodSpec] = &[
         setting: Setting::Pool,
         corpus: true,
         summary: "SLEUTH ablation: Confirmed Facts only",
-        reads: MEMORY,
+        keys: MEMORY,
         estimate: loop_calls,
         build: |c, s| memory(c, s, &[Section::Facts]),
     },
@@ -332,7 +279,7 @@ pub const METHODS: &[MethodSpec] = &[
         setting: Setting::Pool,
         corpus: true,
         summary: "SLEUTH ablation: Confirmed Facts + Active Hypotheses",
-        reads: MEMORY,
+        keys: MEMORY,
         estimate: loop_calls,
         build: |c, s| memory(c, s, &[Section::Facts, Section::Hypotheses]),
     },
@@ -341,7 +288,7 @@ pub const METHODS: &[MethodSpec] = &[
         setting: Setting::Pool,
         corpus: true,
         summary: "SLEUTH ablation: Confirmed Facts + Open Questions",
-        reads: MEMORY,
+        keys: MEMORY,
         estimate: loop_calls,
         build: |c, s| memory(c, s, &[Section::Facts, Section::Questions]),
     },
@@ -350,7 +297,7 @@ pub const METHODS: &[MethodSpec] = &[
         setting: Setting::Pool,
         corpus: true,
         summary: "SLEUTH: facts, ranked hypotheses and open questions, with the commitment nudge",
-        reads: MEMORY,
+        keys: MEMORY,
         estimate: loop_calls,
         build: |c, s| Box::new(agent(c, s, Style::Memory(MemorySchema::full()))),
     },
@@ -359,7 +306,7 @@ pub const METHODS: &[MethodSpec] = &[
         setting: Setting::Pool,
         corpus: false,
         summary: "SLEUTH's loop; each fact's source sentence kept as evidence; EIR's evidence-only final call answers, also on timeout",
-        reads: SLEUTH_EIR,
+        keys: SLEUTH_EIR,
         estimate: |s| loop_calls(s) + 1.0,
         build: |c, s| {
             let loop_agent = agent(c, s, Style::Memory(MemorySchema::full()));
@@ -371,7 +318,7 @@ pub const METHODS: &[MethodSpec] = &[
         setting: Setting::Titles,
         corpus: true,
         summary: "EIR: lists-guided reading from titles, then a final call on the evidence alone",
-        reads: EIR,
+        keys: EIR,
         estimate: eir_calls,
         build: |c, s| Box::new(Eir::new(shared(c, s))),
     },
@@ -380,7 +327,7 @@ pub const METHODS: &[MethodSpec] = &[
         setting: Setting::Titles,
         corpus: true,
         summary: "EIR-setting baseline: interleaved reasoning and reading, first valid submission",
-        reads: DIRECT,
+        keys: DIRECT,
         estimate: direct_calls,
         build: |c, s| Box::new(Direct::new(shared(c, s))),
     },
@@ -389,7 +336,7 @@ pub const METHODS: &[MethodSpec] = &[
         setting: Setting::Titles,
         corpus: false,
         summary: "One call answering from every paragraph of the pool (EIR's final prompt)",
-        reads: FULL_POOL,
+        keys: FULL_POOL,
         estimate: |_| 1.0,
         build: |c, s| Box::new(FullPool::new(shared(c, s))),
     },
@@ -398,7 +345,7 @@ pub const METHODS: &[MethodSpec] = &[
         setting: Setting::Titles,
         corpus: false,
         summary: "EIR's final call alone on an earlier run's evidence: missed support added, unchanged, or model-selected reads",
-        reads: EIR_RECOVER,
+        keys: EIR_RECOVER,
         // The selection call and a second final call (`recover=selected`).
         estimate: |s| if s.eir.recover == super::settings::RecoverMode::Selected { 2.0 } else { 1.0 },
         build: |c, s| Box::new(Recover::new(shared(c, s))),
@@ -408,7 +355,7 @@ pub const METHODS: &[MethodSpec] = &[
         setting: Setting::Titles,
         corpus: true,
         summary: "Agentic SSR: each action decomposed, verified 3x per part, refined at most once",
-        reads: SSR,
+        keys: SSR,
         estimate: ssr_calls,
         build: |c, s| Box::new(Ssr::new(shared(c, s))),
     },
@@ -417,7 +364,7 @@ pub const METHODS: &[MethodSpec] = &[
         setting: Setting::Titles,
         corpus: true,
         summary: "Reflexion in the EIR setting: up to 5 Direct trials; first-trial and oracle-stopped answers",
-        reads: EIR_REFLEXION,
+        keys: EIR_REFLEXION,
         estimate: eir_reflexion_calls,
         build: |c, s| Box::new(Retry::new(EirAttempt::new(shared(c, s)), c.judge.clone())),
     },
@@ -505,7 +452,7 @@ pub fn build(name: &str, config: &MethodConfig) -> Result<RegisteredMethod, Stri
     let settings = config.resolve()?;
     Ok(RegisteredMethod {
         spec,
-        settings: settings.resolved(spec.reads, spec.setting.family()),
+        settings: settings.resolved(&spec.reads(), spec.setting.family()),
         method: (spec.build)(config, &settings),
     })
 }
@@ -519,12 +466,12 @@ pub fn check_keys(methods: &[&str], settings: &BTreeMap<String, String>) -> Resu
         .collect::<Result<Vec<_>, _>>()?;
     for key in settings.keys() {
         super::settings::known(key)?;
-        if specs.iter().any(|s| s.reads.contains(&key.as_str())) {
+        if specs.iter().any(|s| s.reads_key(key)) {
             continue;
         }
         let readers: Vec<&str> = METHODS
             .iter()
-            .filter(|m| m.reads.contains(&key.as_str()))
+            .filter(|m| m.reads_key(key))
             .map(|m| m.name)
             .collect();
         return Err(format!(
@@ -548,9 +495,8 @@ pub fn markdown_table() -> String {
     );
     for m in METHODS {
         let keys: Vec<&str> = m
-            .reads
-            .iter()
-            .copied()
+            .reads()
+            .into_iter()
             .filter(|k| !SHARED.contains(k))
             .collect();
         out.push_str(&format!(
@@ -581,16 +527,16 @@ mod tests {
     #[test]
     fn every_row_reads_only_catalogued_keys_and_builds() {
         for m in METHODS {
-            for k in m.reads {
+            for k in m.reads() {
                 assert!(super::super::settings::def(k).is_some(), "{}: {k}", m.name);
             }
             let built = build(m.name, &MethodConfig::new(BTreeMap::new())).unwrap();
             assert_eq!(built.name(), m.name);
-            assert_eq!(built.settings().len(), m.reads.len(), "{}", m.name);
+            assert_eq!(built.settings().len(), m.reads().len(), "{}", m.name);
         }
         // Every catalogued key is read by some method.
         for k in all_keys() {
-            assert!(METHODS.iter().any(|m| m.reads.contains(&k)), "{k}");
+            assert!(METHODS.iter().any(|m| m.reads_key(k)), "{k}");
         }
     }
 
