@@ -2,31 +2,9 @@
 //! context compaction's input tokens on MuSiQue 4-hop pools against `sleuth`, with the
 //! same scripted replies replayed so only the method differs.
 
-use crate::util::{musique, Eval};
+use crate::util::{musique, records_under, replies, Eval};
 use serde_json::Value;
 use std::path::Path;
-
-fn records_under(dir: &Path) -> Vec<Value> {
-    let mut out = Vec::new();
-    for entry in std::fs::read_dir(dir).unwrap() {
-        let path = entry.unwrap().path();
-        if path.is_dir() {
-            out.extend(records_under(&path));
-        } else if path.file_name().is_some_and(|n| n == "records.jsonl") {
-            for line in std::fs::read_to_string(&path).unwrap().lines() {
-                out.push(serde_json::from_str(line).unwrap());
-            }
-        }
-    }
-    out
-}
-
-/// A file of scripted replies (`scripted:FILE` repeats the last one forever).
-fn replies(dir: &Path, name: &str, replies: &[String]) -> String {
-    let path = dir.join(name);
-    std::fs::write(&path, serde_json::to_string(replies).unwrap()).unwrap();
-    format!("scripted:{}", path.display())
-}
 
 /// One SLEUTH reply of a 20-turn replay: facts arrive every third turn (up to five),
 /// one hypothesis, one open question, and a search on a word every pool has in it.

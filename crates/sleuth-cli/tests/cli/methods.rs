@@ -2,35 +2,13 @@
 //! check, the README table and the planner's estimates, and those estimates are what a
 //! run spends; records have exactly the documented fields.
 
-use crate::util::{musique, ok, sleuth, stderr, Eval};
+use crate::util::{musique, ok, records_under, replies, sleuth, stderr, Eval};
 use serde_json::Value;
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
 fn repo() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
-fn records_under(dir: &Path) -> Vec<Value> {
-    let mut out = Vec::new();
-    for entry in std::fs::read_dir(dir).unwrap() {
-        let path = entry.unwrap().path();
-        if path.is_dir() {
-            out.extend(records_under(&path));
-        } else if path.file_name().is_some_and(|n| n == "records.jsonl") {
-            for line in std::fs::read_to_string(&path).unwrap().lines() {
-                out.push(serde_json::from_str(line).unwrap());
-            }
-        }
-    }
-    out
-}
-
-/// A file of scripted replies (`scripted:FILE` repeats the last one forever).
-fn replies(dir: &Path, name: &str, replies: &[String]) -> String {
-    let path = dir.join(name);
-    std::fs::write(&path, serde_json::to_string(replies).unwrap()).unwrap();
-    format!("scripted:{}", path.display())
 }
 
 #[test]

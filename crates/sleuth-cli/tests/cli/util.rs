@@ -135,3 +135,27 @@ pub fn recipe_data() -> [String; 6] {
         pair("2wiki", twowiki()),
     ]
 }
+
+/// Every record in every `records.jsonl` below `dir`.
+pub fn records_under(dir: &Path) -> Vec<serde_json::Value> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            out.extend(records_under(&path));
+        } else if path.file_name().is_some_and(|n| n == "records.jsonl") {
+            for line in std::fs::read_to_string(&path).unwrap().lines() {
+                out.push(serde_json::from_str(line).unwrap());
+            }
+        }
+    }
+    out
+}
+
+/// A file of scripted replies in `dir`, as a model spec (`scripted:FILE` repeats the
+/// last reply forever).
+pub fn replies(dir: &Path, name: &str, replies: &[String]) -> String {
+    let path = dir.join(name);
+    std::fs::write(&path, serde_json::to_string(replies).unwrap()).unwrap();
+    format!("scripted:{}", path.display())
+}
