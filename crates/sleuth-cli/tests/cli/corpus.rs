@@ -8,27 +8,8 @@ use sleuth_testkit::{MockServer, Reply};
 #[test]
 fn both_method_families_search_a_bm25_index_built_from_real_paragraphs() {
     let dir = tempfile::tempdir().unwrap();
-    let corpus = dir.path().join("corpus.jsonl");
-    let index = dir.path().join("index");
+    let index = crate::util::musique_index(dir.path());
     let data = musique();
-    ok(&[
-        "data",
-        "corpus",
-        "--dataset",
-        "musique",
-        "--data",
-        data.to_str().unwrap(),
-        "--out",
-        corpus.to_str().unwrap(),
-    ]);
-    ok(&[
-        "index",
-        "build",
-        "--corpus",
-        corpus.to_str().unwrap(),
-        "--out",
-        index.to_str().unwrap(),
-    ]);
 
     // Search, then read the first listed id, then answer.
     let server = MockServer::spawn(|req| {

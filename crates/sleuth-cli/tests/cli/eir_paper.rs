@@ -9,32 +9,6 @@ use serde_json::{json, Value};
 use sleuth_testkit::{MockServer, ReceivedRequest, Reply};
 use std::path::{Path, PathBuf};
 
-/// Builds a corpus and a BM25 index from the MuSiQue dev file under `dir`.
-fn musique_index(dir: &Path) -> PathBuf {
-    let corpus = dir.join("corpus.jsonl");
-    let index = dir.join("index");
-    let data = musique();
-    ok(&[
-        "data",
-        "corpus",
-        "--dataset",
-        "musique",
-        "--data",
-        data.to_str().unwrap(),
-        "--out",
-        corpus.to_str().unwrap(),
-    ]);
-    ok(&[
-        "index",
-        "build",
-        "--corpus",
-        corpus.to_str().unwrap(),
-        "--out",
-        index.to_str().unwrap(),
-    ]);
-    index
-}
-
 fn turn(prompt: &str) -> u32 {
     prompt
         .split("Turn ")

@@ -159,3 +159,29 @@ pub fn replies(dir: &Path, name: &str, replies: &[String]) -> String {
     std::fs::write(&path, serde_json::to_string(replies).unwrap()).unwrap();
     format!("scripted:{}", path.display())
 }
+
+/// Builds a corpus and a BM25 index from the MuSiQue dev file under `dir`.
+pub fn musique_index(dir: &Path) -> PathBuf {
+    let corpus = dir.join("corpus.jsonl");
+    let index = dir.join("index");
+    let data = musique();
+    ok(&[
+        "data",
+        "corpus",
+        "--dataset",
+        "musique",
+        "--data",
+        data.to_str().unwrap(),
+        "--out",
+        corpus.to_str().unwrap(),
+    ]);
+    ok(&[
+        "index",
+        "build",
+        "--corpus",
+        corpus.to_str().unwrap(),
+        "--out",
+        index.to_str().unwrap(),
+    ]);
+    index
+}

@@ -322,6 +322,16 @@ pub fn bar_chart(
     let mut c = Canvas::new(title, caption);
     bars(&mut c, categories, series, 100.0);
     c.y_axis(100.0, y_title, false);
+    finish_grouped(c, categories, series, x_title)
+}
+
+/// The category axis and the series legend that close every grouped-bar chart.
+fn finish_grouped(
+    mut c: Canvas,
+    categories: &[String],
+    series: &[Series],
+    x_title: &str,
+) -> String {
     let labels = category_positions(&c, categories);
     c.x_axis(&labels, x_title);
     let entries: Vec<(String, String, bool)> = series
@@ -367,15 +377,7 @@ pub fn diff_chart(
     c.y_min = -max;
     bars(&mut c, categories, series, max);
     c.y_axis(max, y_title, false);
-    let labels = category_positions(&c, categories);
-    c.x_axis(&labels, x_title);
-    let entries: Vec<(String, String, bool)> = series
-        .iter()
-        .enumerate()
-        .map(|(i, s)| (s.name.clone(), color(i), false))
-        .collect();
-    c.legend(&entries, 16.0);
-    c.finish()
+    finish_grouped(c, categories, series, x_title)
 }
 
 fn bars(c: &mut Canvas, categories: &[String], series: &[Series], max: f64) {
