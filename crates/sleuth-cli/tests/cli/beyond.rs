@@ -1,9 +1,13 @@
-//! Beyond the papers (issue 18), through the binary: the adaptive nudge's record, and
-//! context compaction's input tokens on MuSiQue 4-hop pools against `sleuth`, with the
-//! same scripted replies replayed so only the method differs.
+//! Beyond the papers (issue 18), through the binary: the adaptive nudge's record,
+//! context compaction's input tokens on MuSiQue 4-hop pools against `sleuth` (the same
+//! scripted replies replayed so only the method differs), contradiction detection, and
+//! `experiments/beyond.toml` run end to end against a local server.
 
-use crate::util::{musique, records_under, replies, Eval};
+use crate::agents::turn_of;
+use crate::util::{musique, ok, recipe_data, records_under, replies, Eval};
 use serde_json::Value;
+use sleuth_testkit::{MockServer, ReceivedRequest, Reply};
+use std::collections::BTreeMap;
 use std::path::Path;
 
 /// One SLEUTH reply of a 20-turn replay: facts arrive every third turn (up to five),
@@ -124,33 +128,129 @@ fn compaction_sends_at_most_six_tenths_of_sleuths_input_tokens_at_t20() {
     );
 }
 
-/// The figures behind the target: `cargo test -p sleuth-cli --no-default-features
-/// --test cli -- beyond::compaction_figures --ignored --nocapture`.
+/// The turn a replayed request is for: the assistant messages it carries, plus the
+/// exchanges compaction removed (its note says how many).
+fn replay_turn(req: &ReceivedRequest) -> usize {
+    let question = req.body["messages"][1]["content"].as_str().unwrap_or("");
+    let removed: usize = question
+        .split("the merged state; ")
+        .nth(1)
+        .and_then(|s| s.split_whitespace().next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(0);
+    turn_of(req) + removed
+}
+
+/// Per question, on the priced replay: input and output tokens, calls, dollars.
+struct Spend {
+    input: f64,
+    output: f64,
+    calls: f64,
+    usd: f64,
+}
+
+/// `method` with `extra` settings on MuSiQue 4-hop pools at T = 20, against a local
+/// server replaying the same 20 replies (EIR's final call gets an answer), priced by
+/// `prices`.
+fn priced_replay(
+    dir: &Path,
+    server: &MockServer,
+    prices: &Path,
+    method: &str,
+    name: &str,
+    extra: &[&str],
+    limit: usize,
+) -> Spend {
+    let out = dir.join(name);
+    let model = format!("openai-compat:{}#replay", server.url());
+    let mut eval = Eval::new("musique", musique(), method, &model, &out)
+        .opt("--hops", 4)
+        .opt("--limit", limit)
+        .opt("--prices", prices.display())
+        .set("turns=20");
+    for s in extra {
+        eval = eval.set(s);
+    }
+    eval.ok();
+    let records = records_under(&out);
+    assert_eq!(records.len(), limit);
+    let mean = |field: &str| {
+        records
+            .iter()
+            .map(|r| r[field].as_f64().unwrap())
+            .sum::<f64>()
+            / limit as f64
+    };
+    Spend {
+        input: mean("input_tokens"),
+        output: mean("output_tokens"),
+        calls: mean("calls"),
+        usd: mean("cost_usd"),
+    }
+}
+
+/// The figures behind the targets, per question on every MuSiQue 4-hop question of the
+/// subset at T = 20, each new method against `sleuth` on the same replayed replies,
+/// priced at $3 / $15 per million input / output tokens:
+/// `cargo test -p sleuth-cli --no-default-features --test cli -- beyond::beyond_figures --ignored --nocapture`.
 #[test]
 #[ignore]
-fn compaction_figures() {
+fn beyond_figures() {
     let dir = tempfile::tempdir().unwrap();
+    let server = MockServer::spawn(|req| {
+        if req
+            .last_message()
+            .unwrap_or("")
+            .contains("Answer the question from the evidence below")
+        {
+            return Reply::text(r#"{"answer": "a candidate", "evidence": []}"#);
+        }
+        Reply::text(replay_reply(replay_turn(req) - 1))
+    });
+    let prices = dir.path().join("prices.toml");
+    std::fs::write(&prices, "[replay]\ninput = 3.0\noutput = 15.0\n").unwrap();
     let n = 23; // every 4-hop question of the subset
-    let full = input_tokens_per_question(dir.path(), "full", &[], n);
-    println!("MuSiQue 4-hop, {n} questions, T = 20, same 20 replies replayed");
-    println!("sleuth: {full:.0} input tokens per question");
-    for k in [1, 2, 3, 5] {
-        let c =
-            input_tokens_per_question(dir.path(), &format!("k{k}"), &[&format!("compact={k}")], n);
+    let arms: [(&str, &str, &[&str]); 7] = [
+        ("sleuth", "sleuth", &[]),
+        ("sleuth [compact=1]", "sleuth", &["compact=1"]),
+        ("sleuth [compact=2]", "sleuth", &["compact=2"]),
+        ("sleuth [compact=5]", "sleuth", &["compact=5"]),
+        ("sleuth [nudge=adaptive]", "sleuth", &["nudge=adaptive"]),
+        (
+            "sleuth [contradictions=true]",
+            "sleuth",
+            &["contradictions=true"],
+        ),
+        ("sleuth-eir", "sleuth-eir", &[]),
+    ];
+    println!(
+        "MuSiQue 4-hop, {n} questions, T = 20, the same 20 replies replayed; $3/$15 per M tokens"
+    );
+    println!("| arm | input tok/q | output tok/q | calls/q | $/q | input vs sleuth | calls vs sleuth | $ vs sleuth |");
+    println!("| --- | --: | --: | --: | --: | --: | --: | --: |");
+    let mut base = None;
+    for (i, (arm, method, extra)) in arms.iter().enumerate() {
+        let s = priced_replay(
+            dir.path(),
+            &server,
+            &prices,
+            method,
+            &format!("arm{i}"),
+            extra,
+            n,
+        );
+        let b = base.get_or_insert((s.input, s.calls, s.usd));
         println!(
-            "compact={k}: {c:.0} input tokens per question ({:.2}x)",
-            c / full
+            "| {arm} | {:.0} | {:.0} | {:.1} | {:.4} | {:.2}x | {:.2}x | {:.2}x |",
+            s.input,
+            s.output,
+            s.calls,
+            s.usd,
+            s.input / b.0,
+            s.calls / b.1,
+            s.usd / b.2
         );
     }
-    // The replay never finishes and its 21st reply is no JSON: the final call's
-    // answer is unparsed, but the calls and tokens are what a run spends.
-    let (_, sleuth_calls) = per_question(dir.path(), "sleuth", "calls", &[], n);
-    let (eir_tokens, eir_calls) = per_question(dir.path(), "sleuth-eir", "hybrid", &[], n);
-    println!(
-        "sleuth-eir: {eir_calls:.1} calls per question vs sleuth {sleuth_calls:.1} ({:.2}x); {eir_tokens:.0} input tokens ({:.2}x)",
-        eir_calls / sleuth_calls,
-        eir_tokens / full
-    );
 }
 
 #[test]
@@ -192,4 +292,144 @@ fn sleuth_eir_answers_after_a_timeout_from_its_facts_source_sentences() {
     );
     assert_eq!(r["support_f1"], 1.0, "both gold sentences cited");
     assert_eq!(r["em"], 1.0);
+}
+
+/// A loop reply in the rated-fact notation: the county seat, a contradicting seat from
+/// turn 2 on, an answer at turn 3.
+fn beyond_loop_reply(turn: usize) -> String {
+    let mut s = String::from(
+        "Confirmed Facts:\n- [F1] The county seat of Mountrail County is Stanley (source: Mountrail County) | confidence: high | triple: Mountrail County ; county seat ; Stanley\n",
+    );
+    if turn >= 2 {
+        s.push_str("- [F2] The county seat of Mountrail County is Williston (source: Williston) | confidence: low | triple: Mountrail County ; county seat ; Williston\n");
+    }
+    s.push_str(
+        "Active Hypotheses:\n- [H1] Stanley | confidence: high | supports: F1 | contradicts: -\n",
+    );
+    s.push_str("Open Questions:\n- [Q1] Where is the township? | action: township county | priority: high\n");
+    s.push_str(if turn >= 3 {
+        "Action: finish[Stanley]"
+    } else {
+        "Action: search[county seat]"
+    });
+    s
+}
+
+/// The local server's answer: EIR-setting calls as the EIR tests answer them, loop calls
+/// by their turn.
+fn beyond_reply(req: &ReceivedRequest) -> Reply {
+    let last = req.last_message().unwrap_or("");
+    if last.contains("You are collecting evidence")
+        || last.contains("Answer the question from the evidence below")
+    {
+        return crate::eir::reply(req);
+    }
+    Reply::text(beyond_loop_reply(turn_of(req)))
+}
+
+/// Plain SLEUTH's arm label in the beyond recipe's report.
+const BEYOND_BASELINE: &str = "sleuth [compact=none,contradictions=false,nudge=0.7]";
+
+#[test]
+fn the_beyond_recipe_runs_end_to_end_against_a_local_server() {
+    let server = MockServer::spawn(beyond_reply);
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("beyond");
+    let recipe = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../experiments/beyond.toml");
+    let data = recipe_data();
+    // A priced model name: the records carry dollars.
+    let model = format!("openai-compat:{}#gpt-4o-mini", server.url());
+    ok(&[
+        "experiment",
+        recipe.to_str().unwrap(),
+        "--model",
+        &model,
+        "--data",
+        &data[3],
+        "--limit",
+        "2",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    let records = records_under(&out);
+    // 7 arms (react, sleuth, sleuth-eir, eir, and sleuth with each option) x 3 hop
+    // splits x 2 questions.
+    assert_eq!(records.len(), 42);
+    let mut arms: BTreeMap<String, Vec<&Value>> = BTreeMap::new();
+    for r in &records {
+        assert!(r["error"].is_null(), "{}", r["error"]);
+        assert!(
+            r["cost_usd"].as_f64().unwrap() > 0.0,
+            "priced: {}",
+            r["cost_usd"]
+        );
+        let s = &r["settings"];
+        let option = ["nudge", "compact", "contradictions"]
+            .iter()
+            .find(|k| {
+                s[**k].is_string() && !matches!(s[**k].as_str(), Some("0.7" | "none" | "false"))
+            })
+            .map(|k| format!(" [{k}={}]", s[*k].as_str().unwrap()))
+            .unwrap_or_default();
+        let arm = format!("{}{option}", r["method"].as_str().unwrap());
+        arms.entry(arm).or_default().push(r);
+    }
+    let names: Vec<&str> = arms.keys().map(String::as_str).collect();
+    assert_eq!(
+        names,
+        [
+            "eir",
+            "react",
+            "sleuth",
+            "sleuth [compact=2]",
+            "sleuth [contradictions=true]",
+            "sleuth [nudge=adaptive]",
+            "sleuth-eir"
+        ]
+    );
+    for (arm, rs) in &arms {
+        assert_eq!(rs.len(), 6, "{arm}");
+    }
+    // Each addition did its job on these replies.
+    for r in &arms["sleuth [contradictions=true]"] {
+        let c = &r["outputs"]["contradictions"][0];
+        assert_eq!(
+            (c["question"].as_str(), c["raised"].as_u64()),
+            (Some("Q2"), Some(2))
+        );
+        assert_eq!(r["answer"], "Stanley");
+    }
+    for r in &arms["sleuth"] {
+        assert!(r["outputs"].get("contradictions").is_none());
+    }
+    for r in &arms["sleuth-eir"] {
+        assert_eq!(r["calls_by_kind"]["final"], 1);
+    }
+    for r in &arms["eir"] {
+        assert_eq!(r["calls_by_kind"]["final"], 1);
+    }
+    // The report reads the whole tree: one summary row per arm, with dollars.
+    let report = ok(&[
+        "report",
+        out.to_str().unwrap(),
+        "--baseline",
+        BEYOND_BASELINE,
+    ]);
+    for arm in [
+        "eir",
+        "react",
+        "sleuth-eir",
+        BEYOND_BASELINE,
+        "sleuth [compact=2,contradictions=false,nudge=0.7]",
+        "sleuth [compact=none,contradictions=true,nudge=0.7]",
+        "sleuth [compact=none,contradictions=false,nudge=adaptive]",
+    ] {
+        assert!(report.contains(arm), "{arm} missing from:\n{report}");
+    }
+    let recipe_text = std::fs::read_to_string(&recipe).unwrap();
+    assert!(
+        recipe_text.contains(&format!("--baseline '{BEYOND_BASELINE}'")),
+        "the recipe names the baseline arm the report needs"
+    );
+    println!("{report}");
 }

@@ -94,6 +94,7 @@ pub struct MemoryGrammar<'a> {
     sources: Option<&'a [String]>,
     max_facts: usize,
     max_entries: usize,
+    fact_fields: bool,
 }
 
 impl<'a> MemoryGrammar<'a> {
@@ -105,7 +106,15 @@ impl<'a> MemoryGrammar<'a> {
             sources: None,
             max_facts: MAX_SECTION_LINES,
             max_entries: MAX_SECTION_LINES,
+            fact_fields: false,
         }
+    }
+
+    /// Fact lines end in `| confidence: <level> | triple: <s> ; <r> ; <v>` (contradiction
+    /// detection, ours).
+    pub fn fact_fields(mut self, on: bool) -> Self {
+        self.fact_fields = on;
+        self
     }
 
     /// Facts may cite only these titles (none at all when the slice is empty).
@@ -175,9 +184,15 @@ impl<'a> MemoryGrammar<'a> {
             rules.push_str(&format!(
                 "field ::= [^|\\n\\[\\]<>]{{1,{MAX_FIELD}}}\n\
                  candidate ::= [^|\\n\\[\\]<>]{{1,{MAX_CANDIDATE}}}\n\
-                 terms ::= [^|\\n\\[\\]<>]{{1,{MAX_TERMS}}}\n\
-                 level ::= \"high\" | \"medium\" | \"low\"\n"
+                 terms ::= [^|\\n\\[\\]<>]{{1,{MAX_TERMS}}}\n"
             ));
+        }
+        let facts_rated = self.fact_fields && self.fact_bound() > 0;
+        if self.schema.has(Section::Hypotheses)
+            || self.schema.has(Section::Questions)
+            || facts_rated
+        {
+            rules.push_str("level ::= \"high\" | \"medium\" | \"low\"\n");
         }
         root.push("action".into());
         format!(
@@ -232,9 +247,17 @@ impl<'a> MemoryGrammar<'a> {
                   title-part ::= [^\\n()\\[\\]]{1,100}\n"
                 .to_string(),
         };
+        let (fields, field_rules) = if self.fact_fields {
+            (
+                " \" | confidence: \" level \" | triple: \" part \" ; \" part \" ; \" part",
+                format!("part ::= [^\\n|;()\\[\\]<>]{{1,{MAX_FIELD}}}\n"),
+            )
+        } else {
+            ("", String::new())
+        };
         format!(
-            "fact ::= \"- [F\" num \"] \" statement \" (source: \" title \")\\n\"\n\
-             statement ::= [^\\n()\\[\\]|<>]{{1,{MAX_STATEMENT}}}\n{title}"
+            "fact ::= \"- [F\" num \"] \" statement \" (source: \" title \")\"{fields} \"\\n\"\n\
+             statement ::= [^\\n()\\[\\]|<>]{{1,{MAX_STATEMENT}}}\n{title}{field_rules}"
         )
     }
 }
@@ -388,6 +411,27 @@ mod tests {
         assert!(g.contains("\"Open Questions:\\n\""), "{g}");
         let bare = working_memory(&MemorySchema::none(), &pool());
         assert!(bare.starts_with("root ::= action\n"), "{bare}");
+    }
+
+    #[test]
+    fn rated_facts_end_in_confidence_and_triple_with_each_rule_defined_once() {
+        let seen = vec!["Mountrail County".to_string()];
+        for schema in [MemorySchema::full(), MemorySchema::of(&[Section::Facts])] {
+            let g = MemoryGrammar::new(&schema, &pool())
+                .sources(&seen)
+                .fact_fields(true)
+                .build();
+            assert_closed(&g);
+            assert!(
+                g.contains("\" | confidence: \" level \" | triple: \" part \" ; \" part \" ; \" part \"\\n\""),
+                "{g}"
+            );
+            assert_eq!(g.matches("level ::=").count(), 1, "{g}");
+        }
+        let plain = MemoryGrammar::new(&MemorySchema::full(), &pool())
+            .sources(&seen)
+            .build();
+        assert!(!plain.contains("triple"), "{plain}");
     }
 
     #[test]

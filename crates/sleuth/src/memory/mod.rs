@@ -5,13 +5,17 @@
 //! notation, merges facts monotonically (a fact the model drops stays in the state), and
 //! renders the state back for prompts and traces.
 
+pub mod conflict;
 mod parse;
 mod schema;
 mod state;
 
+pub use conflict::{Conflict, Resolution, Triple};
 pub use parse::{check_adherence, parse_memory, writes_section};
 pub use schema::{MemorySchema, Section};
-pub use state::{Confidence, Fact, Hypothesis, Merged, OpenQuestion, Priority, WorkingMemory};
+pub use state::{
+    Confidence, Fact, Hypothesis, MergeRules, Merged, OpenQuestion, Priority, WorkingMemory,
+};
 
 #[cfg(test)]
 mod tests;

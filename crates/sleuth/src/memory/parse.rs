@@ -58,23 +58,41 @@ fn entry_regexes() -> &'static [Regex; 3] {
     })
 }
 
+/// A fact line: the statement and its source, then (per-fact confidence and
+/// contradiction detection) optional `| confidence: ...` and `| triple: S ; R ; V`
+/// fields. Only those two keys start the fields, so a `|` inside a statement stays in it.
 fn parse_fact(id: &str, body: &str) -> Fact {
     static SOURCE: OnceLock<Regex> = OnceLock::new();
+    static FIELDS: OnceLock<Regex> = OnceLock::new();
     let re = SOURCE.get_or_init(|| {
         Regex::new(r"(?i)^(.*?)\s*[\(\[]\s*source\s*:\s*(.*?)\s*[\)\]]\s*\.?\s*$")
             .expect("source regex")
     });
-    match re.captures(body) {
-        Some(c) => Fact {
-            id: id.to_uppercase(),
-            statement: c[1].trim().to_string(),
-            source: Some(c[2].trim().to_string()).filter(|s| !s.is_empty()),
-        },
-        None => Fact {
-            id: id.to_uppercase(),
-            statement: body.trim().to_string(),
-            source: None,
-        },
+    let fields_start = FIELDS.get_or_init(|| {
+        Regex::new(r"(?i)\|\s*(?:confidence|triple)\s*:").expect("fact fields regex")
+    });
+    let (body, kv) = match fields_start.find(body) {
+        Some(m) => (&body[..m.start()], fields(&body[m.start()..]).1),
+        None => (body, Vec::new()),
+    };
+    let (statement, source) = match re.captures(body) {
+        Some(c) => (
+            c[1].trim().to_string(),
+            Some(c[2].trim().to_string()).filter(|s| !s.is_empty()),
+        ),
+        None => (body.trim().to_string(), None),
+    };
+    Fact {
+        id: id.to_uppercase(),
+        statement,
+        source,
+        confidence: level(
+            field(&kv, "confidence"),
+            Confidence::Low,
+            Confidence::Medium,
+            Confidence::High,
+        ),
+        triple: field(&kv, "triple").and_then(super::Triple::parse),
     }
 }
 

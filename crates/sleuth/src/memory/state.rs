@@ -1,5 +1,6 @@
 //! Working-memory entries and the state they form.
 
+use super::conflict::{self, Conflict, Resolution, Triple};
 use serde::{Deserialize, Serialize};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
@@ -18,12 +19,19 @@ pub enum Priority {
     High,
 }
 
-/// `[F1] <statement> (source: <title>)`
+/// `[F1] <statement> (source: <title>)`, under `contradictions=true` optionally followed
+/// by `| confidence: high | triple: <subject> ; <relation> ; <value>`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Fact {
     pub id: String,
     pub statement: String,
     pub source: Option<String>,
+    /// How sure the model is of the fact (ours: per-fact confidence).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub confidence: Option<Confidence>,
+    /// What the fact states, when the model wrote it as a triple.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub triple: Option<Triple>,
 }
 
 /// `[H1] <hypothesis> | confidence: high | supports: F1, F2 | contradicts: -`
@@ -62,6 +70,13 @@ pub struct WorkingMemory {
     pub resolved: Vec<OpenQuestion>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub notes: Option<String>,
+    /// Merged state under contradiction detection: every contradiction raised, open or
+    /// settled, in the order raised.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub conflicts: Vec<Conflict>,
+    /// Confirmed facts a settled conflict replaced (no longer confirmed).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub retracted: Vec<Fact>,
 }
 
 /// What one merge changed besides the state itself.
@@ -71,6 +86,20 @@ pub struct Merged {
     pub dropped: Vec<Fact>,
     /// Ids of the questions resolved by this turn's memory.
     pub resolved: Vec<String>,
+    /// Contradiction detection: the conflicts this turn raised (new facts held out).
+    pub raised: Vec<Conflict>,
+    /// Contradiction detection: open conflicts whose question this turn's memory left
+    /// out (they stay open until marked resolved).
+    pub pending: Vec<Conflict>,
+}
+
+/// How a turn's memory is folded into the state.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct MergeRules {
+    /// Hold contradicting facts out and raise them as open questions (ours).
+    pub contradictions: bool,
+    /// The turn being merged (recorded on the conflicts it raises or settles).
+    pub turn: u32,
 }
 
 impl Confidence {
@@ -103,6 +132,12 @@ fn normalized(statement: &str) -> String {
 }
 
 impl WorkingMemory {
+    /// Folds the memory the model wrote this turn into the running state (the paper's
+    /// merge, without contradiction detection).
+    pub fn merge(&mut self, written: &WorkingMemory) -> Merged {
+        self.merge_with(written, MergeRules::default())
+    }
+
     /// Folds the memory the model wrote this turn into the running state.
     ///
     /// Facts are monotonic: every fact ever confirmed stays, even when the model's
@@ -111,22 +146,33 @@ impl WorkingMemory {
     /// to change). A question counts as resolved when the model marks it `(resolved)` or
     /// removes it from its list (SLEUTH paper §3.2 step 3: "remove questions answered by
     /// the new observation"); resolved questions are kept, monotonically, in `resolved`.
-    pub fn merge(&mut self, written: &WorkingMemory) -> Merged {
+    ///
+    /// Under `rules.contradictions` (ours, see [`conflict`]): a new fact contradicting a
+    /// confirmed one is held out and raised as an open question; that question is
+    /// resolved only by an explicit mark (leaving it out keeps it open), and the facts
+    /// of the marking turn settle the conflict.
+    pub fn merge_with(&mut self, written: &WorkingMemory, rules: MergeRules) -> Merged {
+        let open_conflicts: Vec<String> = self
+            .conflicts
+            .iter()
+            .filter(|c| c.is_open())
+            .map(|c| c.question.clone())
+            .collect();
+        let marked_resolved =
+            |id: &str| written.questions.iter().find(|w| w.id == id && w.resolved);
         let mut resolved = Vec::new();
         for q in &self.questions {
             let still_open = written
                 .questions
                 .iter()
                 .any(|w| w.id == q.id && !w.resolved);
-            if !still_open {
-                let marked = written
-                    .questions
-                    .iter()
-                    .find(|w| w.id == q.id && w.resolved);
-                let mut done = marked.cloned().unwrap_or_else(|| q.clone());
-                done.resolved = true;
-                resolved.push(done);
+            let marked = marked_resolved(&q.id);
+            if still_open || (marked.is_none() && open_conflicts.contains(&q.id)) {
+                continue;
             }
+            let mut done = marked.cloned().unwrap_or_else(|| q.clone());
+            done.resolved = true;
+            resolved.push(done);
         }
         // Marked resolved in the same turn it was written: resolved too.
         for w in written.questions.iter().filter(|w| w.resolved) {
@@ -139,23 +185,29 @@ impl WorkingMemory {
                 resolved.push(w.clone());
             }
         }
-        let resolved_ids = resolved.iter().map(|q| q.id.clone()).collect();
+        let resolved_ids: Vec<String> = resolved.iter().map(|q| q.id.clone()).collect();
         self.resolved.extend(resolved);
+        self.settle_conflicts(&written.facts, &resolved_ids, rules.turn);
 
         let mut seen = Vec::new();
+        let mut raised = Vec::new();
         for fact in &written.facts {
             let key = normalized(&fact.statement);
             if let Some(existing) = self.facts.iter().find(|f| normalized(&f.statement) == key) {
                 seen.push(existing.id.clone());
                 continue;
             }
-            let mut fact = fact.clone();
-            if self.facts.iter().any(|f| f.id == fact.id) {
-                fact.id = format!("F{}", self.facts.len() + 1);
-                while self.facts.iter().any(|f| f.id == fact.id) {
-                    fact.id.push('\'');
+            if rules.contradictions {
+                if self.is_held(fact) {
+                    continue;
+                }
+                if let Some(conflict) = self.contradiction(fact, written, rules.turn) {
+                    raised.push(conflict.clone());
+                    self.conflicts.push(conflict);
+                    continue;
                 }
             }
+            let fact = self.with_free_id(fact.clone());
             seen.push(fact.id.clone());
             self.facts.push(fact);
         }
@@ -166,6 +218,20 @@ impl WorkingMemory {
             .filter(|q| !q.resolved)
             .cloned()
             .collect();
+        // Open conflicts stay open questions whether or not the model rewrote them.
+        let mut pending = Vec::new();
+        for c in self.conflicts.iter().filter(|c| c.is_open()) {
+            if self.questions.iter().any(|q| q.id == c.question) {
+                continue;
+            }
+            if let Some(confirmed) = self.facts.iter().find(|f| f.id == c.confirmed) {
+                let q = conflict::conflict_question(c.question.clone(), confirmed, &c.claim);
+                self.questions.push(q);
+            }
+            if !raised.iter().any(|r: &Conflict| r.question == c.question) {
+                pending.push(c.clone());
+            }
+        }
         if written.notes.is_some() {
             self.notes = written.notes.clone();
         }
@@ -178,6 +244,81 @@ impl WorkingMemory {
         Merged {
             dropped,
             resolved: resolved_ids,
+            raised,
+            pending,
+        }
+    }
+
+    /// `fact`, renumbered when its id is already taken.
+    fn with_free_id(&self, mut fact: Fact) -> Fact {
+        if self.facts.iter().any(|f| f.id == fact.id) {
+            fact.id = format!("F{}", self.facts.len() + self.retracted.len() + 1);
+            while self.facts.iter().any(|f| f.id == fact.id) {
+                fact.id.push('\'');
+            }
+        }
+        fact
+    }
+
+    /// Whether `fact` is the claim of an open conflict (held until it is settled).
+    fn is_held(&self, fact: &Fact) -> bool {
+        let key = normalized(&fact.statement);
+        self.conflicts
+            .iter()
+            .any(|c| c.is_open() && normalized(&c.claim.statement) == key)
+    }
+
+    /// The conflict `fact` raises, if it contradicts a confirmed fact.
+    fn contradiction(&self, fact: &Fact, written: &WorkingMemory, turn: u32) -> Option<Conflict> {
+        let claim = fact.claim()?;
+        let confirmed = self
+            .facts
+            .iter()
+            .find(|f| f.claim().is_some_and(|t| t.contradicts(&claim)))?;
+        let ids = self
+            .questions
+            .iter()
+            .chain(&self.resolved)
+            .chain(&written.questions)
+            .map(|q| q.id.as_str())
+            .chain(self.conflicts.iter().map(|c| c.question.as_str()));
+        let question = format!("Q{}", conflict::next_question_number(ids));
+        Some(Conflict {
+            question,
+            confirmed: confirmed.id.clone(),
+            claim: fact.clone(),
+            raised: turn,
+            settled: None,
+            resolution: None,
+        })
+    }
+
+    /// Settles the open conflicts whose question this turn marked resolved, by the
+    /// values this turn's facts carry ([`conflict::resolution`]).
+    fn settle_conflicts(&mut self, written: &[Fact], resolved: &[String], turn: u32) {
+        for i in 0..self.conflicts.len() {
+            let c = &self.conflicts[i];
+            if !c.is_open() || !resolved.contains(&c.question) {
+                continue;
+            }
+            // The confirmed fact may already be gone (another conflict replaced it):
+            // then the claim's attribute holds one value again and the claim is dropped.
+            let at = self.facts.iter().position(|f| f.id == c.confirmed);
+            let how = at.map_or(Resolution::Kept, |at| {
+                conflict::resolution(written, &self.facts[at], &c.claim)
+            });
+            let claim = c.claim.clone();
+            if let (Resolution::Replaced, Some(at)) = (how, at) {
+                let old = self.facts.remove(at);
+                self.retracted.push(old);
+            }
+            if how != Resolution::Kept {
+                let claim = self.with_free_id(claim);
+                self.facts.push(claim);
+            }
+            let c = &mut self.conflicts[i];
+            c.resolution = Some(how);
+            c.settled = Some(turn);
         }
     }
 
@@ -237,10 +378,17 @@ impl WorkingMemory {
 
 impl Fact {
     pub fn render(&self) -> String {
-        match &self.source {
+        let mut out = match &self.source {
             Some(s) => format!("[{}] {} (source: {})", self.id, self.statement, s),
             None => format!("[{}] {}", self.id, self.statement),
+        };
+        if let Some(c) = self.confidence {
+            out.push_str(&format!(" | confidence: {}", c.as_str()));
         }
+        if let Some(t) = &self.triple {
+            out.push_str(&format!(" | triple: {t}"));
+        }
+        out
     }
 }
 

@@ -146,3 +146,130 @@ fn a_response_without_the_questions_section_is_told_apart() {
         Section::Questions
     ));
 }
+
+const DETECT: MergeRules = MergeRules {
+    contradictions: true,
+    turn: 0,
+};
+
+fn turn(n: u32) -> MergeRules {
+    MergeRules { turn: n, ..DETECT }
+}
+
+const SEAT: &str = "Confirmed Facts:\n- [F1] Stanley is the county seat of Mountrail County (source: Mountrail County) | confidence: high\nOpen Questions:\n- [Q1] Who founded Stanley? | action: Stanley founder | priority: high";
+const OTHER_SEAT: &str = "Confirmed Facts:\n- [F1] Stanley is the county seat of Mountrail County (source: Mountrail County) | confidence: high\n- [F2] The county seat of Mountrail County is Williston (source: Williston) | confidence: low | triple: Mountrail County ; county seat ; Williston\nOpen Questions:\n- [Q1] Who founded Stanley? | action: Stanley founder | priority: high";
+
+#[test]
+fn fact_fields_parse_and_render_back_without_breaking_adherence() {
+    let schema = MemorySchema::of(&[Section::Facts, Section::Questions]);
+    let m = parse_memory(OTHER_SEAT, &schema);
+    assert!(check_adherence(OTHER_SEAT, &schema));
+    assert_eq!(m.facts[0].confidence, Some(Confidence::High));
+    assert_eq!(m.facts[0].source.as_deref(), Some("Mountrail County"));
+    assert_eq!(m.facts[0].triple, None);
+    let f2 = &m.facts[1];
+    assert_eq!(
+        f2.statement,
+        "The county seat of Mountrail County is Williston"
+    );
+    assert_eq!(f2.confidence, Some(Confidence::Low));
+    assert_eq!(f2.triple.as_ref().unwrap().value, "Williston");
+    assert_eq!(parse_memory(&m.render(&schema), &schema), m);
+    // A `|` that starts no known field stays in the statement.
+    let piped = parse_memory(
+        "Confirmed Facts:\n- [F1] A | B is a band (source: A | B)",
+        &schema,
+    );
+    assert_eq!(piped.facts[0].statement, "A | B is a band");
+}
+
+#[test]
+fn without_detection_a_contradicting_fact_merges_beside_the_confirmed_one() {
+    let schema = MemorySchema::full();
+    let mut state = WorkingMemory::default();
+    state.merge(&parse_memory(SEAT, &schema));
+    let m = state.merge(&parse_memory(OTHER_SEAT, &schema));
+    assert!(m.raised.is_empty());
+    assert_eq!(
+        state.facts.len(),
+        2,
+        "the paper's monotonic merge keeps both"
+    );
+}
+
+#[test]
+fn a_contradicting_fact_is_held_out_and_raised_as_a_high_priority_question() {
+    let schema = MemorySchema::full();
+    let mut state = WorkingMemory::default();
+    state.merge_with(&parse_memory(SEAT, &schema), turn(1));
+    let m = state.merge_with(&parse_memory(OTHER_SEAT, &schema), turn(2));
+    assert_eq!(state.facts.len(), 1, "the claim is not merged");
+    assert_eq!(m.raised.len(), 1);
+    let c = &state.conflicts[0];
+    assert_eq!(
+        (c.question.as_str(), c.confirmed.as_str(), c.raised),
+        ("Q2", "F1", 2)
+    );
+    assert!(c.is_open());
+    let q = state.questions.iter().find(|q| q.id == "Q2").unwrap();
+    assert_eq!(q.priority, Some(Priority::High));
+    assert!(
+        q.text.contains("Williston") && q.text.contains("[F1]"),
+        "{}",
+        q.text
+    );
+    // The model leaves the question out and keeps writing the claim: the conflict stays
+    // open (and pending), the claim stays held, nothing is raised twice.
+    let m = state.merge_with(&parse_memory(OTHER_SEAT, &schema), turn(3));
+    assert!(m.raised.is_empty());
+    assert_eq!(m.pending.len(), 1);
+    assert!(
+        m.resolved.is_empty(),
+        "leaving a conflict out does not resolve it"
+    );
+    assert_eq!(state.facts.len(), 1);
+    assert!(!state.all_questions_resolved());
+}
+
+fn settle(facts: &str) -> WorkingMemory {
+    let schema = MemorySchema::full();
+    let mut state = WorkingMemory::default();
+    state.merge_with(&parse_memory(SEAT, &schema), turn(1));
+    state.merge_with(&parse_memory(OTHER_SEAT, &schema), turn(2));
+    let settling = format!(
+        "Confirmed Facts:\n{facts}\nOpen Questions:\n- [Q1] Who founded Stanley? | action: Stanley founder | priority: high\n- [Q2] which seat? (resolved)"
+    );
+    let m = state.merge_with(&parse_memory(&settling, &schema), turn(4));
+    assert_eq!(m.resolved, ["Q2"]);
+    state
+}
+
+#[test]
+fn marking_the_conflict_resolved_settles_it_by_the_values_written() {
+    let stanley =
+        "- [F1] Stanley is the county seat of Mountrail County (source: Mountrail County)";
+    let williston = "- [F2] The county seat of Mountrail County is Williston (source: Williston)";
+
+    let kept = settle(stanley);
+    assert_eq!(kept.conflicts[0].resolution, Some(Resolution::Kept));
+    assert_eq!(kept.conflicts[0].settled, Some(4));
+    assert_eq!(kept.facts.len(), 1);
+
+    let replaced = settle(williston);
+    assert_eq!(replaced.conflicts[0].resolution, Some(Resolution::Replaced));
+    let statements: Vec<&str> = replaced
+        .facts
+        .iter()
+        .map(|f| f.statement.as_str())
+        .collect();
+    assert_eq!(
+        statements,
+        ["The county seat of Mountrail County is Williston"]
+    );
+    assert_eq!(replaced.retracted[0].id, "F1");
+
+    let both = settle(&format!("{stanley}\n{williston}"));
+    assert_eq!(both.conflicts[0].resolution, Some(Resolution::Both));
+    assert_eq!(both.facts.len(), 2);
+    assert!(both.questions.iter().all(|q| q.id != "Q2"));
+}

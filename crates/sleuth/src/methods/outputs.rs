@@ -30,6 +30,9 @@ pub struct Outputs {
     /// `nudge=adaptive`: when the nudge fired and which condition of the memory fired it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub commitment: Option<Commitment>,
+    /// `contradictions=true`: every contradiction raised, open or settled.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub contradictions: Vec<crate::memory::Conflict>,
 }
 
 /// The adaptive nudge's firing: the turn it was given with and the condition that held.

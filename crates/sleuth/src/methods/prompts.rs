@@ -19,6 +19,7 @@ const BUILTIN: &[(&str, &str)] = &[
     ("memory.txt", include_str!("prompts/memory.txt")),
     ("nudge.txt", include_str!("prompts/nudge.txt")),
     ("compacted.txt", include_str!("prompts/compacted.txt")),
+    ("conflicts.txt", include_str!("prompts/conflicts.txt")),
     ("reminder.txt", include_str!("prompts/reminder.txt")),
     ("no_action.txt", include_str!("prompts/no_action.txt")),
     (

@@ -82,7 +82,8 @@ const LOOP: &[&str] = &[
 ];
 /// The ReAct + nudge control's keys (methods without a working memory).
 const NUDGE_CONTROL: &[&str] = &["nudge", "nudge_all"];
-/// SLEUTH's commitment, enforcement and stopping rules (working-memory methods).
+/// SLEUTH's commitment, enforcement and stopping rules, and our memory options
+/// (compaction, contradiction detection): the working-memory methods' keys.
 const COMMITMENT: &[&str] = &[
     "nudge",
     "tau",
@@ -91,6 +92,7 @@ const COMMITMENT: &[&str] = &[
     "adaptive_questions",
     "adaptive_stagnation",
     "compact",
+    "contradictions",
     "stopping",
     "enforce",
     "restore_facts",

@@ -47,12 +47,13 @@ impl Style {
 
     /// The output grammar that keeps a response inside this style's protocol (honoured
     /// by the embedded model, ignored by providers without grammar support).
-    fn grammar(&self, tools: &ToolCatalogue) -> TurnConstraint {
+    fn grammar(&self, tools: &ToolCatalogue, settings: &AgentSettings) -> TurnConstraint {
         let fixed = |g: String| TurnConstraint::Fixed(OutputConstraint::Grammar(g));
         match self {
             Style::Memory(schema) => TurnConstraint::Memory {
                 schema: schema.clone(),
                 tools: tools.clone(),
+                fact_fields: settings.contradictions,
             },
             Style::Notes => fixed(grammar::working_memory(&self.schema(), tools)),
             Style::SelfAsk | Style::Ircot => fixed(grammar::lines_then_action(tools)),
@@ -82,6 +83,8 @@ pub(super) enum TurnConstraint {
     Memory {
         schema: MemorySchema,
         tools: ToolCatalogue,
+        /// Fact lines may carry confidence and triple fields (`contradictions=true`).
+        fact_fields: bool,
     },
 }
 
@@ -97,9 +100,14 @@ impl TurnConstraint {
         match self {
             TurnConstraint::None => None,
             TurnConstraint::Fixed(c) => Some(c.clone()),
-            TurnConstraint::Memory { schema, tools } => Some(OutputConstraint::Grammar(
+            TurnConstraint::Memory {
+                schema,
+                tools,
+                fact_fields,
+            } => Some(OutputConstraint::Grammar(
                 grammar::MemoryGrammar::new(schema, tools)
                     .sources(seen)
+                    .fact_fields(*fact_fields)
                     .max_facts(state.facts.len() + NEW_FACTS_PER_TURN)
                     .max_entries(MEMORY_ENTRIES)
                     .build(),
@@ -169,6 +177,7 @@ impl AgentMethod {
                     hypotheses => schema.has(Section::Hypotheses),
                     questions => schema.has(Section::Questions),
                     enforce => self.settings.enforce,
+                    contradictions => self.settings.contradictions,
                 },
             )
             .map_err(AgentError::config)?;
@@ -219,7 +228,7 @@ impl AgentMethod {
             )
             .map_err(AgentError::config)?;
         let constraint = if self.settings.grammar {
-            style.grammar(env.tools())
+            style.grammar(env.tools(), &self.settings)
         } else {
             TurnConstraint::None
         };

@@ -9,7 +9,9 @@
 
 use crate::env::{Action, Environment, Observation};
 use crate::llm::{ChatRequest, Message};
-use crate::memory::{check_adherence, parse_memory, MemorySchema, WorkingMemory};
+use crate::memory::{
+    check_adherence, parse_memory, MemorySchema, MergeRules, Merged, WorkingMemory,
+};
 use crate::methods::outputs::{Commitment, MemoryCounts};
 use crate::methods::settings::{AdaptiveCondition, AgentSettings, NudgeAt, Stopping, ToolChannel};
 use crate::methods::{
@@ -101,7 +103,7 @@ impl AgentLoop<'_> {
             messages.push(Message::assistant(response.clone()));
             turn.response = response;
 
-            let dropped = self.update_memory(&mut turn, &mut state);
+            let merged = self.update_memory(&mut turn, &mut state, number);
             turn.steps = self.steps(&turn.response);
             let actions = Action::parse_all(&turn.response);
             turn.actions = actions.clone();
@@ -164,13 +166,17 @@ impl AgentLoop<'_> {
             }
             // Handing facts back is runtime help: only under enforcement or when asked
             // (SLEUTH paper App. M: Table 1 runs have no runtime enforcement).
-            if !dropped.is_empty() && self.settings.hands_back_facts() {
-                let facts = dropped
+            if !merged.dropped.is_empty() && self.settings.hands_back_facts() {
+                let facts = merged
+                    .dropped
                     .iter()
                     .map(|f| format!("- {}", f.render()))
                     .collect::<Vec<_>>()
                     .join("\n");
                 feedback.push(self.render("dropped_facts.txt", context! { facts }, &episode)?);
+            }
+            if !merged.raised.is_empty() || !merged.pending.is_empty() {
+                feedback.push(self.conflict_note(&merged, &state)?);
             }
             messages.push(Message::user(feedback.join("\n\n")));
             self.ctx.observe(&turn);
@@ -189,6 +195,9 @@ impl AgentLoop<'_> {
                     questions: s.questions.len(),
                 })
                 .collect();
+            if let Some(state) = episode.turns.iter().rev().find_map(|t| t.state.as_ref()) {
+                episode.outputs.contradictions = state.conflicts.clone();
+            }
         }
         Ok(episode)
     }
@@ -251,14 +260,11 @@ impl AgentLoop<'_> {
     }
 
     /// Parses this turn's memory, records adherence, folds facts into the state.
-    /// Returns the confirmed facts the model left out.
-    fn update_memory(
-        &self,
-        turn: &mut Turn,
-        state: &mut WorkingMemory,
-    ) -> Vec<crate::memory::Fact> {
+    /// Returns what the merge changed besides the state (the confirmed facts the model
+    /// left out; conflicts raised or still pending).
+    fn update_memory(&self, turn: &mut Turn, state: &mut WorkingMemory, number: u32) -> Merged {
         if self.schema.sections.is_empty() {
-            return Vec::new();
+            return Merged::default();
         }
         let written = parse_memory(&turn.response, &self.schema);
         // A response that drifted out of the notation (no Open Questions section at
@@ -270,18 +276,46 @@ impl AgentLoop<'_> {
             folded.questions = state.questions.clone();
         }
         turn.adherent = Some(check_adherence(&turn.response, &self.schema));
-        let dropped = if self.schema.is_structured() {
-            let merged = state.merge(&folded);
+        let merged = if self.schema.is_structured() {
+            let rules = MergeRules {
+                contradictions: self.settings.contradictions,
+                turn: number,
+            };
+            let merged = state.merge_with(&folded, rules);
             turn.dropped = merged.dropped.iter().map(|f| f.id.clone()).collect();
-            turn.resolved = merged.resolved;
-            merged.dropped
+            turn.resolved = merged.resolved.clone();
+            merged
         } else {
             state.notes = written.notes.clone().or(state.notes.take());
-            Vec::new()
+            Merged::default()
         };
         turn.memory = Some(written);
         turn.state = Some(state.clone());
-        dropped
+        merged
+    }
+
+    /// The observation telling the model of the contradictions this turn raised and of
+    /// the open ones its memory left out (contradiction detection, ours).
+    fn conflict_note(&self, merged: &Merged, state: &WorkingMemory) -> Result<String, AgentError> {
+        let entry = |c: &crate::memory::Conflict| {
+            let fact = state
+                .facts
+                .iter()
+                .find(|f| f.id == c.confirmed)
+                .map_or(String::new(), |f| f.statement.clone());
+            context! {
+                question => &c.question,
+                confirmed => &c.confirmed,
+                fact,
+                claim => &c.claim.statement,
+            }
+        };
+        let raised: Vec<_> = merged.raised.iter().map(entry).collect();
+        let pending: Vec<_> = merged.pending.iter().map(entry).collect();
+        self.prompts
+            .render("conflicts.txt", context! { raised, pending })
+            .map(|s| s.trim_end().to_string())
+            .map_err(AgentError::config)
     }
 
     /// The commitment nudge (SLEUTH paper §3.3): once, at the first turn t ≥ the nudge

@@ -713,3 +713,81 @@ async fn sleuth_eir_keeps_the_loops_own_answer_beside_the_final_one() {
         Some("Nogales, the loop's answer")
     );
 }
+
+/// A SLEUTH reply in the rated-fact notation: the birthplace as `place`, plus `extra`
+/// fact lines and question lines.
+fn rated_reply(place: &str, extra_facts: &str, questions: &str, action: &str) -> String {
+    format!(
+        "Confirmed Facts:\n\
+         - [F1] Charles Mingus was born in {place} (source: Charles Mingus) | confidence: high | triple: Charles Mingus ; born in ; {place}\n\
+         {extra_facts}\
+         Active Hypotheses:\n- [H1] {place} | confidence: medium | supports: F1 | contradicts: -\n\
+         Open Questions:\n- [Q1] Who performed it? | action: Mingus Plays Piano | priority: high\n{questions}\
+         Action: {action}"
+    )
+}
+
+#[tokio::test]
+async fn a_contradiction_is_told_to_the_model_and_recorded_until_settled() {
+    let conflicting = "- [F2] Charles Mingus was born in Los Angeles (source: Decoy) | confidence: low | triple: Charles Mingus ; born in ; Los Angeles\n";
+    let script = vec![
+        rated_reply("Nogales, Arizona", "", "", "search[Mingus]"),
+        rated_reply("Nogales, Arizona", conflicting, "", "search[Decoy]"),
+        // Leaves the conflict question out: it stays open and is repeated.
+        rated_reply("Nogales, Arizona", "", "", "search[Mingus born]"),
+        // Marks it resolved, keeping the confirmed value.
+        rated_reply(
+            "Nogales, Arizona",
+            "",
+            "- [Q2] Where was Mingus born? (resolved)\n",
+            "finish[Nogales, Arizona]",
+        ),
+    ];
+    let model = Arc::new(ScriptedModel::new(script));
+    let ep = run(
+        &method("sleuth", &[("contradictions", "true")]),
+        model.clone(),
+    )
+    .await;
+    let reqs = model.requests();
+    let system = &reqs[0].messages[0].content;
+    assert!(
+        system.contains("| confidence: high/medium/low | triple:"),
+        "{system}"
+    );
+    let told = |i: usize| reqs[i].messages.last().unwrap().content.clone();
+    assert!(!told(1).contains("Contradiction"));
+    assert!(
+        told(2).contains("Contradiction: the new fact \"Charles Mingus was born in Los Angeles\"")
+            && told(2).contains("open question Q2"),
+        "{}",
+        told(2)
+    );
+    assert!(told(3).contains("Open conflict Q2"), "{}", told(3));
+    // The grammar lets the embedded model write the rated notation.
+    assert!(grammar_of(&reqs[1]).contains("| triple: "));
+
+    assert_eq!(ep.answer.as_deref(), Some("Nogales, Arizona"));
+    let state = ep.turns[1].state.as_ref().unwrap();
+    assert_eq!(state.facts.len(), 1, "the claim was held out");
+    assert!(state.questions.iter().any(|q| q.id == "Q2"));
+    let c = &ep.outputs.contradictions[0];
+    assert_eq!((c.raised, c.settled), (2, Some(4)));
+    assert_eq!(c.resolution, Some(crate::memory::Resolution::Kept));
+    assert_eq!(c.claim.confidence, Some(crate::memory::Confidence::Low));
+
+    // Off (the paper's merge): both values end up confirmed, and nothing is said.
+    let plain = Arc::new(ScriptedModel::new(vec![
+        rated_reply("Nogales, Arizona", "", "", "search[Mingus]"),
+        rated_reply(
+            "Nogales, Arizona",
+            conflicting,
+            "",
+            "finish[Nogales, Arizona]",
+        ),
+    ]));
+    let ep = run(&method("sleuth", &[]), plain.clone()).await;
+    assert_eq!(ep.turns[1].state.as_ref().unwrap().facts.len(), 2);
+    assert!(ep.outputs.contradictions.is_empty());
+    assert!(!plain.requests()[0].messages[0].content.contains("triple"));
+}

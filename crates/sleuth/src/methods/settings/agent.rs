@@ -252,6 +252,9 @@ pub struct AgentSettings {
     /// each request carries the system text, the question with the merged memory, and
     /// only the last K exchanges; `None` sends the whole conversation (the paper's loop).
     pub compact: Option<u32>,
+    /// Per-fact confidence and contradiction detection (`contradictions=true`, ours): a
+    /// new fact contradicting a confirmed one is held out and raised as an open question.
+    pub contradictions: bool,
 }
 
 impl Default for AgentSettings {
@@ -276,6 +279,7 @@ impl Default for AgentSettings {
             grammar: true,
             adaptive: AdaptiveRule::default(),
             compact: None,
+            contradictions: false,
         }
     }
 }

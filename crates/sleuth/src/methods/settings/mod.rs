@@ -160,6 +160,15 @@ pub const SETTINGS: &[SettingDef] = &[
         show: |s, _| s.agent.compact.map_or("none".into(), |k| k.to_string()),
     },
     SettingDef {
+        key: "contradictions",
+        doc: "per-fact confidence and contradiction detection: facts may carry `| confidence: ... | triple: S ; R ; V`; a new fact with a confirmed fact's subject and relation but another value is held out and raised as an open question until marked resolved (true/false)",
+        apply: |s, v| {
+            s.agent.contradictions = boolean("contradictions", v)?;
+            Ok(())
+        },
+        show: |s, _| s.agent.contradictions.to_string(),
+    },
+    SettingDef {
         key: "nudge_all",
         doc: "true: methods without a memory get the nudge too, ungated (the ReAct + nudge control)",
         apply: |s, v| {
