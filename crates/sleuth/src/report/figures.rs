@@ -181,9 +181,13 @@ fn sweeps(a: &Analysis) -> Vec<Figure> {
                 if here.iter().any(|o| o.model != s.model) {
                     parts.push(s.model.clone());
                 }
+                if !s.fixed.is_empty() {
+                    parts.push(format!("[{}]", s.fixed));
+                }
                 parts.join(" ")
             };
-            // Mean over points sharing a value (another swept option may split them).
+            // Mean over points sharing a value (one sweep has one arm per value; the
+            // mean only guards against duplicate labels).
             let series =
                 |f: fn(&crate::eval::analysis::SweepPoint) -> f64, suffix: &str| -> Vec<Series> {
                     here.iter()

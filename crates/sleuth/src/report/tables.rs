@@ -379,12 +379,15 @@ fn sweeps(a: &Analysis) -> Table {
         "model",
         "method",
         "option",
+        "with",
         "value",
         "n",
         "EM",
         "timeout %",
     ];
-    let mut t = Table::new("sweeps", "Option sweeps", &cols);
+    let mut t = Table::new("sweeps", "Option sweeps", &cols).with_note(
+        "One sweep per option and per value of the other options (\"with\"), so a point never mixes two settings.",
+    );
     for s in &a.sweeps {
         for p in &s.points {
             t.push(vec![
@@ -392,6 +395,7 @@ fn sweeps(a: &Analysis) -> Table {
                 Cell::text(&s.model),
                 Cell::text(&s.method),
                 Cell::text(&s.key),
+                Cell::text(&s.fixed),
                 Cell::text(&p.value),
                 Cell::Int(p.n as u64),
                 Cell::Num(p.em, 1),

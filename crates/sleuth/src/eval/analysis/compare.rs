@@ -200,6 +200,9 @@ pub struct Sweep {
     pub dataset: String,
     pub method: String,
     pub model: String,
+    /// The other options, held fixed along this sweep (`k=v,...`; empty when the arms
+    /// differ in this option only).
+    pub fixed: String,
     pub points: Vec<SweepPoint>,
 }
 
@@ -214,8 +217,10 @@ pub struct SweepPoint {
 }
 
 /// Finds every option whose value differs between runs of one (dataset, method, model)
-/// and lists the arms along it, ordered numerically where values are numbers (`none`
-/// and other words last).
+/// while the other options stay the same, and lists the arms along it, ordered
+/// numerically where values are numbers (`none` and other words last). Arms that also
+/// differ in another option form separate sweeps, one per value of the others (a grid
+/// of T x nudge gives one nudge sweep per T), so no point mixes two settings.
 pub fn sweeps(arms: &[Arm]) -> Vec<Sweep> {
     let mut groups: BTreeMap<(&str, &str, &str), Vec<&Arm>> = BTreeMap::new();
     for a in arms.iter().filter(|a| !a.key.label.is_empty()) {
@@ -232,33 +237,54 @@ pub fn sweeps(arms: &[Arm]) -> Vec<Sweep> {
             .filter_map(|kv| kv.split_once('=').map(|(k, _)| k))
             .collect();
         for key in keys {
-            let mut points: Vec<SweepPoint> = members
-                .iter()
-                .map(|a| {
-                    let n = a.records.len().max(1) as f64;
-                    SweepPoint {
-                        value: a
-                            .settings
-                            .get(key)
-                            .cloned()
-                            .unwrap_or_else(|| "default".into()),
-                        label: a.key.label.clone(),
-                        n: a.records.len(),
-                        em: 100.0 * a.records.iter().map(|r| r.em).sum::<f64>() / n,
-                        timeout_rate: 100.0
-                            * a.records.iter().filter(|r| r.timed_out).count() as f64
-                            / n,
-                    }
-                })
-                .collect();
-            points.sort_by(|x, y| sweep_order(&x.value, &y.value).then(x.label.cmp(&y.label)));
-            out.push(Sweep {
-                key: key.to_string(),
-                dataset: dataset.to_string(),
-                method: method.to_string(),
-                model: model.to_string(),
-                points,
-            });
+            let others = |a: &Arm| -> String {
+                a.key
+                    .label
+                    .split(',')
+                    .filter(|kv| kv.split_once('=').is_none_or(|(k, _)| k != key))
+                    .collect::<Vec<_>>()
+                    .join(",")
+            };
+            let mut along: BTreeMap<String, Vec<&Arm>> = BTreeMap::new();
+            for a in &members {
+                along.entry(others(a)).or_default().push(a);
+            }
+            for (fixed, line) in along {
+                let mut points: Vec<SweepPoint> = line
+                    .iter()
+                    .map(|a| {
+                        let n = a.records.len().max(1) as f64;
+                        SweepPoint {
+                            value: a
+                                .settings
+                                .get(key)
+                                .cloned()
+                                .unwrap_or_else(|| "default".into()),
+                            label: a.key.label.clone(),
+                            n: a.records.len(),
+                            em: 100.0 * a.records.iter().map(|r| r.em).sum::<f64>() / n,
+                            timeout_rate: 100.0
+                                * a.records.iter().filter(|r| r.timed_out).count() as f64
+                                / n,
+                        }
+                    })
+                    .collect();
+                let values: BTreeSet<&str> = points.iter().map(|p| p.value.as_str()).collect();
+                if values.len() < 2 {
+                    continue;
+                }
+                points.sort_by(|x, y| {
+                    sweep_order(&x.value, &y.value).then(x.label.cmp(&y.label))
+                });
+                out.push(Sweep {
+                    key: key.to_string(),
+                    dataset: dataset.to_string(),
+                    method: method.to_string(),
+                    model: model.to_string(),
+                    fixed,
+                    points,
+                });
+            }
         }
     }
     out
