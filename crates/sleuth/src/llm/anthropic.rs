@@ -162,7 +162,7 @@ impl AnthropicClient {
         );
         if !system.is_empty() {
             let text = system.join("\n\n");
-            let system = if cache {
+            let system = if cache && !text.trim().is_empty() {
                 json!([cached_text(text)])
             } else {
                 json!(text)
@@ -191,13 +191,14 @@ impl AnthropicClient {
 
 /// The merged turns that end with a prompt-cache breakpoint: the latest user turn and
 /// the user turn before it, latest first (the system prompt is the third breakpoint;
-/// why these, in the module documentation). Never more than the API's four.
+/// why these, in the module documentation). Never more than the API's four, and never
+/// an empty text (the API refuses `cache_control` on an empty block).
 fn cache_breakpoints(turns: &[(Role, String)]) -> Vec<usize> {
     turns
         .iter()
         .enumerate()
         .rev()
-        .filter(|(_, (role, _))| *role == Role::User)
+        .filter(|(_, (role, text))| *role == Role::User && !text.trim().is_empty())
         .map(|(i, _)| i)
         .take(2)
         .collect()
@@ -330,6 +331,32 @@ impl ChatModel for AnthropicClient {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn breakpoints_go_on_the_last_two_nonempty_user_turns() {
+        let turns = |roles: &str| -> Vec<(Role, String)> {
+            roles
+                .chars()
+                .map(|c| match c {
+                    'u' => (Role::User, "text".to_string()),
+                    'e' => (Role::User, " ".to_string()),
+                    _ => (Role::Assistant, "text".to_string()),
+                })
+                .collect()
+        };
+        assert_eq!(cache_breakpoints(&turns("")), Vec::<usize>::new());
+        assert_eq!(cache_breakpoints(&turns("a")), Vec::<usize>::new());
+        assert_eq!(cache_breakpoints(&turns("u")), [0]);
+        assert_eq!(cache_breakpoints(&turns("uaua")), [2, 0]);
+        assert_eq!(cache_breakpoints(&turns("uauauau")), [6, 4]);
+        assert_eq!(cache_breakpoints(&turns("uauae")), [2, 0]);
+        let client = AnthropicClient::new(AnthropicConfig::new("m")).unwrap();
+        let body = client.request_body(&ChatRequest::new(vec![
+            crate::llm::Message::system(""),
+            crate::llm::Message::user("hi"),
+        ]));
+        assert_eq!(body["system"], "", "no cache_control on an empty block");
+    }
 
     #[test]
     fn tool_use_blocks_become_tool_calls() {
