@@ -108,7 +108,7 @@ impl QuestionArgs {
 /// (retries, response cache, rate limits, cost budget).
 #[derive(Args, Debug, Clone)]
 pub struct ModelArgs {
-    /// Model spec: openai:MODEL, anthropic:MODEL,
+    /// Model spec: openai:MODEL, anthropic:MODEL[?prompt_cache=off],
     /// openai-compat:BASE_URL#MODEL[?key_env=VAR&preset=NAME], local:NAME|PATH.gguf,
     /// scripted:FILE.
     ///
@@ -117,7 +117,8 @@ pub struct ModelArgs {
     /// is the host root (https://api.anthropic.com; /v1/messages is appended, and a
     /// trailing /v1 is accepted). Presets: openai, openai-reasoning, vllm, sglang,
     /// llama-cpp, llama-cpp-python, ollama, lmstudio, generic. A variable named by
-    /// key_env or SLEUTH_API_KEY_ENV must be set.
+    /// key_env or SLEUTH_API_KEY_ENV must be set. Anthropic requests mark their stable
+    /// prefix for the provider's prompt cache unless ?prompt_cache=off.
     #[arg(long)]
     pub model: String,
     /// Seconds before one model request times out (1 to 86400).

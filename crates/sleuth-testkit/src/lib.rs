@@ -11,6 +11,10 @@
 //! a hang, a dropped connection, garbage bytes or a truncated body) and keeps a log of
 //! every request it received.
 //!
+//! [`MockServer::spawn_with_cache`] adds an emulation of the providers' prompt caches
+//! ([`PromptCache`]): OpenAI's automatic prefix caching and Anthropic's explicit
+//! breakpoints, each reported in its provider's usage fields.
+//!
 //! [`RedisServer`] starts a real `redis-server` on a free loopback port for the tests of
 //! the shared response cache.
 //!
@@ -23,11 +27,14 @@
 //! assert_eq!(server.requests().len(), 0);
 //! ```
 
+mod cache;
+mod prompt;
 mod redis;
 mod reply;
 mod request;
 mod server;
 
+pub use cache::PromptCache;
 pub use redis::RedisServer;
 pub use reply::{Protocol, Reply};
 pub use request::ReceivedRequest;

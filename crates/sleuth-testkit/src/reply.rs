@@ -1,5 +1,7 @@
 //! What the server sends back, and how a completion is rendered in each protocol.
 
+use crate::cache::Cached;
+use crate::prompt::Prompt;
 use crate::ReceivedRequest;
 use serde_json::{json, Value};
 use std::time::Duration;
@@ -29,7 +31,8 @@ impl Protocol {
 #[derive(Debug, Clone)]
 pub enum Reply {
     /// A well-formed completion whose text is this string, with usage numbers
-    /// (whitespace-word counts of the prompt and the reply).
+    /// (whitespace-word counts of the prompt and the reply; with the prompt-cache
+    /// emulation on, the cached counts as the provider reports them).
     Text(String),
     /// A 200 response whose body is exactly this JSON (for testing lenient parsing).
     Json(Value),
@@ -106,27 +109,19 @@ fn words(s: &str) -> u64 {
     s.split_whitespace().count() as u64
 }
 
-/// Whitespace-word count of every string content in the request's messages and system.
-fn prompt_words(req: &ReceivedRequest) -> u64 {
-    let mut n = 0;
-    if let Some(system) = req.body.get("system").and_then(Value::as_str) {
-        n += words(system);
-    }
-    if let Some(msgs) = req.body.get("messages").and_then(Value::as_array) {
-        for m in msgs {
-            if let Some(c) = m.get("content").and_then(Value::as_str) {
-                n += words(c);
-            }
-        }
-    }
-    n
-}
-
-/// The JSON body of a successful completion with text `text`, in `protocol`.
-pub(crate) fn completion_body(protocol: Protocol, req: &ReceivedRequest, text: &str) -> Value {
+/// The JSON body of a successful completion with text `text`, in `protocol`. The
+/// prompt is counted in whitespace words of the system prompt and every message,
+/// string or text blocks; `cached` (the emulation's verdict, when it is on) adds the
+/// provider's cache fields.
+pub(crate) fn completion_body(
+    protocol: Protocol,
+    req: &ReceivedRequest,
+    text: &str,
+    cached: Option<Cached>,
+) -> Value {
     let model = req.model().unwrap_or("mock-model");
-    let (input, output) = (prompt_words(req), words(text));
-    match protocol {
+    let (input, output) = (Prompt::of(&req.body).len(), words(text));
+    let mut body = match protocol {
         Protocol::OpenAi => json!({
             "id": format!("chatcmpl-mock-{}", req.index),
             "object": "chat.completion",
@@ -153,5 +148,21 @@ pub(crate) fn completion_body(protocol: Protocol, req: &ReceivedRequest, text: &
             "stop_sequence": null,
             "usage": {"input_tokens": input, "output_tokens": output}
         }),
+    };
+    if let Some(c) = cached {
+        let usage = &mut body["usage"];
+        match protocol {
+            Protocol::OpenAi => {
+                usage["prompt_tokens_details"] = json!({"cached_tokens": c.read});
+            }
+            // Anthropic's `input_tokens` leaves out what was read from or written to
+            // the cache.
+            Protocol::Anthropic => {
+                usage["input_tokens"] = json!(input - c.read - c.write);
+                usage["cache_read_input_tokens"] = json!(c.read);
+                usage["cache_creation_input_tokens"] = json!(c.write);
+            }
+        }
     }
+    body
 }

@@ -38,13 +38,18 @@ impl ReceivedRequest {
         self.body.get("model")?.as_str()
     }
 
-    /// The text of the last message in the body's `messages` array (string content only).
+    /// The text of the last message in the body's `messages` array: its string content,
+    /// or the text of its last block when the content is an array of blocks.
     pub fn last_message(&self) -> Option<&str> {
-        self.body
+        let content = self
+            .body
             .get("messages")?
             .as_array()?
             .last()?
-            .get("content")?
-            .as_str()
+            .get("content")?;
+        match content.as_array() {
+            Some(blocks) => blocks.last()?.get("text")?.as_str(),
+            None => content.as_str(),
+        }
     }
 }

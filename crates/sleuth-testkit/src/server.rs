@@ -3,8 +3,9 @@
 //! bodies) is produced by failing the service or the body stream, which makes hyper
 //! abort the connection exactly like a crashed or overloaded server would.
 
+use crate::cache::CacheState;
 use crate::reply::{completion_body, Protocol};
-use crate::{ReceivedRequest, Reply};
+use crate::{PromptCache, ReceivedRequest, Reply};
 use futures::{stream, StreamExt};
 use http_body_util::combinators::BoxBody;
 use http_body_util::{BodyExt, Full, StreamBody};
@@ -26,6 +27,8 @@ type Body = BoxBody<Bytes, std::io::Error>;
 struct State {
     handler: Handler,
     log: Mutex<Vec<ReceivedRequest>>,
+    /// The prompt-cache emulation, when the server was started with one.
+    cache: Option<Mutex<CacheState>>,
 }
 
 /// A running mock server; it stops when dropped.
@@ -42,11 +45,22 @@ impl MockServer {
     pub async fn start(
         handler: impl Fn(&ReceivedRequest) -> Reply + Send + Sync + 'static,
     ) -> MockServer {
+        Self::start_state(new_state(handler, None)).await
+    }
+
+    /// [`MockServer::start`] with the prompt-cache emulation (see [`PromptCache`]).
+    pub async fn start_with_cache(
+        cache: PromptCache,
+        handler: impl Fn(&ReceivedRequest) -> Reply + Send + Sync + 'static,
+    ) -> MockServer {
+        Self::start_state(new_state(handler, Some(cache))).await
+    }
+
+    async fn start_state(state: Arc<State>) -> MockServer {
         let listener = TcpListener::bind("127.0.0.1:0")
             .await
             .expect("bind 127.0.0.1:0");
         let addr = listener.local_addr().expect("local addr");
-        let state = new_state(handler);
         let (tx, rx) = watch::channel(());
         tokio::spawn(accept_loop(listener, state.clone(), rx));
         MockServer {
@@ -62,10 +76,22 @@ impl MockServer {
     pub fn spawn(
         handler: impl Fn(&ReceivedRequest) -> Reply + Send + Sync + 'static,
     ) -> MockServer {
+        Self::spawn_state(new_state(handler, None))
+    }
+
+    /// [`MockServer::spawn`] with the prompt-cache emulation: completions report cached
+    /// prompt tokens the way the provider of their protocol does (see [`PromptCache`]).
+    pub fn spawn_with_cache(
+        cache: PromptCache,
+        handler: impl Fn(&ReceivedRequest) -> Reply + Send + Sync + 'static,
+    ) -> MockServer {
+        Self::spawn_state(new_state(handler, Some(cache)))
+    }
+
+    fn spawn_state(state: Arc<State>) -> MockServer {
         let std_listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind 127.0.0.1:0");
         std_listener.set_nonblocking(true).expect("nonblocking");
         let addr = std_listener.local_addr().expect("local addr");
-        let state = new_state(handler);
         let (tx, rx) = watch::channel(());
         let thread_state = state.clone();
         let thread = std::thread::Builder::new()
@@ -135,10 +161,14 @@ impl std::fmt::Debug for MockServer {
     }
 }
 
-fn new_state(handler: impl Fn(&ReceivedRequest) -> Reply + Send + Sync + 'static) -> Arc<State> {
+fn new_state(
+    handler: impl Fn(&ReceivedRequest) -> Reply + Send + Sync + 'static,
+    cache: Option<PromptCache>,
+) -> Arc<State> {
     Arc::new(State {
         handler: Arc::new(handler),
         log: Mutex::new(Vec::new()),
+        cache: cache.map(|c| Mutex::new(CacheState::new(c))),
     })
 }
 
@@ -232,7 +262,12 @@ async fn respond(
     }
     match reply {
         Reply::Text(text) => {
-            let body = completion_body(protocol, &received, &text).to_string();
+            let cached = state.cache.as_ref().map(|c| {
+                c.lock()
+                    .expect("cache lock")
+                    .serve(protocol, &received.body)
+            });
+            let body = completion_body(protocol, &received, &text, cached).to_string();
             Ok(full(200, "application/json", body))
         }
         Reply::Json(v) => Ok(full(200, "application/json", v.to_string())),
@@ -254,8 +289,8 @@ async fn respond(
         Reply::CloseConnection => Err(dropped()),
         Reply::Malformed(raw) => Ok(full(200, "application/json", raw)),
         Reply::Truncated => {
-            let body =
-                completion_body(protocol, &received, "this body never arrives whole").to_string();
+            let body = completion_body(protocol, &received, "this body never arrives whole", None)
+                .to_string();
             let half = Bytes::from(body[..body.len() / 2].to_string());
             // The pause lets the headers and first half reach the client before the
             // connection drops, so the failure shows up while reading the body.

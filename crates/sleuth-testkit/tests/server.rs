@@ -1,7 +1,7 @@
 //! The mock server really speaks HTTP: exercised with a real client.
 
 use serde_json::{json, Value};
-use sleuth_testkit::{sequence, MockServer, Reply};
+use sleuth_testkit::{sequence, MockServer, PromptCache, Reply};
 use std::time::Duration;
 
 fn chat_body() -> Value {
@@ -124,4 +124,85 @@ fn spawned_server_works_from_a_plain_test_and_unknown_paths_are_404() {
     });
     assert_eq!(server.request_count(), 3);
     drop(server); // joins the server thread
+}
+
+/// `n` distinct words.
+fn words(n: usize) -> String {
+    (0..n).map(|i| format!("w{i} ")).collect()
+}
+
+#[tokio::test]
+async fn the_cache_emulation_reports_each_providers_fields() {
+    let cache = PromptCache {
+        openai_min: 8,
+        openai_step: 4,
+        anthropic_min: 8,
+        anthropic_lookback: 20,
+    };
+    let server = MockServer::start_with_cache(cache, |_| Reply::text("ok")).await;
+    let client = reqwest::Client::new();
+    let post = |path: &'static str, body: Value| {
+        let client = client.clone();
+        let url = format!("{}/{path}", server.url());
+        async move {
+            let v: Value = client
+                .post(url)
+                .json(&body)
+                .send()
+                .await
+                .unwrap()
+                .json()
+                .await
+                .unwrap();
+            v["usage"].clone()
+        }
+    };
+    // OpenAI: 10 words, then the same 10 and 3 more: 8 + (10 - 8) / 4 * 4 = 8 cached.
+    let first = json!({"model": "m", "messages": [{"role": "user", "content": words(10)}]});
+    let u = post("chat/completions", first).await;
+    assert_eq!(u["prompt_tokens"], 10);
+    assert_eq!(u["prompt_tokens_details"]["cached_tokens"], 0);
+    let second = json!({"model": "m", "messages": [
+        {"role": "user", "content": words(10)},
+        {"role": "assistant", "content": "a b c"}]});
+    let u = post("chat/completions", second).await;
+    assert_eq!(u["prompt_tokens"], 13);
+    assert_eq!(u["prompt_tokens_details"]["cached_tokens"], 8);
+
+    // Anthropic: a marked 10-word system prompt is written, then read, and the words
+    // after the last breakpoint are the plain input.
+    let system =
+        json!([{"type": "text", "text": words(10), "cache_control": {"type": "ephemeral"}}]);
+    let body = json!({"model": "c", "system": system, "messages": [{"role": "user", "content": "hi there"}]});
+    let u = post("messages", body.clone()).await;
+    assert_eq!(
+        (
+            &u["input_tokens"],
+            &u["cache_creation_input_tokens"],
+            &u["cache_read_input_tokens"]
+        ),
+        (&json!(2), &json!(10), &json!(0))
+    );
+    let u = post("messages", body).await;
+    assert_eq!(
+        (
+            &u["input_tokens"],
+            &u["cache_creation_input_tokens"],
+            &u["cache_read_input_tokens"]
+        ),
+        (&json!(2), &json!(0), &json!(10))
+    );
+    // Without the emulation, no cache fields at all, and blocks are counted as text.
+    let plain = MockServer::start(|_| Reply::text("ok")).await;
+    let v: Value = client
+        .post(format!("{}/messages", plain.url()))
+        .json(&json!({"model": "c", "system": system, "messages": [{"role": "user", "content": [{"type": "text", "text": "hi there"}]}]}))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(v["usage"], json!({"input_tokens": 12, "output_tokens": 1}));
+    assert_eq!(plain.requests()[0].last_message(), Some("hi there"));
 }

@@ -4,42 +4,11 @@
 //! `experiments/beyond.toml` run end to end against a local server.
 
 use crate::agents::turn_of;
-use crate::util::{musique, ok, recipe_data, records_under, replies, Eval};
+use crate::util::{musique, ok, recipe_data, records_under, replay_reply, replies, Eval};
 use serde_json::Value;
 use sleuth_testkit::{MockServer, ReceivedRequest, Reply};
 use std::collections::BTreeMap;
 use std::path::Path;
-
-/// One SLEUTH reply of a 20-turn replay: facts arrive every third turn (up to five),
-/// one hypothesis, one open question, and a search on a word every pool has in it.
-fn replay_reply(turn: usize) -> String {
-    const WORDS: [&str; 10] = [
-        "born",
-        "city",
-        "country",
-        "founded",
-        "capital",
-        "river",
-        "president",
-        "album",
-        "war",
-        "university",
-    ];
-    let facts = (turn / 3).min(5);
-    let mut s = String::from("Confirmed Facts:\n");
-    for i in 1..=facts {
-        s.push_str(&format!(
-            "- [F{i}] established link number {i} (source: Link {i})\n"
-        ));
-    }
-    if facts == 0 {
-        s.push_str("- none\n");
-    }
-    s.push_str("Active Hypotheses:\n- [H1] a candidate | confidence: medium | supports: F1 | contradicts: -\n");
-    s.push_str("Open Questions:\n- [Q1] the next hop | action: next hop | priority: high\n");
-    s.push_str(&format!("Action: search[{}]", WORDS[turn % WORDS.len()]));
-    s
-}
 
 /// Input tokens per question of `sleuth` on MuSiQue 4-hop pools at T = 20, with
 /// `extra` settings, replaying the same 20 replies.

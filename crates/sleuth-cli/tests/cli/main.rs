@@ -16,6 +16,7 @@ mod hardening;
 mod index;
 mod local;
 mod methods;
+mod prompt_cache;
 mod providers;
 mod report;
 mod results;

@@ -94,6 +94,7 @@ fn record(method: &str, ep: &Ep, memory: bool) -> String {
         "turns": ep.turns, "calls": ep.turns,
         "calls_by_kind": {"action": ep.turns},
         "input_tokens": 1000 * ep.turns as u64, "output_tokens": 100 * ep.turns as u64,
+        "cached_input_tokens": if method == "react" { 0 } else { 400 * ep.turns as u64 },
         "cost_usd": 0.001 * ep.turns as f64,
         "nudge_turn": null, "reminders": 0,
         "adherence": if memory { json!(1.0) } else { Value::Null },
@@ -198,14 +199,15 @@ fn single_run_prints_the_basic_table() {
     let out = ok(&["report", tmp.path().join("run").to_str().unwrap()]);
     // react: EM 2/6; F1 (1 + .5 + 1 + 0 + .5 + 0)/6 = 50; cond. acc 2/4; 2 timeouts;
     // turns (3+4+5+20+6+20)/6 = 9.67; tokens 1100 * turns; cost 0.001 * turns.
-    // sleuth: EM 4/6; F1 (4 + .5)/6 = 75; cond. acc 4/5; turns 60/6 = 10.
+    // sleuth: EM 4/6; F1 (4 + .5)/6 = 75; cond. acc 4/5; turns 60/6 = 10; 400 of
+    // every 1000 input tokens read from the prompt cache: 40%.
     let want = "\
 ### Accuracy and cost per method
 
-| method |   n |   EM |   F1 | cond. acc | timeout % | turns | calls/q | tokens/q | cost/q |
-| ------ | --: | ---: | ---: | --------: | --------: | ----: | ------: | -------: | -----: |
-| react  |   6 | 33.3 | 50.0 |      50.0 |      33.3 |   9.7 |    9.67 |    10633 | 0.0097 |
-| sleuth |   6 | 66.7 | 75.0 |      80.0 |      16.7 |  10.0 |   10.00 |    11000 | 0.0100 |
+| method |   n |   EM |   F1 | cond. acc | timeout % | turns | calls/q | tokens/q | cached % | cost/q |
+| ------ | --: | ---: | ---: | --------: | --------: | ----: | ------: | -------: | -------: | -----: |
+| react  |   6 | 33.3 | 50.0 |      50.0 |      33.3 |   9.7 |    9.67 |    10633 |      0.0 | 0.0097 |
+| sleuth |   6 | 66.7 | 75.0 |      80.0 |      16.7 |  10.0 |   10.00 |    11000 |     40.0 | 0.0100 |
 ";
     assert!(out.starts_with(want), "got:\n{out}");
     // Errors: react q2 verbose, q5 reasoning, q4/q6 timeouts, q4 saw the gold (1 of 2).
@@ -375,7 +377,7 @@ fn sweep_across_run_dirs_labels_arms_and_writes_files() {
     let csv = std::fs::read_to_string(out_dir.join("summary.csv")).unwrap();
     assert!(
         csv.starts_with(
-            "dataset,model,method,label,n,em,f1,cond_acc,timeout_pct,turns,calls_per_q,tokens_per_q,cost_per_q\nmusique,scripted:fixture,react,,6,33.33"
+            "dataset,model,method,label,n,em,f1,cond_acc,timeout_pct,turns,calls_per_q,tokens_per_q,cached_pct,cost_per_q\nmusique,scripted:fixture,react,,6,33.33"
         ),
         "{csv}"
     );

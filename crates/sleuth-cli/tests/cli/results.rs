@@ -396,7 +396,7 @@ fn report_pivots_methods_by_dataset_and_hops_and_writes_tidy_files() {
     }
     let summary = std::fs::read_to_string(out.join("summary.csv")).unwrap();
     assert!(
-        summary.starts_with("dataset,model,method,label,n,em,f1,cond_acc,timeout_pct,turns,calls_per_q,tokens_per_q,cost_per_q\n"),
+        summary.starts_with("dataset,model,method,label,n,em,f1,cond_acc,timeout_pct,turns,calls_per_q,tokens_per_q,cached_pct,cost_per_q\n"),
         "{summary}"
     );
     let jsonl = std::fs::read_to_string(out.join("summary.jsonl")).unwrap();

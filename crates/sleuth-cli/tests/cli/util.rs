@@ -29,6 +29,11 @@ pub fn twowiki() -> PathBuf {
 /// Runs `sleuth ARGS` with no API keys and no response cache unless a test asks for
 /// one with `--cache DIR` (tests must not share state through the user's cache).
 pub fn sleuth(args: &[&str]) -> Output {
+    sleuth_with_env(args, &[])
+}
+
+/// [`sleuth`] with these environment variables set (keys, base URLs).
+pub fn sleuth_with_env(args: &[&str], env: &[(String, String)]) -> Output {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_sleuth"));
     cmd.args(args)
         .env_remove("OPENAI_API_KEY")
@@ -37,6 +42,7 @@ pub fn sleuth(args: &[&str]) -> Output {
     if !args.contains(&"--cache") {
         cmd.env("SLEUTH_NO_CACHE", "true");
     }
+    cmd.envs(env.iter().map(|(k, v)| (k, v)));
     cmd.output().expect("run sleuth")
 }
 
@@ -49,7 +55,12 @@ pub fn stderr(o: &Output) -> String {
 
 /// Runs and asserts success, returning stdout.
 pub fn ok(args: &[&str]) -> String {
-    let o = sleuth(args);
+    ok_with_env(args, &[])
+}
+
+/// [`ok`] with these environment variables set.
+pub fn ok_with_env(args: &[&str], env: &[(String, String)]) -> String {
+    let o = sleuth_with_env(args, env);
     assert!(
         o.status.success(),
         "sleuth {args:?} failed:\nstdout: {}\nstderr: {}",
@@ -62,6 +73,7 @@ pub fn ok(args: &[&str]) -> String {
 /// A `sleuth eval` command line: the five required arguments up front, options by name.
 pub struct Eval {
     args: Vec<String>,
+    env: Vec<(String, String)>,
 }
 
 impl Eval {
@@ -87,7 +99,14 @@ impl Eval {
                 "--out".into(),
                 path(out.as_ref()),
             ],
+            env: Vec::new(),
         }
+    }
+
+    /// An environment variable for the run (a key, a base URL).
+    pub fn env(mut self, name: &str, value: impl ToString) -> Self {
+        self.env.push((name.into(), value.to_string()));
+        self
     }
 
     /// `--name value`.
@@ -113,12 +132,12 @@ impl Eval {
     }
 
     pub fn output(&self) -> Output {
-        sleuth(&self.args())
+        sleuth_with_env(&self.args(), &self.env)
     }
 
     /// Runs and asserts success, returning stdout.
     pub fn ok(&self) -> String {
-        ok(&self.args())
+        ok_with_env(&self.args(), &self.env)
     }
 }
 
@@ -150,6 +169,37 @@ pub fn records_under(dir: &Path) -> Vec<serde_json::Value> {
         }
     }
     out
+}
+
+/// One SLEUTH reply of a 20-turn replay: facts arrive every third turn (up to five),
+/// one hypothesis, one open question, and a search on a word every pool has in it.
+pub fn replay_reply(turn: usize) -> String {
+    const WORDS: [&str; 10] = [
+        "born",
+        "city",
+        "country",
+        "founded",
+        "capital",
+        "river",
+        "president",
+        "album",
+        "war",
+        "university",
+    ];
+    let facts = (turn / 3).min(5);
+    let mut s = String::from("Confirmed Facts:\n");
+    for i in 1..=facts {
+        s.push_str(&format!(
+            "- [F{i}] established link number {i} (source: Link {i})\n"
+        ));
+    }
+    if facts == 0 {
+        s.push_str("- none\n");
+    }
+    s.push_str("Active Hypotheses:\n- [H1] a candidate | confidence: medium | supports: F1 | contradicts: -\n");
+    s.push_str("Open Questions:\n- [Q1] the next hop | action: next hop | priority: high\n");
+    s.push_str(&format!("Action: search[{}]", WORDS[turn % WORDS.len()]));
+    s
 }
 
 /// A file of scripted replies in `dir`, as a model spec (`scripted:FILE` repeats the

@@ -46,8 +46,13 @@ pub struct RunRecord {
     pub tool_calls: u32,
     pub input_tokens: u64,
     pub output_tokens: u64,
+    /// Input tokens read from the provider's prompt cache (priced at its cached rate).
     #[serde(default)]
     pub cached_input_tokens: u64,
+    /// Input tokens written to the provider's prompt cache (Anthropic; priced at its
+    /// cache-write rate).
+    #[serde(default)]
+    pub cache_write_tokens: u64,
     pub cost_usd: f64,
     #[serde(default)]
     pub retries: u32,
@@ -165,6 +170,7 @@ impl RunRecord {
             input_tokens: episode.usage.input_tokens,
             output_tokens: episode.usage.output_tokens,
             cached_input_tokens: episode.usage.cached_input_tokens,
+            cache_write_tokens: episode.usage.cache_write_tokens,
             cost_usd: ctx.cost_usd,
             retries: ctx.retries,
             constraints_dropped: ctx.constraints_dropped,

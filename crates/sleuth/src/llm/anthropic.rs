@@ -9,6 +9,30 @@
 //! Usage is normalized to the OpenAI convention used throughout sleuth:
 //! `input_tokens` counts the whole prompt, including prompt-cache reads and writes,
 //! which Anthropic reports separately.
+//!
+//! # Prompt caching (ours, on Anthropic's explicit prompt caching)
+//!
+//! Anthropic caches a prompt prefix only where a content block is marked
+//! `cache_control: {"type": "ephemeral"}` (a *breakpoint*; at most four per request);
+//! a later request that starts with a written prefix reads it at a tenth of the input
+//! price, and writing costs 1.25x (docs/prices.md). The agent loops resend a growing,
+//! stable prefix: every turn is the system prompt, the whole conversation so far, and
+//! one new user turn (observations, reminders). So by default the client marks three
+//! places (`cache_breakpoints`):
+//!
+//! 1. **the system prompt**, the same on every turn of an episode (tools, which the
+//!    provider caches before it, are covered by it);
+//! 2. **the latest user turn**, which writes the whole prompt so far: the next request
+//!    starts with exactly it;
+//! 3. **the user turn before that**, which is where the previous request wrote, so this
+//!    request reads it at one of its own breakpoints rather than relying on the
+//!    provider's lookback over earlier block boundaries (about 20 blocks).
+//!
+//! A prefix shorter than the model's minimum (1,024 or more tokens) is not cached and
+//! costs nothing extra. A compacted context (`compact=K`) rewrites the turn after the
+//! system prompt every turn, so there only the system prompt is read. Marks change no
+//! text: with `anthropic:MODEL?prompt_cache=off` ([`AnthropicConfig::prompt_cache`])
+//! the same turns go as plain strings and nothing is cached.
 
 use super::http::{self, CallContext};
 use super::secret::ApiKey;
@@ -33,6 +57,9 @@ pub struct AnthropicConfig {
     /// Sent when a request has no `max_tokens` (the API requires one).
     pub default_max_tokens: u32,
     pub name: String,
+    /// Mark the stable prefix with `cache_control` breakpoints (see the module
+    /// documentation); on by default.
+    pub prompt_cache: bool,
 }
 
 impl AnthropicConfig {
@@ -45,6 +72,7 @@ impl AnthropicConfig {
             api_key: None,
             timeout: Duration::from_secs(120),
             default_max_tokens: 1024,
+            prompt_cache: true,
         }
     }
     pub fn base_url(mut self, url: impl Into<String>) -> Self {
@@ -61,6 +89,10 @@ impl AnthropicConfig {
     }
     pub fn default_max_tokens(mut self, n: u32) -> Self {
         self.default_max_tokens = n;
+        self
+    }
+    pub fn prompt_cache(mut self, on: bool) -> Self {
+        self.prompt_cache = on;
         self
     }
 }
@@ -105,9 +137,22 @@ impl AnthropicClient {
                 _ => turns.push((m.role, m.content.clone())),
             }
         }
+        let cache = self.config.prompt_cache;
+        let marked = if cache {
+            cache_breakpoints(&turns)
+        } else {
+            Vec::new()
+        };
         let messages: Vec<Value> = turns
             .into_iter()
-            .map(|(role, content)| json!({"role": role, "content": content}))
+            .enumerate()
+            .map(|(i, (role, content))| {
+                if marked.contains(&i) {
+                    json!({"role": role, "content": [cached_text(content)]})
+                } else {
+                    json!({"role": role, "content": content})
+                }
+            })
             .collect();
         let mut body = Map::new();
         body.insert("model".into(), json!(self.config.model));
@@ -116,7 +161,13 @@ impl AnthropicClient {
             json!(request.max_tokens.unwrap_or(self.config.default_max_tokens)),
         );
         if !system.is_empty() {
-            body.insert("system".into(), json!(system.join("\n\n")));
+            let text = system.join("\n\n");
+            let system = if cache && !text.trim().is_empty() {
+                json!([cached_text(text)])
+            } else {
+                json!(text)
+            };
+            body.insert("system".into(), system);
         }
         body.insert("messages".into(), Value::Array(messages));
         body.insert(
@@ -136,6 +187,26 @@ impl AnthropicClient {
         }
         Value::Object(body)
     }
+}
+
+/// The merged turns that end with a prompt-cache breakpoint: the latest user turn and
+/// the user turn before it, latest first (the system prompt is the third breakpoint;
+/// why these, in the module documentation). Never more than the API's four, and never
+/// an empty text (the API refuses `cache_control` on an empty block).
+fn cache_breakpoints(turns: &[(Role, String)]) -> Vec<usize> {
+    turns
+        .iter()
+        .enumerate()
+        .rev()
+        .filter(|(_, (role, text))| *role == Role::User && !text.trim().is_empty())
+        .map(|(i, _)| i)
+        .take(2)
+        .collect()
+}
+
+/// One text block that ends a cacheable prefix.
+fn cached_text(text: String) -> Value {
+    json!({"type": "text", "text": text, "cache_control": {"type": "ephemeral"}})
 }
 
 #[derive(Deserialize)]
@@ -260,6 +331,32 @@ impl ChatModel for AnthropicClient {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn breakpoints_go_on_the_last_two_nonempty_user_turns() {
+        let turns = |roles: &str| -> Vec<(Role, String)> {
+            roles
+                .chars()
+                .map(|c| match c {
+                    'u' => (Role::User, "text".to_string()),
+                    'e' => (Role::User, " ".to_string()),
+                    _ => (Role::Assistant, "text".to_string()),
+                })
+                .collect()
+        };
+        assert_eq!(cache_breakpoints(&turns("")), Vec::<usize>::new());
+        assert_eq!(cache_breakpoints(&turns("a")), Vec::<usize>::new());
+        assert_eq!(cache_breakpoints(&turns("u")), [0]);
+        assert_eq!(cache_breakpoints(&turns("uaua")), [2, 0]);
+        assert_eq!(cache_breakpoints(&turns("uauauau")), [6, 4]);
+        assert_eq!(cache_breakpoints(&turns("uauae")), [2, 0]);
+        let client = AnthropicClient::new(AnthropicConfig::new("m")).unwrap();
+        let body = client.request_body(&ChatRequest::new(vec![
+            crate::llm::Message::system(""),
+            crate::llm::Message::user("hi"),
+        ]));
+        assert_eq!(body["system"], "", "no cache_control on an empty block");
+    }
 
     #[test]
     fn tool_use_blocks_become_tool_calls() {

@@ -4,7 +4,7 @@
 //! |---|---|---|
 //! | `openai:MODEL` | api.openai.com (`OPENAI_BASE_URL` overrides, version included: `https://host/v1`) | `OPENAI_API_KEY`, required |
 //! | `openai-compat:BASE_URL#MODEL[?key_env=VAR&preset=NAME]` | any OpenAI-compatible server (`BASE_URL` as for the OpenAI SDK, e.g. `http://host:8000/v1`) | `VAR`, else `SLEUTH_API_KEY_ENV`'s variable (either must then be set), else `OPENAI_API_KEY` if set |
-//! | `anthropic:MODEL` | api.anthropic.com (`ANTHROPIC_BASE_URL` overrides: the host root as for the Anthropic SDK; a trailing `/v1` is accepted) | `ANTHROPIC_API_KEY`, required |
+//! | `anthropic:MODEL[?prompt_cache=off]` | api.anthropic.com, with prompt-cache breakpoints unless switched off (`ANTHROPIC_BASE_URL` overrides: the host root as for the Anthropic SDK; a trailing `/v1` is accepted) | `ANTHROPIC_API_KEY`, required |
 //! | `scripted:FILE` | replies from a JSON array or JSON Lines of strings, in order, repeating the last | none |
 //! | `local:NAME\|PATH.gguf` | the embedded model (crate `sleuth-local`, opened by the CLI) | none |
 //!
@@ -46,6 +46,9 @@ pub enum ModelSpec {
     },
     Anthropic {
         model: String,
+        /// Send `cache_control` breakpoints on the stable prefix (`?prompt_cache=off`
+        /// switches them off); see [`super::anthropic`].
+        prompt_cache: bool,
     },
     Scripted {
         path: PathBuf,
@@ -206,14 +209,18 @@ pub fn open_provider(
                 .name(format!("openai-compat:{base_url}#{model}"));
             Arc::new(OpenAiClient::new(config)?)
         }
-        ModelSpec::Anthropic { model } => {
+        ModelSpec::Anthropic {
+            model,
+            prompt_cache,
+        } => {
             let key = required_key(&opts.env, "ANTHROPIC_API_KEY", spec)?;
             let base = opts.env.get("ANTHROPIC_BASE_URL").unwrap_or_else(|| ANTHROPIC_BASE_URL.into());
             let config = AnthropicConfig::new(model)
                 .base_url(base)
                 .api_key(Some(key))
                 .timeout(opts.timeout)
-                .default_max_tokens(opts.anthropic_max_tokens);
+                .default_max_tokens(opts.anthropic_max_tokens)
+                .prompt_cache(*prompt_cache);
             Arc::new(AnthropicClient::new(config)?)
         }
         ModelSpec::Scripted { path } => {

@@ -140,10 +140,11 @@ fn summary(a: &Analysis, d: Dims) -> Table {
         "turns",
         "calls/q",
         "tokens/q",
+        "cached %",
         "cost/q",
     ]);
     let mut t = Table::new("summary", "Accuracy and cost per method", &cols).with_note(
-        "EM, F1, cond. acc (EM among finished episodes) and timeout in %; turns, calls, tokens (input + output) and cost (USD) are means per question.",
+        "EM, F1, cond. acc (EM among finished episodes) and timeout in %; turns, calls, tokens (input + output) and cost (USD) are means per question; cached % = share of input tokens read from the provider's prompt cache (billed at its cached rate).",
     );
     for s in &a.summaries {
         let mut row = d.cells(&s.arm);
@@ -156,6 +157,7 @@ fn summary(a: &Analysis, d: Dims) -> Table {
             Cell::Num(s.mean_turns, 1),
             Cell::Num(s.calls, 2),
             Cell::Num(s.input_tokens + s.output_tokens, 0),
+            Cell::opt(s.cached_share, 1),
             Cell::Num(s.cost_usd, 4),
         ]);
         t.push(row);
@@ -245,10 +247,11 @@ fn agent(a: &Analysis, d: Dims) -> Table {
         "in tok/q",
         "out tok/q",
         "cached/q",
+        "cache writes/q",
     ];
     rest.extend(kind_cols.iter().map(String::as_str));
     let mut t = Table::new("agent", "Agent behaviour per method", &d.columns(&rest)).with_note(
-        "Support recall = % of gold paragraphs retrieved; adherence = % of turns in the memory notation; reminders, retries and calls are means per question; errors = records that ended in an error.",
+        "Support recall = % of gold paragraphs retrieved; adherence = % of turns in the memory notation; reminders, retries, tokens and calls are means per question (cached = input tokens read from the provider's prompt cache, cache writes = written to it); errors = records that ended in an error.",
     );
     for s in &a.summaries {
         let mut row = d.cells(&s.arm);
@@ -262,6 +265,7 @@ fn agent(a: &Analysis, d: Dims) -> Table {
             Cell::Num(s.input_tokens, 0),
             Cell::Num(s.output_tokens, 0),
             Cell::Num(s.cached_input_tokens, 0),
+            Cell::Num(s.cache_write_tokens, 0),
         ]);
         row.extend(
             kinds

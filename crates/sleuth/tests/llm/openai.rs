@@ -1,10 +1,12 @@
 //! The OpenAI-compatible client against the mock server.
 
+use crate::support::growing_conversation;
 use serde_json::json;
 use sleuth::llm::{
-    ApiKey, ChatModel, ChatRequest, LlmError, Message, OpenAiClient, OpenAiConfig, Quirks,
+    ApiKey, ChatModel, ChatRequest, LlmError, Message, OpenAiClient, OpenAiConfig, PriceTable,
+    Quirks,
 };
-use sleuth_testkit::{MockServer, Reply};
+use sleuth_testkit::{MockServer, PromptCache, Reply};
 use std::time::Duration;
 
 pub fn client(server: &MockServer, key: Option<&str>, timeout: Duration) -> OpenAiClient {
@@ -150,4 +152,31 @@ async fn connection_refused_is_a_connection_error() {
         OpenAiClient::new(OpenAiConfig::new(url, "m").timeout(Duration::from_secs(2))).unwrap();
     let e = model.complete(&question()).await.unwrap_err();
     assert!(matches!(e, LlmError::Connection { .. }), "{e:?}");
+}
+
+#[tokio::test]
+async fn automatic_prefix_caching_is_read_and_priced_at_the_cached_rate() {
+    let cache = PromptCache {
+        openai_min: 8,
+        openai_step: 4,
+        ..PromptCache::providers()
+    };
+    let server =
+        MockServer::start_with_cache(cache, |_| Reply::text("Action: search[Frank Herbert]")).await;
+    let usages = growing_conversation(&client(&server, None, Duration::from_secs(5)), 4).await;
+    // Prompts of 19, 31, 43, 55 words; each shares the previous prompt whole, counted
+    // from 8 in steps of 4: 8 + (19 - 8) / 4 * 4 = 16, then 28, 40.
+    let input: Vec<u64> = usages.iter().map(|u| u.input_tokens).collect();
+    let read: Vec<u64> = usages.iter().map(|u| u.cached_input_tokens).collect();
+    assert_eq!(input, [19, 31, 43, 55]);
+    assert_eq!(read, [0, 16, 28, 40]);
+    assert!(usages.iter().all(|u| u.cache_write_tokens == 0));
+    // gpt-4o-mini: fresh 0.15, cached 0.075 per million.
+    let prices = PriceTable::defaults();
+    let billed: f64 = usages
+        .iter()
+        .map(|u| prices.cost_usd("gpt-4o-mini", u, false))
+        .sum();
+    let want = ((148.0 - 84.0) * 0.15 + 84.0 * 0.075 + 12.0 * 0.60) / 1e6;
+    assert!((billed - want).abs() < 1e-12, "{billed} vs {want}");
 }

@@ -1,6 +1,8 @@
 //! Shared helpers: model options pointed at a mock server, with ms-scale backoff.
 
-use sleuth::llm::{ChatRequest, EnvSource, Message, ModelOptions, ModelSpec, RetryPolicy};
+use sleuth::llm::{
+    ChatModel, ChatRequest, EnvSource, Message, ModelOptions, ModelSpec, RetryPolicy, Usage,
+};
 use sleuth_testkit::MockServer;
 use std::time::Duration;
 
@@ -34,4 +36,27 @@ pub fn question(text: &str) -> ChatRequest {
         Message::system("Answer briefly."),
         Message::user(text),
     ])
+}
+
+/// Runs a growing conversation of `turns` requests, as an agent loop does (system
+/// prompt 9 words, question 10, then each exchange 3 + 9 words when the model answers
+/// in 3), and returns each call's usage.
+pub async fn growing_conversation(model: &dyn ChatModel, turns: usize) -> Vec<Usage> {
+    let mut messages = vec![
+        Message::system("You are a careful researcher who answers multi-hop questions."),
+        Message::user("Question: in which city was the author of Dune born?"),
+    ];
+    let mut usages = Vec::new();
+    for i in 0..turns {
+        let r = model
+            .complete(&ChatRequest::new(messages.clone()))
+            .await
+            .unwrap();
+        usages.push(r.usage);
+        messages.push(Message::assistant(r.text));
+        messages.push(Message::user(format!(
+            "Observation {i}: Frank Herbert was born in Tacoma, Washington."
+        )));
+    }
+    usages
 }

@@ -55,8 +55,9 @@ pub fn with_first_trials(arms: &[Arm]) -> Vec<Arm> {
                     t.input_tokens,
                     t.output_tokens,
                     t.cached_input_tokens,
+                    t.cache_write_tokens,
                     t.cost_usd,
-                ) = (0, 0, 0, 0.0);
+                ) = (0, 0, 0, 0, 0.0);
                 t.first_attempt = None;
                 let first = r.outputs.attempts.first();
                 t.retrieved = first.map(|a| a.retrieved.clone()).unwrap_or_default();

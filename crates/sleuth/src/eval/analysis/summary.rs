@@ -31,6 +31,10 @@ pub struct Summary {
     pub input_tokens: f64,
     pub output_tokens: f64,
     pub cached_input_tokens: f64,
+    pub cache_write_tokens: f64,
+    /// Share of input tokens read from the provider's prompt cache, in % (over all the
+    /// arm's input tokens); None when the records count no input tokens.
+    pub cached_share: Option<f64>,
     pub cost_usd: f64,
     pub retries: f64,
     /// Mean adherence to the memory notation over records that report it.
@@ -137,6 +141,8 @@ impl Summary {
             input_tokens: mean(&|r| r.input_tokens as f64),
             output_tokens: mean(&|r| r.output_tokens as f64),
             cached_input_tokens: mean(&|r| r.cached_input_tokens as f64),
+            cache_write_tokens: mean(&|r| r.cache_write_tokens as f64),
+            cached_share: cached_share(records),
             cost_usd: mean(&|r| r.cost_usd),
             retries: mean(&|r| f64::from(r.retries)),
             adherence: mean_of(records.iter().filter_map(|r| r.adherence)).map(|v| 100.0 * v),
@@ -151,6 +157,13 @@ impl Summary {
         let records: Vec<&RunRecord> = arm.records.iter().collect();
         Summary::of(&arm.key, &records)
     }
+}
+
+/// Input tokens read from a prompt cache as a % of all input tokens.
+fn cached_share(records: &[&RunRecord]) -> Option<f64> {
+    let sum = |f: fn(&RunRecord) -> u64| records.iter().map(|r| f(r)).sum::<u64>();
+    let input = sum(|r| r.input_tokens);
+    (input > 0).then(|| 100.0 * sum(|r| r.cached_input_tokens) as f64 / input as f64)
 }
 
 /// The mean of an iterator, None when it is empty.
@@ -210,4 +223,46 @@ pub fn breakdown(arms: &[Arm], split: Split) -> Vec<Slice> {
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn record(input: u64, cached: u64, write: u64, cost: f64) -> RunRecord {
+        serde_json::from_value(serde_json::json!({
+            "id": "q", "dataset": "musique", "hops": null, "method": "sleuth",
+            "model": "anthropic:claude-haiku-4-5", "answer": "a", "gold": ["a"], "em": 1.0,
+            "f1": 1.0, "finished": true, "timed_out": false, "stop": "finished", "turns": 1,
+            "calls": 1, "input_tokens": input, "output_tokens": 1,
+            "cached_input_tokens": cached, "cache_write_tokens": write, "cost_usd": cost,
+            "nudge_turn": null, "reminders": 0, "retrieved": [], "error": null, "trace": []
+        }))
+        .unwrap()
+    }
+
+    #[test]
+    fn cached_share_is_over_all_input_tokens_and_cost_is_per_question() {
+        let arm = ArmKey {
+            dataset: "musique".into(),
+            method: "sleuth".into(),
+            model: "m".into(),
+            label: String::new(),
+        };
+        let (a, b) = (record(100, 90, 10, 0.01), record(900, 0, 0, 0.03));
+        let s = Summary::of(&arm, &[&a, &b]);
+        // 90 of 1000 input tokens (not the mean of 90% and 0%).
+        assert_eq!(s.cached_share, Some(9.0));
+        assert_eq!((s.cached_input_tokens, s.cache_write_tokens), (45.0, 5.0));
+        assert!((s.cost_usd - 0.02).abs() < 1e-12);
+        // Records without input tokens have no share; old records read as uncached.
+        let none = record(0, 0, 0, 0.0);
+        assert_eq!(Summary::of(&arm, &[&none]).cached_share, None);
+        let mut old = serde_json::to_value(record(10, 0, 0, 0.0)).unwrap();
+        let fields = old.as_object_mut().unwrap();
+        fields.remove("cached_input_tokens");
+        fields.remove("cache_write_tokens");
+        let old: RunRecord = serde_json::from_value(old).unwrap();
+        assert_eq!(Summary::of(&arm, &[&old]).cached_share, Some(0.0));
+    }
 }

@@ -174,14 +174,16 @@ impl PriceTable {
     }
 }
 
-/// The model id a price is looked up by, from a model's name: `openai:gpt-4o` ->
-/// `gpt-4o`, `openai-compat:http://h/v1#llama` -> `llama`.
+/// The model id a price is looked up by, from a model's name or spec: `openai:gpt-4o`
+/// -> `gpt-4o`, `openai-compat:http://h/v1#llama` -> `llama`,
+/// `anthropic:claude-haiku-4-5?prompt_cache=off` -> `claude-haiku-4-5`.
 pub fn price_id(model_name: &str) -> &str {
-    if let Some((_, m)) = model_name.rsplit_once('#') {
-        // `BASE_URL#MODEL?options`: the options are not part of the model's name.
-        return m.split_once('?').map_or(m, |(m, _)| m);
-    }
-    model_name.split_once(':').map_or(model_name, |(_, m)| m)
+    let m = match model_name.rsplit_once('#') {
+        Some((_, m)) => m,
+        None => model_name.split_once(':').map_or(model_name, |(_, m)| m),
+    };
+    // `MODEL?options`: the options are not part of the model's name.
+    m.split_once('?').map_or(m, |(m, _)| m)
 }
 
 #[cfg(test)]
@@ -242,6 +244,14 @@ mod tests {
         assert!(t.lookup("gpt-4o4").is_none());
         assert_eq!(price_id("openai:gpt-4o"), "gpt-4o");
         assert_eq!(price_id("openai-compat:http://h:8000/v1#llama"), "llama");
+        assert_eq!(
+            price_id("openai-compat:http://h:8000/v1#llama?key_env=K"),
+            "llama"
+        );
+        assert_eq!(
+            price_id("anthropic:claude-haiku-4-5?prompt_cache=off"),
+            "claude-haiku-4-5"
+        );
         assert_eq!(price_id("scripted"), "scripted");
     }
 

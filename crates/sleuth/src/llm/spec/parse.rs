@@ -1,7 +1,8 @@
 //! Parsing model specs, the one place where a spec's options are read: options go
-//! after the model (`openai-compat:BASE_URL#MODEL?key_env=VAR&preset=NAME`); before the
-//! `#`, on another provider, unknown, repeated or empty they are refused, so a `key_env`
-//! can never silently become part of a URL while the default key goes to that server.
+//! after the model (`openai-compat:BASE_URL#MODEL?key_env=VAR&preset=NAME`,
+//! `anthropic:MODEL?prompt_cache=off`); before the `#`, on another provider, unknown,
+//! repeated or empty they are refused, so a `key_env` can never silently become part of
+//! a URL while the default key goes to that server.
 
 use super::ModelSpec;
 use crate::llm::quirks::Quirks;
@@ -12,12 +13,15 @@ use std::str::FromStr;
 
 fn spec_error(spec: &str, why: &str) -> LlmError {
     LlmError::Config(format!(
-        "invalid model spec `{spec}`: {why} (expected openai:MODEL, anthropic:MODEL, openai-compat:BASE_URL#MODEL[?key_env=VAR&preset=NAME], local:NAME|PATH.gguf or scripted:FILE)"
+        "invalid model spec `{spec}`: {why} (expected openai:MODEL, anthropic:MODEL[?prompt_cache=off], openai-compat:BASE_URL#MODEL[?key_env=VAR&preset=NAME], local:NAME|PATH.gguf or scripted:FILE)"
     ))
 }
 
 /// The options a spec can carry, after its model: `openai-compat:BASE_URL#MODEL?OPTS`.
 const OPTIONS: &str = "key_env=VAR, preset=NAME";
+
+/// The options of `anthropic:MODEL?OPTS`.
+const ANTHROPIC_OPTIONS: &str = "prompt_cache=on|off";
 
 impl FromStr for ModelSpec {
     type Err = LlmError;
@@ -33,7 +37,7 @@ impl FromStr for ModelSpec {
                 Ok(v.to_string())
             }
         };
-        if kind != "openai-compat" && carries_options(rest, kind) {
+        if !matches!(kind, "openai-compat" | "anthropic") && carries_options(rest, kind) {
             return Err(spec_error(
                 s,
                 &format!("`{kind}:` takes no options ({OPTIONS} belong to openai-compat:BASE_URL#MODEL?...)"),
@@ -43,9 +47,7 @@ impl FromStr for ModelSpec {
             "openai" => Ok(ModelSpec::OpenAi {
                 model: nonempty(rest, "model name")?,
             }),
-            "anthropic" => Ok(ModelSpec::Anthropic {
-                model: nonempty(rest, "model name")?,
-            }),
+            "anthropic" => parse_anthropic(s, rest),
             "scripted" => Ok(ModelSpec::Scripted {
                 path: PathBuf::from(nonempty(rest, "file")?),
             }),
@@ -62,7 +64,7 @@ impl FromStr for ModelSpec {
 /// file paths (local:, scripted:) may, so for them only a known option counts.
 fn carries_options(rest: &str, kind: &str) -> bool {
     match kind {
-        "openai" | "anthropic" => rest.contains('?'),
+        "openai" => rest.contains('?'),
         _ => ["?key_env=", "?preset=", "&key_env=", "&preset="]
             .iter()
             .any(|o| rest.contains(o)),
@@ -76,6 +78,42 @@ fn is_var_name(name: &str) -> bool {
         .next()
         .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
         && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
+}
+
+/// `anthropic:MODEL[?prompt_cache=on|off]`: prompt caching is on unless switched off.
+fn parse_anthropic(spec: &str, rest: &str) -> Result<ModelSpec, LlmError> {
+    let (model, opts) = rest.split_once('?').unwrap_or((rest, ""));
+    if model.trim().is_empty() {
+        return Err(spec_error(spec, "missing model name"));
+    }
+    let mut prompt_cache = None;
+    for pair in opts.split('&').filter(|p| !p.is_empty()) {
+        let (name, value) = pair.split_once('=').unwrap_or((pair, ""));
+        if name != "prompt_cache" {
+            return Err(spec_error(
+                spec,
+                &format!("unknown option `{name}` for `anthropic:` (known: {ANTHROPIC_OPTIONS}; {OPTIONS} belong to openai-compat:BASE_URL#MODEL?...)"),
+            ));
+        }
+        if prompt_cache.is_some() {
+            return Err(spec_error(spec, &format!("option `{name}` given twice")));
+        }
+        prompt_cache = Some(match value {
+            "on" => true,
+            "off" => false,
+            "" => return Err(spec_error(spec, &format!("option `{name}` has no value"))),
+            other => {
+                return Err(spec_error(
+                    spec,
+                    &format!("`prompt_cache={other}`: expected on or off"),
+                ))
+            }
+        });
+    }
+    Ok(ModelSpec::Anthropic {
+        model: model.to_string(),
+        prompt_cache: prompt_cache.unwrap_or(true),
+    })
 }
 
 fn parse_compat(spec: &str, rest: &str) -> Result<ModelSpec, LlmError> {
@@ -150,7 +188,16 @@ impl fmt::Display for ModelSpec {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             ModelSpec::OpenAi { model } => write!(f, "openai:{model}"),
-            ModelSpec::Anthropic { model } => write!(f, "anthropic:{model}"),
+            ModelSpec::Anthropic {
+                model,
+                prompt_cache,
+            } => {
+                write!(f, "anthropic:{model}")?;
+                if !prompt_cache {
+                    write!(f, "?prompt_cache=off")?;
+                }
+                Ok(())
+            }
             ModelSpec::Scripted { path } => write!(f, "scripted:{}", path.display()),
             ModelSpec::Local { name } => write!(f, "local:{name}"),
             ModelSpec::OpenAiCompat {
@@ -182,6 +229,7 @@ mod tests {
         for s in [
             "openai:gpt-4o-mini",
             "anthropic:claude-sonnet-4-5",
+            "anthropic:claude-sonnet-4-5?prompt_cache=off",
             "scripted:replies.json",
             "local:smollm2",
             "local:/models/x.gguf",
@@ -199,6 +247,13 @@ mod tests {
                 model: "org/model".into(),
                 key_env: None,
                 preset: Some("llama-cpp".into())
+            }
+        );
+        assert_eq!(
+            ModelSpec::parse("anthropic:claude-haiku-4-5?prompt_cache=on").unwrap(),
+            ModelSpec::Anthropic {
+                model: "claude-haiku-4-5".into(),
+                prompt_cache: true
             }
         );
         assert!(!ModelSpec::parse("local:x").unwrap().is_core());
@@ -235,7 +290,20 @@ mod tests {
             ("openai:gpt-4o?key_env=K", "`openai:` takes no options"),
             (
                 "anthropic:claude?preset=vllm",
-                "`anthropic:` takes no options",
+                "unknown option `preset` for `anthropic:` (known: prompt_cache=on|off;",
+            ),
+            ("anthropic:?prompt_cache=off", "missing model"),
+            (
+                "anthropic:claude?prompt_cache=no",
+                "`prompt_cache=no`: expected on or off",
+            ),
+            (
+                "anthropic:claude?prompt_cache",
+                "`prompt_cache` has no value",
+            ),
+            (
+                "anthropic:claude?prompt_cache=on&prompt_cache=off",
+                "`prompt_cache` given twice",
             ),
             ("local:smollm2?key_env=K", "`local:` takes no options"),
             ("scripted:r.json&preset=x", "`scripted:` takes no options"),
