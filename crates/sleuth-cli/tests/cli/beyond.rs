@@ -4,9 +4,11 @@
 //! `experiments/beyond.toml` run end to end against a local server.
 
 use crate::agents::turn_of;
-use crate::util::{musique, ok, recipe_data, records_under, replay_reply, replies, Eval};
+use crate::util::{
+    musique, ok, recipe_data, records_under, replay_answer, replay_reply, replies, Eval,
+};
 use serde_json::Value;
-use sleuth_testkit::{MockServer, ReceivedRequest, Reply};
+use sleuth_testkit::{MockServer, PromptCache, ReceivedRequest, Reply};
 use std::collections::BTreeMap;
 use std::path::Path;
 
@@ -97,46 +99,35 @@ fn compaction_sends_at_most_six_tenths_of_sleuths_input_tokens_at_t20() {
     );
 }
 
-/// The turn a replayed request is for: the assistant messages it carries, plus the
-/// exchanges compaction removed (its note says how many).
-fn replay_turn(req: &ReceivedRequest) -> usize {
-    let question = req.body["messages"][1]["content"].as_str().unwrap_or("");
-    let removed: usize = question
-        .split("the merged state; ")
-        .nth(1)
-        .and_then(|s| s.split_whitespace().next())
-        .and_then(|n| n.parse().ok())
-        .unwrap_or(0);
-    turn_of(req) + removed
-}
-
-/// Per question, on the priced replay: input and output tokens, calls, dollars.
+/// Per question, on the priced replay: input, cached and output tokens, calls, dollars.
 struct Spend {
     input: f64,
+    cached: f64,
     output: f64,
     calls: f64,
     usd: f64,
 }
 
-/// `method` with `extra` settings on MuSiQue 4-hop pools at T = 20, against a local
-/// server replaying the same 20 replies (EIR's final call gets an answer), priced by
-/// `prices`.
+/// `method` with `extra` settings on MuSiQue 4-hop pools at T = 20, one question at a
+/// time, against a local server speaking Anthropic's API that replays the same 20
+/// replies and emulates its prompt cache; `model` is `anthropic:claude-sonnet-4-5`, with
+/// or without `?prompt_cache=off`, priced by the built-in table.
 fn priced_replay(
     dir: &Path,
     server: &MockServer,
-    prices: &Path,
+    model: &str,
     method: &str,
-    name: &str,
     extra: &[&str],
     limit: usize,
 ) -> Spend {
-    let out = dir.join(name);
-    let model = format!("openai-compat:{}#replay", server.url());
-    let mut eval = Eval::new("musique", musique(), method, &model, &out)
+    let out = dir.join(format!("{method}-{}-{}", extra.join("-"), model.len()));
+    let mut eval = Eval::new("musique", musique(), method, model, &out)
         .opt("--hops", 4)
         .opt("--limit", limit)
-        .opt("--prices", prices.display())
-        .set("turns=20");
+        .opt("--concurrency", 1)
+        .set("turns=20")
+        .env("ANTHROPIC_BASE_URL", server.origin())
+        .env("ANTHROPIC_API_KEY", "sk-ant-test");
     for s in extra {
         eval = eval.set(s);
     }
@@ -152,6 +143,7 @@ fn priced_replay(
     };
     Spend {
         input: mean("input_tokens"),
+        cached: mean("cached_input_tokens"),
         output: mean("output_tokens"),
         calls: mean("calls"),
         usd: mean("cost_usd"),
@@ -160,30 +152,29 @@ fn priced_replay(
 
 /// The figures behind the targets, per question on every MuSiQue 4-hop question of the
 /// subset at T = 20, each new method against `sleuth` on the same replayed replies,
-/// priced at $3 / $15 per million input / output tokens:
+/// priced as Claude Sonnet 4.5 ($3 / $15 per million input / output tokens; cache reads
+/// $0.30, writes $3.75), without and with prompt caching:
 /// `cargo test -p sleuth-cli --no-default-features --test cli -- beyond::beyond_figures --ignored --nocapture`.
 #[test]
 #[ignore]
 fn beyond_figures() {
     let dir = tempfile::tempdir().unwrap();
-    let server = MockServer::spawn(|req| {
-        if req
-            .last_message()
-            .unwrap_or("")
-            .contains("Answer the question from the evidence below")
-        {
-            return Reply::text(r#"{"answer": "a candidate", "evidence": []}"#);
-        }
-        Reply::text(replay_reply(replay_turn(req) - 1))
-    });
-    let prices = dir.path().join("prices.toml");
-    std::fs::write(&prices, "[replay]\ninput = 3.0\noutput = 15.0\n").unwrap();
     let n = 23; // every 4-hop question of the subset
-    let arms: [(&str, &str, &[&str]); 7] = [
+    let arms: [(&str, &str, &[&str]); 9] = [
         ("sleuth", "sleuth", &[]),
         ("sleuth [compact=1]", "sleuth", &["compact=1"]),
         ("sleuth [compact=2]", "sleuth", &["compact=2"]),
         ("sleuth [compact=5]", "sleuth", &["compact=5"]),
+        (
+            "sleuth [compact=2,compact_slack=4]",
+            "sleuth",
+            &["compact=2", "compact_slack=4"],
+        ),
+        (
+            "sleuth [compact=2,compact_slack=8]",
+            "sleuth",
+            &["compact=2", "compact_slack=8"],
+        ),
         ("sleuth [nudge=adaptive]", "sleuth", &["nudge=adaptive"]),
         (
             "sleuth [contradictions=true]",
@@ -192,32 +183,37 @@ fn beyond_figures() {
         ),
         ("sleuth-eir", "sleuth-eir", &[]),
     ];
-    println!(
-        "MuSiQue 4-hop, {n} questions, T = 20, the same 20 replies replayed; $3/$15 per M tokens"
-    );
-    println!("| arm | input tok/q | output tok/q | calls/q | $/q | input vs sleuth | calls vs sleuth | $ vs sleuth |");
-    println!("| --- | --: | --: | --: | --: | --: | --: | --: |");
+    println!("MuSiQue 4-hop, {n} questions, T = 20, the same 20 replies replayed; Claude Sonnet 4.5 prices");
+    println!("| arm | input tok/q | output tok/q | calls/q | $/q | input vs sleuth | calls vs sleuth | $ vs sleuth | cached % | $/q cached | $ cached vs sleuth cached |");
+    println!("| --- | --: | --: | --: | --: | --: | --: | --: | --: | --: | --: |");
     let mut base = None;
-    for (i, (arm, method, extra)) in arms.iter().enumerate() {
-        let s = priced_replay(
+    for (arm, method, extra) in arms {
+        let off = "anthropic:claude-sonnet-4-5?prompt_cache=off";
+        // A fresh server (a cold cache) per run: arms must not read each other's writes.
+        let server = || MockServer::spawn_with_cache(PromptCache::providers(), replay_answer);
+        let s = priced_replay(dir.path(), &server(), off, method, extra, n);
+        assert_eq!(s.cached, 0.0, "nothing cached without breakpoints");
+        let c = priced_replay(
             dir.path(),
-            &server,
-            &prices,
+            &server(),
+            "anthropic:claude-sonnet-4-5",
             method,
-            &format!("arm{i}"),
             extra,
             n,
         );
-        let b = base.get_or_insert((s.input, s.calls, s.usd));
+        let b = *base.get_or_insert((s.input, s.calls, s.usd, c.usd));
         println!(
-            "| {arm} | {:.0} | {:.0} | {:.1} | {:.4} | {:.2}x | {:.2}x | {:.2}x |",
+            "| {arm} | {:.0} | {:.0} | {:.1} | {:.4} | {:.2}x | {:.2}x | {:.2}x | {:.1} | {:.4} | {:.2}x |",
             s.input,
             s.output,
             s.calls,
             s.usd,
             s.input / b.0,
             s.calls / b.1,
-            s.usd / b.2
+            s.usd / b.2,
+            100.0 * c.cached / c.input,
+            c.usd,
+            c.usd / b.3
         );
     }
 }
@@ -395,10 +391,20 @@ fn the_beyond_recipe_runs_end_to_end_against_a_local_server() {
     ] {
         assert!(report.contains(arm), "{arm} missing from:\n{report}");
     }
+    // Each option is swept with the other two at their defaults: three sweeps of two
+    // points, no point mixing two settings.
+    let sweeps = report.split("### Option sweeps").nth(1).unwrap();
+    let rows: Vec<&str> = sweeps
+        .split("###")
+        .next()
+        .unwrap()
+        .lines()
+        .filter(|l| l.starts_with("| musique"))
+        .collect();
+    assert_eq!(rows.len(), 6, "{sweeps}");
     let recipe_text = std::fs::read_to_string(&recipe).unwrap();
     assert!(
         recipe_text.contains(&format!("--baseline '{BEYOND_BASELINE}'")),
         "the recipe names the baseline arm the report needs"
     );
-    println!("{report}");
 }

@@ -4,24 +4,18 @@
 //! (1,024-token minimum; OpenAI in 128-token steps), priced by the built-in table
 //! (Claude Sonnet 4: reads 0.1x, writes 1.25x input; gpt-4o-mini: reads 0.5x).
 
-use crate::util::{musique, ok, records_under, replay_reply, Eval};
+use crate::util::{musique, ok, records_under, replay_answer, Eval};
 use serde_json::Value;
-use sleuth_testkit::{MockServer, PromptCache, ReceivedRequest, Reply};
+use sleuth_testkit::{MockServer, PromptCache};
 use std::path::Path;
 
-/// Answers each request with the replay's reply for its turn: the number of assistant
-/// turns already in the conversation, so every question hears the same 20 replies.
+/// Answers each request with the replay's reply for its turn, so every question hears
+/// the same 20 replies.
 fn replay_server(cache: bool) -> MockServer {
-    let handler = |req: &ReceivedRequest| {
-        let turn = req.body["messages"]
-            .as_array()
-            .map_or(0, |m| m.iter().filter(|m| m["role"] == "assistant").count());
-        Reply::text(replay_reply(turn))
-    };
     if cache {
-        MockServer::spawn_with_cache(PromptCache::providers(), handler)
+        MockServer::spawn_with_cache(PromptCache::providers(), replay_answer)
     } else {
-        MockServer::spawn(handler)
+        MockServer::spawn(replay_answer)
     }
 }
 

@@ -344,13 +344,13 @@ fn sweep_across_run_dirs_labels_arms_and_writes_files() {
     // Sweep table: EM 66.7 with the nudge, 50.0 without; timeouts 16.7 vs 50.0.
     assert!(
         out.contains(
-            "| musique | scripted:fixture | sleuth | nudge  | 0.7   |   6 | 66.7 |      16.7 |"
+            "| musique | scripted:fixture | sleuth | nudge  |      | 0.7   |   6 | 66.7 |      16.7 |"
         ),
         "got:\n{out}"
     );
     assert!(
         out.contains(
-            "| musique | scripted:fixture | sleuth | nudge  | none  |   6 | 50.0 |      50.0 |"
+            "| musique | scripted:fixture | sleuth | nudge  |      | none  |   6 | 50.0 |      50.0 |"
         ),
         "got:\n{out}"
     );

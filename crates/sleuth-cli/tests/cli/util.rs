@@ -171,6 +171,34 @@ pub fn records_under(dir: &Path) -> Vec<serde_json::Value> {
     out
 }
 
+/// The replay index a request is for: the assistant turns it carries, plus the
+/// exchanges compaction removed (its note says how many), so every arm of a replay
+/// hears the same reply at the same turn.
+pub fn replay_turn(req: &sleuth_testkit::ReceivedRequest) -> usize {
+    let messages = req.body["messages"].as_array();
+    let assistants = messages.map_or(0, |m| m.iter().filter(|m| m["role"] == "assistant").count());
+    // Anywhere in the body: the system text is a message of its own in OpenAI's shape,
+    // a top-level field in Anthropic's.
+    let removed: usize = req
+        .raw_body
+        .split("the merged state; ")
+        .nth(1)
+        .and_then(|s| s.split_whitespace().next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(0);
+    assistants + removed
+}
+
+/// A replay server's answer: EIR's final call (of `sleuth-eir`) gets a JSON answer,
+/// every other request [`replay_reply`] for its [`replay_turn`].
+pub fn replay_answer(req: &sleuth_testkit::ReceivedRequest) -> sleuth_testkit::Reply {
+    let last = req.last_message().unwrap_or("");
+    if last.contains("Answer the question from the evidence below") {
+        return sleuth_testkit::Reply::text(r#"{"answer": "a candidate", "evidence": []}"#);
+    }
+    sleuth_testkit::Reply::text(replay_reply(replay_turn(req)))
+}
+
 /// One SLEUTH reply of a 20-turn replay: facts arrive every third turn (up to five),
 /// one hypothesis, one open question, and a search on a word every pool has in it.
 pub fn replay_reply(turn: usize) -> String {

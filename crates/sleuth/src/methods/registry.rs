@@ -92,6 +92,7 @@ const COMMITMENT: &[&str] = &[
     "adaptive_questions",
     "adaptive_stagnation",
     "compact",
+    "compact_slack",
     "contradictions",
     "stopping",
     "enforce",

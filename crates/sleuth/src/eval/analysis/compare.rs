@@ -273,9 +273,7 @@ pub fn sweeps(arms: &[Arm]) -> Vec<Sweep> {
                 if values.len() < 2 {
                     continue;
                 }
-                points.sort_by(|x, y| {
-                    sweep_order(&x.value, &y.value).then(x.label.cmp(&y.label))
-                });
+                points.sort_by(|x, y| sweep_order(&x.value, &y.value).then(x.label.cmp(&y.label)));
                 out.push(Sweep {
                     key: key.to_string(),
                     dataset: dataset.to_string(),

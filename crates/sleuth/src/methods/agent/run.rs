@@ -32,6 +32,15 @@ pub(super) struct AgentLoop<'a> {
     pub hops: Option<u8>,
 }
 
+/// Where context compaction stands in an episode (`compact=K`).
+#[derive(Debug, Default)]
+struct Compaction {
+    /// The first message still sent after the question (0: not compacted yet).
+    start: usize,
+    /// The memory note appended to the question at the last compaction.
+    note: String,
+}
+
 /// How a model call ended, as the loop sees it.
 pub enum LoopOutcome {
     Reply(String),
@@ -51,6 +60,7 @@ impl AgentLoop<'_> {
         let mut state = WorkingMemory::default();
         let mut verified = false;
         let mut past_actions: Vec<Action> = Vec::new();
+        let mut compaction = Compaction::default();
 
         for number in 1..=self.settings.turns {
             let mut turn = Turn {
@@ -90,7 +100,14 @@ impl AgentLoop<'_> {
             }
 
             let response = match self
-                .respond(&mut messages, &mut episode, &mut turn, &state, env)
+                .respond(
+                    &mut messages,
+                    &mut episode,
+                    &mut turn,
+                    &state,
+                    env,
+                    &mut compaction,
+                )
                 .await?
             {
                 LoopOutcome::Reply(text) => text,
@@ -211,11 +228,12 @@ impl AgentLoop<'_> {
         turn: &mut Turn,
         state: &WorkingMemory,
         env: &dyn Environment,
+        compaction: &mut Compaction,
     ) -> Result<LoopOutcome, AgentError> {
         let mut kind = CallKind::Action;
         let constraint = self.constraint.for_turn(state, env.retrieved());
         loop {
-            let mut request = ChatRequest::new(self.context(messages, state)?)
+            let mut request = ChatRequest::new(self.context(messages, state, compaction)?)
                 .temperature(self.settings.temperature)
                 .max_tokens(self.settings.max_tokens);
             request.constraint = constraint.clone();
@@ -392,10 +410,14 @@ impl AgentLoop<'_> {
     /// memory, and the last K exchanges (response, then the observations it got). The
     /// full conversation stays the loop's own record; only what is sent shrinks, so
     /// input tokens per episode grow about linearly in turns instead of quadratically.
+    /// With `compact_slack=S` exchanges pile up to K + S before the next compaction and
+    /// the memory note stays as written at the last one, so the prefix is stable for S
+    /// turns (a provider's prompt cache can read it); S = 0 compacts every turn.
     fn context(
         &self,
         messages: &[Message],
         state: &WorkingMemory,
+        compaction: &mut Compaction,
     ) -> Result<Vec<Message>, AgentError> {
         let Some(k) = self.settings.compact else {
             return Ok(messages.to_vec());
@@ -405,18 +427,22 @@ impl AgentLoop<'_> {
         if state.facts.is_empty() || messages.len() <= 2 + keep {
             return Ok(messages.to_vec());
         }
-        let dropped = (messages.len() - 2 - keep) / 2;
-        let note = self
-            .prompts
-            .render(
-                "compacted.txt",
-                context! { memory => state.render(&self.schema).trim_end(), dropped },
-            )
-            .map_err(AgentError::config)?;
+        let limit = keep + 2 * self.settings.compact_slack as usize;
+        if compaction.start == 0 || messages.len() - compaction.start > limit {
+            compaction.start = messages.len() - keep;
+            let dropped = (compaction.start - 2) / 2;
+            compaction.note = self
+                .prompts
+                .render(
+                    "compacted.txt",
+                    context! { memory => state.render(&self.schema).trim_end(), dropped },
+                )
+                .map_err(AgentError::config)?;
+        }
         let mut question = messages[1].clone();
-        question.content.push_str(&note);
+        question.content.push_str(&compaction.note);
         let mut out = vec![messages[0].clone(), question];
-        out.extend_from_slice(&messages[messages.len() - keep..]);
+        out.extend_from_slice(&messages[compaction.start..]);
         Ok(out)
     }
 

@@ -641,6 +641,34 @@ async fn compaction_keeps_system_question_memory_and_last_k_exchanges() {
     );
 }
 
+#[tokio::test]
+async fn compaction_slack_keeps_the_prefix_stable_between_compactions() {
+    let replies = |i: usize| memory_reply(if i < 3 { 0 } else { 2 }, "search[Mingus]");
+    let model = Arc::new(ScriptedModel::from_fn(move |_, i| Ok(replies(i))));
+    let settings = [("compact", "2"), ("compact_slack", "3"), ("nudge", "none")];
+    run(&method("sleuth", &settings), model.clone()).await;
+    let reqs = model.requests();
+    let sizes: Vec<usize> = reqs.iter().map(|r| r.messages.len()).collect();
+    // Turn 5 (the first with facts and more than two exchanges) compacts to 2 exchanges;
+    // they pile up to 2 + 3 before the next compaction.
+    assert_eq!(&sizes[4..14], [6, 8, 10, 12, 6, 8, 10, 12, 6, 8]);
+    for i in 4..reqs.len() - 1 {
+        let (now, next) = (&reqs[i].messages, &reqs[i + 1].messages);
+        if next.len() > now.len() {
+            assert_eq!(
+                &next[..now.len()],
+                &now[..],
+                "request {} extends {}",
+                i + 1,
+                i
+            );
+        }
+    }
+    let alone: BTreeMap<String, String> = [("compact_slack".to_string(), "2".to_string())].into();
+    let refused = build("sleuth", &MethodConfig::new(alone)).err().unwrap();
+    assert!(refused.contains("needs compaction on"), "{refused}");
+}
+
 const FINAL_MARK: &str = "Answer the question from the evidence below";
 
 /// SLEUTH replies that confirm two sourced facts and never finish (or finish with

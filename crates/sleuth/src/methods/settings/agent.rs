@@ -252,6 +252,12 @@ pub struct AgentSettings {
     /// each request carries the system text, the question with the merged memory, and
     /// only the last K exchanges; `None` sends the whole conversation (the paper's loop).
     pub compact: Option<u32>,
+    /// Under `compact=K`: how many exchanges beyond K may accumulate before the next
+    /// compaction (`compact_slack=S`, ours). 0 compacts every turn (the shortest
+    /// prompts); S > 0 keeps the prefix (system text, question with the memory note as
+    /// of the last compaction, the kept exchanges) unchanged for S turns at a time, so
+    /// a provider's prompt cache can read it.
+    pub compact_slack: u32,
     /// Per-fact confidence and contradiction detection (`contradictions=true`, ours): a
     /// new fact contradicting a confirmed one is held out and raised as an open question.
     pub contradictions: bool,
@@ -279,6 +285,7 @@ impl Default for AgentSettings {
             grammar: true,
             adaptive: AdaptiveRule::default(),
             compact: None,
+            compact_slack: 0,
             contradictions: false,
         }
     }

@@ -160,6 +160,15 @@ pub const SETTINGS: &[SettingDef] = &[
         show: |s, _| s.agent.compact.map_or("none".into(), |k| k.to_string()),
     },
     SettingDef {
+        key: "compact_slack",
+        doc: "with compact=K: exchanges may pile up to K + S before the next compaction back to K, and the memory note stays as written at the last one, so the prompt prefix is stable between compactions and a provider's prompt cache can read it (integer >= 0; 0: compact every turn)",
+        apply: |s, v| {
+            s.agent.compact_slack = num("compact_slack", v, "an integer >= 0")?;
+            Ok(())
+        },
+        show: |s, _| s.agent.compact_slack.to_string(),
+    },
+    SettingDef {
         key: "contradictions",
         doc: "per-fact confidence and contradiction detection: facts may carry `| confidence: ... | triple: S ; R ; V`; a new fact with a confirmed fact's subject and relation but another value is held out and raised as an open question until marked resolved (true/false)",
         apply: |s, v| {
@@ -448,6 +457,12 @@ impl Settings {
         let mut settings = Settings::defaults(corpus);
         for (key, value) in pairs {
             (known(key)?.apply)(&mut settings, value)?;
+        }
+        if settings.agent.compact_slack > 0 && settings.agent.compact.is_none() {
+            return Err(format!(
+                "--set compact_slack={}: needs compaction on (compact=K)",
+                settings.agent.compact_slack
+            ));
         }
         Ok(settings)
     }
