@@ -6,14 +6,14 @@
 //! planner's estimates, and the README's method table (a test keeps it in step).
 //! Adding a method is a row here plus its own file.
 
-use super::agent::{AgentMethod, SleuthEir, Style};
+use super::agent::{AgentMethod, SleuthEir, Steps, Style};
 use super::corpus::CorpusSetting;
 use super::eir::{Direct, Eir, EirAttempt, FullPool, Recover, Shared, Ssr};
 use super::retry::{Judge, Retry};
 use super::settings::{Family, Settings};
 use super::{AgentError, Episode, Method, PromptSet, RunContext};
 use crate::data::Question;
-use crate::memory::{MemorySchema, Section};
+use crate::memory::Section;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
@@ -197,8 +197,11 @@ fn agent(c: &MethodConfig, s: &Settings, style: Style) -> AgentMethod {
     agent
 }
 
+/// SLEUTH's three sections.
+const FULL_MEMORY: [Section; 3] = [Section::Facts, Section::Hypotheses, Section::Questions];
+
 fn memory(c: &MethodConfig, s: &Settings, sections: &[Section]) -> Box<dyn Method> {
-    Box::new(agent(c, s, Style::Memory(MemorySchema::of(sections))))
+    Box::new(agent(c, s, Style::memory(sections)))
 }
 
 fn shared(c: &MethodConfig, s: &Settings) -> Shared {
@@ -218,7 +221,7 @@ pub const METHODS: &[MethodSpec] = &[
         summary: "ReAct: interleaved thoughts and actions, no persistent state",
         keys: PLAIN,
         estimate: plain_calls,
-        build: |c, s| Box::new(agent(c, s, Style::React)),
+        build: |c, s| Box::new(agent(c, s, Style::react())),
     },
     MethodSpec {
         name: "react-cot",
@@ -227,7 +230,7 @@ pub const METHODS: &[MethodSpec] = &[
         summary: "ReAct with an explicit chain of thought before every action",
         keys: PLAIN,
         estimate: plain_calls,
-        build: |c, s| Box::new(agent(c, s, Style::ReactCot)),
+        build: |c, s| Box::new(agent(c, s, Style::protocol("react_cot.txt", Steps::None))),
     },
     MethodSpec {
         name: "self-ask",
@@ -236,7 +239,7 @@ pub const METHODS: &[MethodSpec] = &[
         summary: "Self-Ask: sub-questions answered one after another",
         keys: PLAIN,
         estimate: plain_calls,
-        build: |c, s| Box::new(agent(c, s, Style::SelfAsk)),
+        build: |c, s| Box::new(agent(c, s, Style::protocol("self_ask.txt", Steps::SelfAsk))),
     },
     MethodSpec {
         name: "ircot",
@@ -245,7 +248,7 @@ pub const METHODS: &[MethodSpec] = &[
         summary: "IRCoT: strictly alternating reasoning and retrieval steps",
         keys: PLAIN,
         estimate: plain_calls,
-        build: |c, s| Box::new(agent(c, s, Style::Ircot)),
+        build: |c, s| Box::new(agent(c, s, Style::protocol("ircot.txt", Steps::Ircot))),
     },
     MethodSpec {
         name: "reflexion",
@@ -255,7 +258,7 @@ pub const METHODS: &[MethodSpec] = &[
         keys: PLAIN_REFLEXION,
         estimate: reflexion_calls,
         build: |c, s| {
-            let attempt = agent(c, s, Style::Reflexion);
+            let attempt = agent(c, s, Style::protocol("reflexion.txt", Steps::None));
             Box::new(Retry::new(attempt, c.judge.clone()))
         },
     },
@@ -266,7 +269,7 @@ pub const METHODS: &[MethodSpec] = &[
         summary: "ReAct with an unstructured scratchpad, SLEUTH's nudge and verbatim rule",
         keys: NOTES,
         estimate: plain_calls,
-        build: |c, s| Box::new(agent(c, s, Style::Notes)),
+        build: |c, s| Box::new(agent(c, s, Style::notes())),
     },
     MethodSpec {
         name: "facts-only",
@@ -302,7 +305,7 @@ pub const METHODS: &[MethodSpec] = &[
         summary: "SLEUTH: facts, ranked hypotheses and open questions, with the commitment nudge",
         keys: MEMORY,
         estimate: loop_calls,
-        build: |c, s| Box::new(agent(c, s, Style::Memory(MemorySchema::full()))),
+        build: |c, s| Box::new(agent(c, s, Style::memory(&FULL_MEMORY))),
     },
     MethodSpec {
         name: "sleuth-eir",
@@ -312,7 +315,7 @@ pub const METHODS: &[MethodSpec] = &[
         keys: SLEUTH_EIR,
         estimate: |s| loop_calls(s) + 1.0,
         build: |c, s| {
-            let loop_agent = agent(c, s, Style::Memory(MemorySchema::full()));
+            let loop_agent = agent(c, s, Style::memory(&FULL_MEMORY));
             Box::new(SleuthEir::new(loop_agent, s.eir.clone()))
         },
     },

@@ -22,54 +22,86 @@ use async_trait::async_trait;
 use minijinja::context;
 use std::sync::Arc;
 
-/// The reasoning protocol of a loop method.
+/// The reasoning protocol of a loop method, as data: the template its system prompt
+/// carries, the memory sections the model keeps, and which reasoning steps the trace
+/// reads out of a response. The output grammar follows from these. A new loop method
+/// is a template file and a registry row building its `Style`; the loop is shared.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Style {
-    React,
-    ReactCot,
+pub struct Style {
+    /// The protocol template (`react.txt`, `memory.txt`, ...), overridable by `--prompts`.
+    pub template: &'static str,
+    /// The memory the model writes each turn: none (the ReAct family), Notes' scratchpad,
+    /// or SLEUTH's sections.
+    pub schema: MemorySchema,
+    /// The reasoning steps the trace keeps beside the actions.
+    pub steps: Steps,
+}
+
+/// Which reasoning format a response follows, for the trace (and the grammar: a format
+/// with steps writes lines before its action).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Steps {
+    /// Free text, then the action (ReAct and its variants).
+    None,
+    /// `Sub-question N:` / `Intermediate answer N:` lines.
     SelfAsk,
+    /// Alternating reasoning sentences and retrievals.
     Ircot,
-    /// ReAct's protocol; the Reflexion wrapper adds the retry.
-    Reflexion,
-    Notes,
-    /// SLEUTH and its ablations: the structured memory with these sections.
-    Memory(MemorySchema),
 }
 
 impl Style {
-    pub fn schema(&self) -> MemorySchema {
-        match self {
-            Style::Memory(s) => s.clone(),
-            Style::Notes => MemorySchema::of(&[Section::Notes]),
-            _ => MemorySchema::none(),
+    /// A protocol without a memory: ReAct's loop with another template.
+    pub fn protocol(template: &'static str, steps: Steps) -> Style {
+        Style {
+            template,
+            schema: MemorySchema::none(),
+            steps,
         }
+    }
+
+    /// ReAct (also the search phase of late verification).
+    pub fn react() -> Style {
+        Style::protocol("react.txt", Steps::None)
+    }
+
+    /// The unstructured scratchpad of the Notes baseline.
+    pub fn notes() -> Style {
+        Style {
+            template: "notes.txt",
+            schema: MemorySchema::of(&[Section::Notes]),
+            steps: Steps::None,
+        }
+    }
+
+    /// SLEUTH's working memory with these sections (the ablations keep subsets).
+    pub fn memory(sections: &[Section]) -> Style {
+        Style {
+            template: "memory.txt",
+            schema: MemorySchema::of(sections),
+            steps: Steps::None,
+        }
+    }
+
+    pub fn schema(&self) -> MemorySchema {
+        self.schema.clone()
     }
 
     /// The output grammar that keeps a response inside this style's protocol (honoured
     /// by the embedded model, ignored by providers without grammar support).
     fn grammar(&self, tools: &ToolCatalogue, settings: &AgentSettings) -> TurnConstraint {
         let fixed = |g: String| TurnConstraint::Fixed(OutputConstraint::Grammar(g));
-        match self {
-            Style::Memory(schema) => TurnConstraint::Memory {
-                schema: schema.clone(),
+        if self.schema.is_structured() {
+            TurnConstraint::Memory {
+                schema: self.schema.clone(),
                 tools: tools.clone(),
                 fact_fields: settings.contradictions,
-            },
-            Style::Notes => fixed(grammar::working_memory(&self.schema(), tools)),
-            Style::SelfAsk | Style::Ircot => fixed(grammar::lines_then_action(tools)),
-            Style::React | Style::ReactCot | Style::Reflexion => fixed(grammar::react(tools)),
-        }
-    }
-
-    fn template(&self) -> &'static str {
-        match self {
-            Style::React => "react.txt",
-            Style::ReactCot => "react_cot.txt",
-            Style::SelfAsk => "self_ask.txt",
-            Style::Ircot => "ircot.txt",
-            Style::Reflexion => "reflexion.txt",
-            Style::Notes => "notes.txt",
-            Style::Memory(_) => "memory.txt",
+            }
+        } else if !self.schema.sections.is_empty() {
+            fixed(grammar::working_memory(&self.schema, tools))
+        } else if self.steps != Steps::None {
+            fixed(grammar::lines_then_action(tools))
+        } else {
+            fixed(grammar::react(tools))
         }
     }
 }
@@ -149,18 +181,19 @@ impl AgentMethod {
         &self.prompts
     }
 
+    /// SLEUTH and its ablations: the structured memory.
     fn is_memory_method(&self) -> bool {
-        matches!(self.style, Style::Memory(_))
+        self.style.schema.is_structured()
     }
 
     /// The style an episode runs: a memory method under App. D.5's late verification
     /// searches "without continuous state tracking", i.e. on ReAct's protocol, until the
     /// chain check (`late-verification-memory` keeps the memory instead).
-    fn acting_style(&self) -> &Style {
+    fn acting_style(&self) -> Style {
         if self.is_memory_method() && !self.settings.stopping.keeps_memory() {
-            &Style::React
+            Style::react()
         } else {
-            &self.style
+            self.style.clone()
         }
     }
 
@@ -171,7 +204,7 @@ impl AgentMethod {
         let protocol = self
             .prompts
             .render(
-                style.template(),
+                style.template,
                 context! {
                     facts => schema.has(Section::Facts),
                     hypotheses => schema.has(Section::Hypotheses),
@@ -235,7 +268,7 @@ impl AgentMethod {
         run::AgentLoop {
             ctx,
             constraint,
-            style,
+            style: &style,
             settings: &self.settings,
             prompts: &self.prompts,
             schema: style.schema(),

@@ -459,18 +459,18 @@ impl AgentLoop<'_> {
 
     fn steps(&self, response: &str) -> Option<super::formats::ReasoningSteps> {
         use super::formats::{parse_ircot, parse_self_ask, ReasoningSteps};
-        match self.style {
-            super::Style::SelfAsk => Some(ReasoningSteps::SelfAsk {
+        match self.style.steps {
+            super::Steps::SelfAsk => Some(ReasoningSteps::SelfAsk {
                 sub_questions: parse_self_ask(response),
             }),
-            super::Style::Ircot => {
+            super::Steps::Ircot => {
                 let (reasoning, retrievals) = parse_ircot(response);
                 Some(ReasoningSteps::Ircot {
                     reasoning,
                     retrievals,
                 })
             }
-            _ => None,
+            super::Steps::None => None,
         }
     }
 
