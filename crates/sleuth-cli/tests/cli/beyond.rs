@@ -408,3 +408,74 @@ fn the_beyond_recipe_runs_end_to_end_against_a_local_server() {
         "the recipe names the baseline arm the report needs"
     );
 }
+
+#[test]
+fn compaction_slack_lets_a_prompt_cache_read_what_compaction_every_turn_cannot() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = || MockServer::spawn_with_cache(PromptCache::providers(), replay_answer);
+    let model = "anthropic:claude-sonnet-4-5";
+    let every_turn = priced_replay(dir.path(), &server(), model, "sleuth", &["compact=2"], 2);
+    let slack = priced_replay(
+        dir.path(),
+        &server(),
+        model,
+        "sleuth",
+        &["compact=2", "compact_slack=8"],
+        2,
+    );
+    let share = |s: &Spend| s.cached / s.input;
+    assert!(share(&every_turn) < 0.05, "{}", share(&every_turn));
+    assert!(share(&slack) > 0.5, "{}", share(&slack));
+    assert!(slack.usd < every_turn.usd * 1.1);
+}
+
+#[test]
+fn a_contradiction_settled_by_the_newer_value_retracts_the_old_fact() {
+    let dir = tempfile::tempdir().unwrap();
+    let fact = |n: u32, seat: &str| {
+        format!("- [F{n}] The county seat of Mountrail County is {seat} (source: Mountrail County) | confidence: high | triple: Mountrail County ; county seat ; {seat}\n")
+    };
+    let reply = |facts: &str, questions: &str, action: &str| {
+        format!("Confirmed Facts:\n{facts}Active Hypotheses:\n- [H1] Stanley | confidence: medium | supports: F1 | contradicts: -\nOpen Questions:\n- [Q1] Where is the township? | action: township | priority: high\n{questions}Action: {action}")
+    };
+    let script = vec![
+        reply(&fact(1, "Williston"), "", "search[Mountrail County]"),
+        reply(
+            &format!("{}{}", fact(1, "Williston"), fact(2, "Stanley")),
+            "",
+            "search[Mountrail County seat]",
+        ),
+        reply(
+            &fact(2, "Stanley"),
+            "- [Q2] which seat? (resolved)\n",
+            "finish[Stanley]",
+        ),
+    ];
+    let model = replies(dir.path(), "r.json", &script);
+    let out = dir.path().join("run");
+    Eval::new("musique", musique(), "sleuth", &model, &out)
+        .opt("--limit", 1)
+        .set("contradictions=true")
+        .ok();
+    let r = &records_under(&out)[0];
+    let c = &r["outputs"]["contradictions"][0];
+    assert_eq!(c["resolution"], "replaced");
+    assert_eq!(
+        (c["raised"].as_u64(), c["settled"].as_u64()),
+        (Some(2), Some(3))
+    );
+    assert_eq!(c["claim"]["triple"]["value"], "Stanley");
+    let last = &r["trace"][2]["state"];
+    assert_eq!(
+        last["retracted"][0]["statement"],
+        "The county seat of Mountrail County is Williston"
+    );
+    let facts: Vec<&str> = last["facts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["statement"].as_str().unwrap())
+        .collect();
+    assert_eq!(facts, ["The county seat of Mountrail County is Stanley"]);
+    assert_eq!(r["answer"], "Stanley");
+}
