@@ -386,8 +386,38 @@ fn memory(h: &mut String, m: &WorkingMemory, seen: Option<&BTreeSet<String>>) {
                     };
                     format!(" <span class=\"src\">(source: {})</span>{flag}", esc(s))
                 });
-                format!("<li><b>{}</b> {}{src}</li>", esc(&f.id), esc(&f.statement))
+                let conf = f.confidence.map_or(String::new(), |c| {
+                    format!(" <span class=\"src\">confidence: {}</span>", c.as_str())
+                });
+                format!("<li><b>{}</b> {}{src}{conf}</li>", esc(&f.id), esc(&f.statement))
             })
+            .collect(),
+    );
+    // Contradiction detection (`contradictions=true`): held claims and what settled them.
+    section(
+        "Contradictions",
+        m.conflicts
+            .iter()
+            .map(|c| {
+                let state = match (c.resolution, c.settled) {
+                    (Some(r), Some(t)) => format!("settled at turn {t}: {r:?}").to_lowercase(),
+                    _ => "open".to_string(),
+                };
+                format!(
+                    "<li><b>{}</b> held: {} <span class=\"src\">contradicts {} · raised at turn {} · {state}</span></li>",
+                    esc(&c.question),
+                    esc(&c.claim.statement),
+                    esc(&c.confirmed),
+                    c.raised
+                )
+            })
+            .collect(),
+    );
+    section(
+        "Retracted facts",
+        m.retracted
+            .iter()
+            .map(|f| format!("<li><b>{}</b> <s>{}</s></li>", esc(&f.id), esc(&f.statement)))
             .collect(),
     );
     section(
