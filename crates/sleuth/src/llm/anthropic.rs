@@ -30,7 +30,8 @@
 //!
 //! A prefix shorter than the model's minimum (1,024 or more tokens) is not cached and
 //! costs nothing extra. A compacted context (`compact=K`) rewrites the turn after the
-//! system prompt every turn, so there only the system prompt is read. Marks change no
+//! system prompt every turn, so there only the system prompt is read, unless
+//! `compact_slack=S` holds the compacted prefix fixed for S turns. Marks change no
 //! text: with `anthropic:MODEL?prompt_cache=off` ([`AnthropicConfig::prompt_cache`])
 //! the same turns go as plain strings and nothing is cached.
 
