@@ -82,8 +82,8 @@ const LOOP: &[&str] = &[
 ];
 /// The ReAct + nudge control's keys (methods without a working memory).
 const NUDGE_CONTROL: &[&str] = &["nudge", "nudge_all"];
-/// SLEUTH's commitment, enforcement and stopping rules, and our memory options
-/// (compaction, contradiction detection): the working-memory methods' keys.
+/// SLEUTH's commitment, enforcement and stopping rules, and compaction: the
+/// working-memory methods' keys.
 const COMMITMENT: &[&str] = &[
     "nudge",
     "tau",
@@ -93,7 +93,6 @@ const COMMITMENT: &[&str] = &[
     "adaptive_stagnation",
     "compact",
     "compact_slack",
-    "contradictions",
     "stopping",
     "enforce",
     "restore_facts",
@@ -113,11 +112,22 @@ const PLAIN_REFLEXION: &[&[&str]] = &[
 /// Keys of Notes: SLEUTH's commitment nudge always applies (SLEUTH paper §5.1: the
 /// middle block shares SLEUTH's commitment rule), so `nudge_all` has nothing to add.
 const NOTES: &[&[&str]] = &[LOOP, &["nudge", "last_turn_answer_only"], SHARED];
+/// Keys that need the Open Questions section: a contradiction is raised as an open
+/// question and settled only by marking it resolved.
+const OPEN_QUESTIONS: &[&str] = &["contradictions"];
 /// Keys of the working-memory methods: the nudge gate, enforcement and stopping apply.
 const MEMORY: &[&[&str]] = &[LOOP, COMMITMENT, &["last_turn_answer_only"], SHARED];
+/// The working-memory methods that keep Open Questions.
+const MEMORY_Q: &[&[&str]] = &[
+    LOOP,
+    COMMITMENT,
+    OPEN_QUESTIONS,
+    &["last_turn_answer_only"],
+    SHARED,
+];
 /// `sleuth-eir`: SLEUTH's keys and the final call's JSON schema (its loop always ends in
 /// the final call, so the last turn need not be answer-only).
-const SLEUTH_EIR: &[&[&str]] = &[LOOP, COMMITMENT, &["json_schema"], SHARED];
+const SLEUTH_EIR: &[&[&str]] = &[LOOP, COMMITMENT, OPEN_QUESTIONS, &["json_schema"], SHARED];
 const DIRECT: &[&[&str]] = &[TRAJECTORY, &["json_schema"], SHARED];
 const SSR: &[&[&str]] = &[TRAJECTORY, &["verifier_temperature", "json_schema"], SHARED];
 const EIR: &[&[&str]] = &[
@@ -294,7 +304,7 @@ pub const METHODS: &[MethodSpec] = &[
         setting: Setting::Pool,
         corpus: true,
         summary: "SLEUTH ablation: Confirmed Facts + Open Questions",
-        keys: MEMORY,
+        keys: MEMORY_Q,
         estimate: loop_calls,
         build: |c, s| memory(c, s, &[Section::Facts, Section::Questions]),
     },
@@ -303,7 +313,7 @@ pub const METHODS: &[MethodSpec] = &[
         setting: Setting::Pool,
         corpus: true,
         summary: "SLEUTH: facts, ranked hypotheses and open questions, with the commitment nudge",
-        keys: MEMORY,
+        keys: MEMORY_Q,
         estimate: loop_calls,
         build: |c, s| Box::new(agent(c, s, Style::memory(&FULL_MEMORY))),
     },

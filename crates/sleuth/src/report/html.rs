@@ -417,7 +417,13 @@ fn memory(h: &mut String, m: &WorkingMemory, seen: Option<&BTreeSet<String>>) {
         "Retracted facts",
         m.retracted
             .iter()
-            .map(|f| format!("<li><b>{}</b> <s>{}</s></li>", esc(&f.id), esc(&f.statement)))
+            .map(|f| {
+                format!(
+                    "<li><b>{}</b> <s>{}</s></li>",
+                    esc(&f.id),
+                    esc(&f.statement)
+                )
+            })
             .collect(),
     );
     section(
