@@ -41,6 +41,7 @@ use super::{ChatModel, ChatRequest, ChatResponse, FinishReason, LlmError, Role, 
 use async_trait::async_trait;
 use serde::Deserialize;
 use serde_json::{json, Map, Value};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 /// The host root, as the official SDKs take it; `/v1/messages` is appended.
@@ -102,6 +103,9 @@ pub struct AnthropicClient {
     config: AnthropicConfig,
     http: reqwest::Client,
     url: String,
+    /// The server refused a request with cache marks and took it without: marks are not
+    /// sent to it again.
+    marks_refused: AtomicBool,
 }
 
 impl std::fmt::Debug for AnthropicClient {
@@ -116,11 +120,20 @@ impl AnthropicClient {
     pub fn new(config: AnthropicConfig) -> Result<AnthropicClient, LlmError> {
         let http = http::client(config.timeout)?;
         let url = super::endpoint::anthropic_messages_url(&config.base_url);
-        Ok(AnthropicClient { config, http, url })
+        Ok(AnthropicClient {
+            config,
+            http,
+            url,
+            marks_refused: AtomicBool::new(false),
+        })
     }
 
-    /// The JSON body for `request`.
+    /// The JSON body for `request`, with the prompt-cache marks unless they are off.
     pub fn request_body(&self, request: &ChatRequest) -> Value {
+        self.body(request, self.config.prompt_cache)
+    }
+
+    fn body(&self, request: &ChatRequest, cache: bool) -> Value {
         let system: Vec<&str> = request
             .messages
             .iter()
@@ -138,7 +151,6 @@ impl AnthropicClient {
                 _ => turns.push((m.role, m.content.clone())),
             }
         }
-        let cache = self.config.prompt_cache;
         let marked = if cache {
             cache_breakpoints(&turns)
         } else {
@@ -304,7 +316,40 @@ impl ChatModel for AnthropicClient {
         &self.config.name
     }
 
+    /// Sends the request with its prompt-cache marks. A server that speaks the Messages
+    /// API but not its content blocks (a gateway translating to another backend) may
+    /// refuse them: the request is sent again as plain strings, and when that succeeds
+    /// marks are not sent to this server again (one warning).
     async fn complete(&self, request: &ChatRequest) -> Result<ChatResponse, LlmError> {
+        let marks = self.config.prompt_cache && !self.marks_refused.load(Ordering::Relaxed);
+        let body = match self.post(&self.body(request, marks)).await {
+            Ok(body) => body,
+            Err(e) if marks && may_refuse_marks(&e) => {
+                // If this fails too, its error is the one that matters.
+                let body = self.post(&self.body(request, false)).await?;
+                if !self.marks_refused.swap(true, Ordering::Relaxed) {
+                    tracing::warn!(
+                        model = %self.config.name,
+                        error = %e,
+                        "the server refused prompt-cache marks; sending plain text from now on"
+                    );
+                }
+                body
+            }
+            Err(e) => return Err(e),
+        };
+        let response = parse_response(&body, &self.config.name)
+            .map_err(|e| http::redact_error(e, self.config.api_key.as_ref()))?;
+        Ok(http::finish_response(
+            response,
+            self.config.api_key.as_ref(),
+            &request.stop,
+        ))
+    }
+}
+
+impl AnthropicClient {
+    async fn post(&self, body: &Value) -> Result<String, LlmError> {
         let ctx = CallContext {
             provider: &self.config.name,
             key: self.config.api_key.as_ref(),
@@ -314,19 +359,28 @@ impl ChatModel for AnthropicClient {
             .http
             .post(&self.url)
             .header("anthropic-version", ANTHROPIC_VERSION)
-            .json(&self.request_body(request));
+            .json(body);
         if let Some(key) = &self.config.api_key {
             builder = builder.header("x-api-key", key.expose());
         }
-        let body = http::send(builder, &ctx).await?;
-        let response = parse_response(&body, &self.config.name)
-            .map_err(|e| http::redact_error(e, self.config.api_key.as_ref()))?;
-        Ok(http::finish_response(
-            response,
-            self.config.api_key.as_ref(),
-            &request.stop,
-        ))
+        http::send(builder, &ctx).await
     }
+}
+
+/// Whether an error could be a server refusing the content-block form: a bad request
+/// (400, 422) or an internal error (500). Not authentication, a missing endpoint, a
+/// timeout, a rate limit or an overloaded or unavailable server (502, 503, 504, 529):
+/// those say nothing about the body. Gateways word the refusal in their own way (a
+/// validation error from the backend they translate to, often a 500), so the status is
+/// all there is to go by; a request that fails without the marks too reports that error.
+fn may_refuse_marks(e: &LlmError) -> bool {
+    matches!(
+        e,
+        LlmError::Http {
+            status: 400 | 422 | 500,
+            ..
+        }
+    )
 }
 
 #[cfg(test)]

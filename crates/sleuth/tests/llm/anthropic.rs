@@ -162,6 +162,42 @@ async fn prompt_cache_off_sends_plain_strings_from_config_and_spec() {
 }
 
 /// Small thresholds, so short prompts are cacheable.
+/// A gateway that translates the Messages API to a backend refusing content blocks (as
+/// LiteLLM in front of llama-cpp-python does: a 500 naming validation errors).
+#[tokio::test]
+async fn a_server_refusing_cache_marks_gets_plain_text_from_then_on() {
+    let server = MockServer::start(|req| {
+        if req.raw_body.contains("cache_control") {
+            Reply::Status {
+                code: 500,
+                retry_after: None,
+                body: r#"{"error":{"message":"10 validation errors: messages.0.content"}}"#.into(),
+            }
+        } else {
+            Reply::text("ok")
+        }
+    })
+    .await;
+    let c = client(&server);
+    for exchanges in [2, 3, 4] {
+        let r = c.complete(&conversation(true, exchanges)).await.unwrap();
+        assert_eq!(r.text, "ok");
+    }
+    let seen = server.requests();
+    assert_eq!(seen.len(), 4, "one refused request, then plain text only");
+    assert!(!marks(&seen[0].body).is_empty());
+    assert!(seen[1..].iter().all(|r| marks(&r.body).is_empty()));
+
+    // Errors that say nothing about the body are not answered by dropping the marks.
+    let denied = MockServer::start(|_| Reply::status(401)).await;
+    let e = client(&denied)
+        .complete(&conversation(true, 2))
+        .await
+        .unwrap_err();
+    assert!(matches!(e, LlmError::Http { status: 401, .. }), "{e}");
+    assert_eq!(denied.requests().len(), 1);
+}
+
 fn small_cache() -> PromptCache {
     PromptCache {
         anthropic_min: 8,
