@@ -1,54 +1,14 @@
 //! Beyond the papers (issue 18), through the binary: the adaptive nudge's record,
 //! context compaction's input tokens on MuSiQue 4-hop pools against `sleuth` (the same
-//! scripted replies replayed so only the method differs), contradiction detection, and
+//! replies replayed by a local server so only the method differs), contradiction detection, and
 //! `experiments/beyond.toml` run end to end against a local server.
 
 use crate::agents::turn_of;
-use crate::util::{
-    musique, ok, recipe_data, records_under, replay_answer, replay_reply, replies, Eval,
-};
+use crate::util::{musique, ok, recipe_data, records_under, replay_answer, replies, Eval};
 use serde_json::Value;
 use sleuth_testkit::{MockServer, PromptCache, ReceivedRequest, Reply};
 use std::collections::BTreeMap;
 use std::path::Path;
-
-/// Input tokens per question of `sleuth` on MuSiQue 4-hop pools at T = 20, with
-/// `extra` settings, replaying the same 20 replies.
-fn input_tokens_per_question(dir: &Path, name: &str, extra: &[&str], limit: usize) -> f64 {
-    per_question(dir, "sleuth", name, extra, limit).0
-}
-
-/// Input tokens and calls per question of `method` on the replay.
-fn per_question(dir: &Path, method: &str, name: &str, extra: &[&str], limit: usize) -> (f64, f64) {
-    let script: Vec<String> = (0..20).map(replay_reply).collect();
-    let model = replies(dir, "replay.json", &script);
-    let out = dir.join(name);
-    let mut eval = Eval::new("musique", musique(), method, &model, &out)
-        .opt("--hops", 4)
-        .opt("--limit", limit)
-        .set("turns=20");
-    for s in extra {
-        eval = eval.set(s);
-    }
-    eval.ok();
-    let records = records_under(&out);
-    assert_eq!(records.len(), limit);
-    for r in &records {
-        assert_eq!(
-            r["trace"].as_array().unwrap().len(),
-            20,
-            "the full budget ran"
-        );
-    }
-    let sum = |field: &str| -> f64 {
-        records
-            .iter()
-            .map(|r| r[field].as_u64().unwrap() as f64)
-            .sum::<f64>()
-            / limit as f64
-    };
-    (sum("input_tokens"), sum("calls"))
-}
 
 #[test]
 fn adaptive_nudge_is_recorded_with_its_condition_and_turn() {
@@ -90,8 +50,16 @@ fn adaptive_nudge_is_recorded_with_its_condition_and_turn() {
 #[test]
 fn compaction_sends_at_most_six_tenths_of_sleuths_input_tokens_at_t20() {
     let dir = tempfile::tempdir().unwrap();
-    let full = input_tokens_per_question(dir.path(), "full", &[], 3);
-    let compact = input_tokens_per_question(dir.path(), "compact", &["compact=2"], 3);
+    let server = MockServer::spawn(replay_answer);
+    let model = "anthropic:claude-sonnet-4-5?prompt_cache=off";
+    let full = priced_replay(dir.path(), &server, model, "sleuth", &[], 3);
+    let compact = priced_replay(dir.path(), &server, model, "sleuth", &["compact=2"], 3);
+    assert_eq!(
+        (full.calls, compact.calls),
+        (20.0, 20.0),
+        "the full budget ran"
+    );
+    let (full, compact) = (full.input, compact.input);
     let ratio = compact / full;
     assert!(
         ratio <= 0.6,
