@@ -12,6 +12,7 @@ mod eir_paper;
 mod eval;
 mod fetch;
 mod fetch_server;
+mod golden;
 mod hardening;
 mod index;
 mod local;
