@@ -72,9 +72,18 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     let questions = load(dataset(&arm.key.dataset)?, &data, None)
         .with_context(|| format!("reading the run's benchmark file {}", data.display()))?;
     let by_id: HashMap<&str, &Question> = questions.iter().map(|q| (q.id.as_str(), q)).collect();
+    // In the benchmark file's order: MuSiQue's script pairs predictions with gold lines.
+    let position: HashMap<&str, usize> = questions
+        .iter()
+        .enumerate()
+        .map(|(i, q)| (q.id.as_str(), i))
+        .collect();
+    let mut records: Vec<&RunRecord> = arm.records.iter().collect();
+    records.sort_by_key(|r| position.get(r.id.as_str()).copied().unwrap_or(usize::MAX));
     let text = match format {
-        Dataset::Musique => musique(&arm.records, &by_id),
-        _ => hotpot(&arm.records, &by_id),
+        Dataset::Musique => musique(&records, &by_id),
+        Dataset::TwoWiki => hotpot(&records, &by_id, true),
+        _ => hotpot(&records, &by_id, false),
     };
     match &args.out {
         Some(path) => {
@@ -144,42 +153,49 @@ fn answer(r: &RunRecord) -> String {
     r.answer.clone().unwrap_or_default()
 }
 
-/// `{"answer": {id: text}, "sp": {id: [[title, sentence]]}}`; `sp` only when the
-/// records cite evidence (sentence facts cannot be made up from retrieved titles).
-fn hotpot(records: &[RunRecord], by_id: &HashMap<&str, &Question>) -> String {
+/// `{"answer": {id: text}, "sp": {id: [[title, sentence]]}}`, and for 2Wiki also
+/// `"evidence": {id: []}`: every key the official script reads, for every question.
+/// Sentence facts come only from cited evidence (they cannot be made up from retrieved
+/// titles), so a method that cites nothing predicts no supporting facts; nor does any
+/// method predict 2Wiki's evidence triples.
+fn hotpot(records: &[&RunRecord], by_id: &HashMap<&str, &Question>, triples: bool) -> String {
     let answers: Map<String, Value> = records
         .iter()
         .map(|r| (r.id.clone(), Value::String(answer(r))))
         .collect();
-    let mut file = json!({ "answer": answers });
-    if records.iter().any(|r| r.outputs.evidence.is_some()) {
-        let sp: Map<String, Value> = records
+    let sp: Map<String, Value> = records
+        .iter()
+        .map(|r| {
+            let facts: Vec<Value> = match (by_id.get(r.id.as_str()), &r.outputs.evidence) {
+                (Some(q), Some(e)) => {
+                    let shown = display_titles(&q.paragraphs);
+                    e.cited
+                        .iter()
+                        .filter_map(|c| {
+                            let i = shown.iter().position(|s| s == &c.title)?;
+                            Some(json!([q.paragraphs[i].title, c.sentence]))
+                        })
+                        .collect()
+                }
+                _ => Vec::new(),
+            };
+            (r.id.clone(), Value::Array(facts))
+        })
+        .collect();
+    let mut file = json!({ "answer": answers, "sp": sp });
+    if triples {
+        let none: Map<String, Value> = records
             .iter()
-            .map(|r| {
-                let facts: Vec<Value> = match (by_id.get(r.id.as_str()), &r.outputs.evidence) {
-                    (Some(q), Some(e)) => {
-                        let shown = display_titles(&q.paragraphs);
-                        e.cited
-                            .iter()
-                            .filter_map(|c| {
-                                let i = shown.iter().position(|s| s == &c.title)?;
-                                Some(json!([q.paragraphs[i].title, c.sentence]))
-                            })
-                            .collect()
-                    }
-                    _ => Vec::new(),
-                };
-                (r.id.clone(), Value::Array(facts))
-            })
+            .map(|r| (r.id.clone(), Value::Array(Vec::new())))
             .collect();
-        file["sp"] = Value::Object(sp);
+        file["evidence"] = Value::Object(none);
     }
     serde_json::to_string(&file).expect("predictions serialize") + "\n"
 }
 
 /// JSON Lines of `{id, predicted_answer, predicted_support_idxs, predicted_answerable}`:
 /// support is the cited paragraphs where the method cites, else those it retrieved.
-fn musique(records: &[RunRecord], by_id: &HashMap<&str, &Question>) -> String {
+fn musique(records: &[&RunRecord], by_id: &HashMap<&str, &Question>) -> String {
     records
         .iter()
         .map(|r| {

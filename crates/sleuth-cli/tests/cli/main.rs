@@ -17,6 +17,7 @@ mod hardening;
 mod index;
 mod local;
 mod methods;
+mod official;
 mod prompt_cache;
 mod providers;
 mod report;

@@ -19,7 +19,7 @@
 
 mod cases;
 mod encode;
-mod script;
+pub mod script;
 
 use crate::util::sleuth_with_env;
 use cases::{Case, Setup, CASES};
