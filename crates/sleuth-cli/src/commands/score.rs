@@ -1,5 +1,7 @@
 //! `sleuth score`: official metrics for a predictions file in the benchmark's own
-//! format, averaged over every gold question (a missing prediction scores 0).
+//! format, averaged over every gold question (a missing prediction scores 0, as in the
+//! official scripts), or over the questions predicted (`--only-predicted`) or recorded
+//! by a run (`--run`). The first line says which set was scored.
 
 use super::data::{load, resolve};
 use sleuth::data::Dataset;
@@ -30,6 +32,14 @@ pub struct Args {
     /// Print one JSON object instead of a table.
     #[arg(long)]
     pub json: bool,
+    /// Score only the gold questions the predictions answer (the official scripts score
+    /// every gold question, a missing one as 0: right for a full run, a dilution for a
+    /// subset).
+    #[arg(long, conflicts_with = "run")]
+    pub only_predicted: bool,
+    /// Score only the questions this run directory (or records file) recorded.
+    #[arg(long, value_name = "RUN")]
+    pub run: Option<PathBuf>,
     /// Show how the answer of this question id was scored (repeatable).
     #[arg(long, value_name = "ID")]
     pub explain: Vec<String>,
@@ -37,7 +47,8 @@ pub struct Args {
 
 pub fn run(args: Args) -> anyhow::Result<()> {
     let (dataset, data) = resolve(args.dataset.as_deref(), args.data.as_deref())?;
-    let questions = load(dataset, &data, args.hops)?;
+    let mut questions = load(dataset, &data, args.hops)?;
+    let in_file = questions.len();
     let predictions = read_predictions(dataset, &args.predictions).map_err(|e| {
         // Run records are not predictions: say what turns one into the other.
         let head = std::fs::read_to_string(&args.predictions)
@@ -54,6 +65,36 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             e.into()
         }
     })?;
+    let scored = match (&args.run, args.only_predicted) {
+        (Some(run), _) => {
+            let file = if run.is_dir() {
+                run.join("records.jsonl")
+            } else {
+                run.clone()
+            };
+            let ids: HashSet<String> = sleuth::eval::store::read_records(&file)?
+                .into_iter()
+                .map(|r| r.id)
+                .collect();
+            questions.retain(|q| ids.contains(&q.id));
+            Scored::Run(run.display().to_string())
+        }
+        (None, true) => {
+            questions.retain(|q| predictions.by_id.contains_key(&q.id));
+            Scored::Predicted
+        }
+        (None, false) => Scored::All,
+    };
+    if questions.is_empty() {
+        anyhow::bail!(
+            "no gold question of {} is {}",
+            data.display(),
+            match scored {
+                Scored::Run(_) => "in the run",
+                _ => "predicted",
+            }
+        );
+    }
     let scores = score_all(&questions, &predictions);
     let summary = Summary::of(dataset, &scores, predictions.has_support);
     let evidence = evidence(dataset, &data, &args.predictions, &scores)?;
@@ -69,6 +110,8 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     if args.json {
         let mut value = serde_json::to_value(&summary)?;
         value["unmatched"] = unmatched.into();
+        value["scored"] = scored.name().into();
+        value["gold_questions"] = in_file.into();
         if let Some(e) = &evidence {
             for (key, v) in serde_json::to_value(e)?.as_object().expect("a struct") {
                 value[key] = v.clone();
@@ -76,7 +119,14 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         }
         println!("{}", serde_json::to_string_pretty(&value)?);
     } else {
+        println!("{}", scored.describe(summary.n, in_file, &data));
         print!("{}", render(&summary, unmatched, evidence.as_ref()));
+        if matches!(scored, Scored::All) && summary.missing > 0 && summary.answered > 0 {
+            eprintln!(
+                "{} gold questions have no prediction and score 0; to score only the predicted ones, pass --only-predicted (or --run RUN)",
+                summary.missing
+            );
+        }
     }
     for id in &args.explain {
         let question = questions.iter().find(|q| &q.id == id).ok_or_else(|| {
@@ -91,6 +141,38 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         }
     }
     Ok(())
+}
+
+/// Which gold questions a score averages over.
+enum Scored {
+    All,
+    Predicted,
+    Run(String),
+}
+
+impl Scored {
+    fn name(&self) -> &'static str {
+        match self {
+            Scored::All => "all",
+            Scored::Predicted => "predicted",
+            Scored::Run(_) => "run",
+        }
+    }
+
+    fn describe(&self, n: usize, in_file: usize, data: &std::path::Path) -> String {
+        let shown = data.display().to_string();
+        let file = terminal_safe(&shown);
+        match self {
+            Scored::All => format!("scored: all {n} gold questions of {file}"),
+            Scored::Predicted => {
+                format!("scored: the {n} predicted questions (of {in_file} in {file})")
+            }
+            Scored::Run(run) => format!(
+                "scored: the {n} questions of the run {} (of {in_file} in {file})",
+                terminal_safe(run)
+            ),
+        }
+    }
 }
 
 /// 2Wiki's evidence metrics and three-way joint, when the predictions carry evidence.

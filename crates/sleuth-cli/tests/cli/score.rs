@@ -345,3 +345,72 @@ fn unknown_dataset_fails_in_one_line() {
     assert!(!o.status.success());
     assert_eq!(stderr(&o).trim_end().lines().count(), 1);
 }
+
+/// A 2-question run scored against a 4-question gold file: the official rule (every
+/// gold question, a missing one 0) halves it; `--only-predicted` and `--run` score the
+/// run's questions; the first line always says which set was scored.
+#[test]
+fn a_subset_run_is_scored_on_its_own_questions_when_asked_and_the_set_is_named() {
+    use crate::golden::{fixture, script::Script};
+    let dir = tempfile::tempdir().unwrap();
+    let script = Script::new(&[fixture("musique")]);
+    let server = sleuth_testkit::MockServer::spawn(move |req| script.reply(req));
+    let model = format!("openai-compat:{}#m", server.url());
+    let run = dir.path().join("run");
+    crate::util::Eval::new("musique", fixture("musique"), "eir", &model, &run)
+        .opt("--limit", 2)
+        .ok();
+    let predictions = dir.path().join("p.jsonl");
+    ok(&[
+        "export",
+        run.to_str().unwrap(),
+        "--out",
+        predictions.to_str().unwrap(),
+    ]);
+    let gold = fixture("musique");
+    let base = [
+        "score",
+        "--dataset",
+        "musique",
+        "--data",
+        gold.to_str().unwrap(),
+        "--predictions",
+        predictions.to_str().unwrap(),
+    ];
+    let with = |extra: &[&str]| {
+        let mut a: Vec<&str> = base.to_vec();
+        a.extend_from_slice(extra);
+        crate::util::sleuth(&a)
+    };
+    let all = with(&[]);
+    let text = crate::util::stdout(&all);
+    assert!(
+        text.starts_with("scored: all 4 gold questions of "),
+        "{text}"
+    );
+    assert!(text.contains("EM                  25.00"), "{text}");
+    assert!(
+        crate::util::stderr(&all).contains("2 gold questions have no prediction and score 0; to score only the predicted ones, pass --only-predicted"),
+        "{}",
+        crate::util::stderr(&all)
+    );
+    let predicted = crate::util::stdout(&with(&["--only-predicted"]));
+    assert!(
+        predicted.starts_with("scored: the 2 predicted questions (of 4 in "),
+        "{predicted}"
+    );
+    assert!(
+        predicted.contains("EM                  50.00"),
+        "{predicted}"
+    );
+    let by_run: serde_json::Value = serde_json::from_str(&crate::util::stdout(&with(&[
+        "--run",
+        run.to_str().unwrap(),
+        "--json",
+    ])))
+    .unwrap();
+    assert_eq!(by_run["scored"], "run");
+    assert_eq!(by_run["gold_questions"], 4);
+    assert_eq!(by_run["n"], 2);
+    assert_eq!(by_run["em"], 50.0);
+}
