@@ -48,9 +48,6 @@ impl MemorySchema {
     pub fn has(&self, s: Section) -> bool {
         self.sections.contains(&s)
     }
-    pub fn is_structured(&self) -> bool {
-        self.has(Section::Facts)
-    }
 }
 
 /// The memory a method keeps between turns: the axis the SLEUTH paper's ablations vary.
