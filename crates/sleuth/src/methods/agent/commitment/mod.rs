@@ -16,6 +16,8 @@ mod forward_only;
 mod late_verification;
 mod nudge;
 mod structural;
+#[cfg(test)]
+mod tests;
 
 use super::PromptSet;
 use crate::env::Action;
