@@ -3,10 +3,10 @@
 //! A method here is a [`Style`] (which reasoning protocol the system prompt carries and
 //! which memory the model keeps) plus [`AgentSettings`]; ReAct, ReAct-CoT, Self-Ask,
 //! IRCoT, Notes, the working-memory ablations and SLEUTH differ only in that. The loop
-//! composes one unit per concept of the papers: [`commitment`] (the nudge and the
-//! stopping strategies), [`context`] (full history or compaction), [`enforcement`]
-//! (delimiters, the notation check, reminders, fact hand-back), [`memory`] (what each
-//! memory kind does to the state) and [`actions`] (the actions of a turn).
+//! composes one unit per concept of the papers, each in its own file: `commitment/`
+//! (the nudge and the stopping strategies), `context` (full history or compaction),
+//! `enforcement` (delimiters, the notation check, reminders, fact hand-back), `memory`
+//! (what each memory kind does to the state) and `actions` (the actions of a turn).
 
 mod actions;
 mod commitment;
