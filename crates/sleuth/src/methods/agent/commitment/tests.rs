@@ -4,10 +4,10 @@
 //! and an arm in [`super::stopping`]; here `run_under` takes the strategy directly.
 
 use super::{Strategy, Trigger, TurnState};
-use crate::data::{Dataset, Paragraph, Question};
 use crate::env::Action;
 use crate::llm::ScriptedModel;
 use crate::memory::Section;
+use crate::methods::agent::tests::question;
 use crate::methods::agent::{AgentMethod, PromptSet, Style};
 use crate::methods::settings::{AgentSettings, NudgeAt};
 use crate::methods::{AgentError, RunContext, StopReason, Turn};
@@ -30,23 +30,6 @@ impl Strategy for AfterSearches {
             message: COMMIT.to_string(),
             condition: None,
         }))
-    }
-}
-
-fn question() -> Question {
-    Question {
-        id: "q1".into(),
-        dataset: Dataset::Jsonl,
-        text: "Where was the performer of Mingus Plays Piano born?".into(),
-        answers: vec!["Nogales, Arizona".into()],
-        paragraphs: vec![Paragraph::new(
-            "Charles Mingus",
-            vec!["Charles Mingus was born in Nogales, Arizona.".into()],
-        )],
-        supporting_facts: vec![],
-        supporting_paragraphs: vec![0],
-        hops: Some(2),
-        kind: None,
     }
 }
 
