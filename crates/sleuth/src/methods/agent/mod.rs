@@ -269,7 +269,7 @@ impl AgentMethod {
                 protocol,
                 tools,
                 structured => memory.typed().is_some(),
-                notes => memory.has(Section::Notes),
+                notes => *memory == MemoryKind::Notes,
                 stopping,
                 actions_per_turn => self.settings.actions_per_turn,
                 native => self.settings.tool_channel == ToolChannel::Native,
