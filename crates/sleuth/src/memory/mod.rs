@@ -12,7 +12,7 @@ mod state;
 
 pub use conflict::{Conflict, Resolution, Triple};
 pub use parse::{check_adherence, parse_memory, writes_section};
-pub use schema::{MemorySchema, Section};
+pub use schema::{MemoryKind, MemorySchema, Section};
 pub use state::{
     Confidence, Fact, Hypothesis, MergeRules, Merged, OpenQuestion, Priority, WorkingMemory,
 };

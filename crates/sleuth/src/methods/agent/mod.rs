@@ -1,11 +1,20 @@
 //! The text-protocol agents of the SLEUTH setting, all on one loop ([`run`]).
 //!
 //! A method here is a [`Style`] (which reasoning protocol the system prompt carries and
-//! which memory sections the model keeps) plus [`AgentSettings`]; ReAct, ReAct-CoT,
-//! Self-Ask, IRCoT, Notes, the working-memory ablations and SLEUTH differ only in that.
+//! which memory the model keeps) plus [`AgentSettings`]; ReAct, ReAct-CoT, Self-Ask,
+//! IRCoT, Notes, the working-memory ablations and SLEUTH differ only in that. The loop
+//! composes one unit per concept of the papers, each in its own file: `commitment/`
+//! (the nudge and the stopping strategies), `context` (full history or compaction),
+//! `enforcement` (delimiters, the notation check, reminders, fact hand-back), `memory`
+//! (what each memory kind does to the state) and `actions` (the actions of a turn).
 
+mod actions;
+mod commitment;
+mod context;
+mod enforcement;
 pub mod formats;
 pub mod hybrid;
+mod memory;
 mod run;
 
 pub use hybrid::SleuthEir;
@@ -16,23 +25,25 @@ use super::{AgentError, EnvFactory, Episode, Method, PromptSet, RunContext};
 use crate::data::Question;
 use crate::env::{Environment, PoolEnv, ToolCatalogue};
 use crate::llm::{grammar, ChatRequest, Message, OutputConstraint};
-use crate::memory::{MemorySchema, Section, WorkingMemory};
-use crate::methods::settings::AgentSettings;
+use crate::memory::{MemoryKind, MemorySchema, Section, WorkingMemory};
+use crate::methods::settings::{AgentSettings, ToolChannel};
 use async_trait::async_trait;
+use commitment::{CommitmentRules, Strategy};
+use enforcement::Enforcement;
 use minijinja::context;
 use std::sync::Arc;
 
 /// The reasoning protocol of a loop method, as data: the template its system prompt
-/// carries, the memory sections the model keeps, and which reasoning steps the trace
-/// reads out of a response. The output grammar follows from these. A new loop method
-/// is a template file and a registry row building its `Style`; the loop is shared.
+/// carries, the memory the model keeps, and which reasoning steps the trace reads out
+/// of a response. The output grammar follows from these. A new loop method is a
+/// template file and a registry row building its `Style`; the loop is shared.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Style {
     /// The protocol template (`react.txt`, `memory.txt`, ...), overridable by `--prompts`.
     pub template: &'static str,
     /// The memory the model writes each turn: none (the ReAct family), Notes' scratchpad,
     /// or SLEUTH's sections.
-    pub schema: MemorySchema,
+    pub memory: MemoryKind,
     /// The reasoning steps the trace keeps beside the actions.
     pub steps: Steps,
 }
@@ -54,7 +65,7 @@ impl Style {
     pub fn protocol(template: &'static str, steps: Steps) -> Style {
         Style {
             template,
-            schema: MemorySchema::none(),
+            memory: MemoryKind::None,
             steps,
         }
     }
@@ -68,42 +79,67 @@ impl Style {
     pub fn notes() -> Style {
         Style {
             template: "notes.txt",
-            schema: MemorySchema::of(&[Section::Notes]),
+            memory: MemoryKind::Notes,
             steps: Steps::None,
         }
     }
 
-    /// SLEUTH's working memory with these sections (the ablations keep subsets).
+    /// SLEUTH's working memory with these sections (the ablations keep subsets, Confirmed
+    /// Facts always among them).
     pub fn memory(sections: &[Section]) -> Style {
         Style {
             template: "memory.txt",
-            schema: MemorySchema::of(sections),
+            memory: MemoryKind::of(sections),
             steps: Steps::None,
         }
-    }
-
-    pub fn schema(&self) -> MemorySchema {
-        self.schema.clone()
     }
 
     /// The output grammar that keeps a response inside this style's protocol (honoured
     /// by the embedded model, ignored by providers without grammar support).
     fn grammar(&self, tools: &ToolCatalogue, settings: &AgentSettings) -> TurnConstraint {
         let fixed = |g: String| TurnConstraint::Fixed(OutputConstraint::Grammar(g));
-        if self.schema.is_structured() {
-            TurnConstraint::Memory {
-                schema: self.schema.clone(),
+        match &self.memory {
+            MemoryKind::Sections(schema) => TurnConstraint::Memory {
+                schema: schema.clone(),
                 tools: tools.clone(),
                 fact_fields: settings.contradictions,
+            },
+            MemoryKind::Notes => fixed(grammar::working_memory(&self.memory.schema(), tools)),
+            MemoryKind::None if self.steps != Steps::None => {
+                fixed(grammar::lines_then_action(tools))
             }
-        } else if !self.schema.sections.is_empty() {
-            fixed(grammar::working_memory(&self.schema, tools))
-        } else if self.steps != Steps::None {
-            fixed(grammar::lines_then_action(tools))
-        } else {
-            fixed(grammar::react(tools))
+            MemoryKind::None => fixed(grammar::react(tools)),
         }
     }
+}
+
+impl Steps {
+    /// The reasoning steps of `response` in this format, for the trace.
+    fn parse(self, response: &str) -> Option<formats::ReasoningSteps> {
+        use formats::{parse_ircot, parse_self_ask, ReasoningSteps};
+        match self {
+            Steps::SelfAsk => Some(ReasoningSteps::SelfAsk {
+                sub_questions: parse_self_ask(response),
+            }),
+            Steps::Ircot => {
+                let (reasoning, retrievals) = parse_ircot(response);
+                Some(ReasoningSteps::Ircot {
+                    reasoning,
+                    retrievals,
+                })
+            }
+            Steps::None => None,
+        }
+    }
+}
+
+/// Renders a prompt template; a template that fails is a configuration error.
+fn render<S: serde::Serialize>(
+    prompts: &PromptSet,
+    name: &str,
+    ctx: S,
+) -> Result<String, AgentError> {
+    prompts.render(name, ctx).map_err(AgentError::config)
 }
 
 /// How the loop constrains the model's output, turn by turn.
@@ -181,60 +217,64 @@ impl AgentMethod {
         &self.prompts
     }
 
-    /// SLEUTH and its ablations: the structured memory.
-    fn is_memory_method(&self) -> bool {
-        self.style.schema.is_structured()
+    /// The stopping strategy an episode of this method runs (`stopping`).
+    fn stopping(&self) -> Box<dyn Strategy> {
+        commitment::stopping(self.settings.stopping, &self.style.memory)
     }
 
-    /// The style an episode runs: a memory method under App. D.5's late verification
+    /// The style an episode runs: under App. D.5's late verification a memory method
     /// searches "without continuous state tracking", i.e. on ReAct's protocol, until the
     /// chain check (`late-verification-memory` keeps the memory instead).
-    fn acting_style(&self) -> Style {
-        if self.is_memory_method() && !self.settings.stopping.keeps_memory() {
-            Style::react()
-        } else {
+    fn acting_style(&self, stopping: &dyn Strategy) -> Style {
+        if stopping.keeps_memory() {
             self.style.clone()
+        } else {
+            Style::react()
         }
     }
 
     /// The system prompt for an environment offering `tools`.
     pub fn system_prompt(&self, tools: &str) -> Result<String, AgentError> {
-        let style = self.acting_style();
-        let schema = style.schema();
-        let protocol = self
-            .prompts
-            .render(
-                style.template,
-                context! {
-                    facts => schema.has(Section::Facts),
-                    hypotheses => schema.has(Section::Hypotheses),
-                    questions => schema.has(Section::Questions),
-                    enforce => self.settings.enforce,
-                    contradictions => self.settings.contradictions,
-                },
-            )
-            .map_err(AgentError::config)?;
-        let stopping = match self.settings.stopping.template() {
-            Some(t) if self.is_memory_method() => self
-                .prompts
-                .render(t, context! {})
-                .map_err(AgentError::config)?,
-            _ => String::new(),
+        self.system_prompt_under(tools, self.stopping().as_ref())
+    }
+
+    /// The system prompt under a stopping strategy: the acting style's protocol, the
+    /// strategy's paragraph, the tools and the answer format.
+    fn system_prompt_under(
+        &self,
+        tools: &str,
+        stopping: &dyn Strategy,
+    ) -> Result<String, AgentError> {
+        let style = self.acting_style(stopping);
+        let memory = &style.memory;
+        let protocol = render(
+            &self.prompts,
+            style.template,
+            context! {
+                facts => memory.has(Section::Facts),
+                hypotheses => memory.has(Section::Hypotheses),
+                questions => memory.has(Section::Questions),
+                enforce => Enforcement::delimiters(&self.settings),
+                contradictions => self.settings.contradictions,
+            },
+        )?;
+        let stopping = match stopping.prompt() {
+            Some(t) => render(&self.prompts, t, context! {})?,
+            None => String::new(),
         };
-        self.prompts
-            .render(
-                "system.txt",
-                context! {
-                    protocol,
-                    tools,
-                    structured => schema.is_structured(),
-                    notes => schema.has(Section::Notes),
-                    stopping,
-                    actions_per_turn => self.settings.actions_per_turn,
-                    native => self.settings.tool_channel == crate::methods::settings::ToolChannel::Native,
-                },
-            )
-            .map_err(AgentError::config)
+        render(
+            &self.prompts,
+            "system.txt",
+            context! {
+                protocol,
+                tools,
+                structured => memory.typed().is_some(),
+                notes => *memory == MemoryKind::Notes,
+                stopping,
+                actions_per_turn => self.settings.actions_per_turn,
+                native => self.settings.tool_channel == ToolChannel::Native,
+            },
+        )
     }
 
     /// Runs one episode, optionally carrying a reflection from an earlier attempt.
@@ -244,6 +284,19 @@ impl AgentMethod {
         ctx: &RunContext,
         reflection: Option<&str>,
     ) -> Result<Episode, AgentError> {
+        self.run_under(question, ctx, reflection, self.stopping())
+            .await
+    }
+
+    /// Runs one episode under a stopping strategy: builds the environment, the prompts
+    /// and the episode's parts, and hands them to the loop.
+    async fn run_under(
+        &self,
+        question: &Question,
+        ctx: &RunContext,
+        reflection: Option<&str>,
+        stopping: Box<dyn Strategy>,
+    ) -> Result<Episode, AgentError> {
         let mut env: Box<dyn Environment> = match &self.env {
             Some(factory) => factory.make(question, &self.settings),
             None => Box::new(PoolEnv::new(
@@ -251,29 +304,28 @@ impl AgentMethod {
                 self.settings.top_k,
             )),
         };
-        let system = self.system_prompt(&env.tools().prompt())?;
-        let style = self.acting_style();
-        let first = self
-            .prompts
-            .render(
-                "question.txt",
-                context! { question => &question.text, reflection => reflection.unwrap_or("") },
-            )
-            .map_err(AgentError::config)?;
+        let system = self.system_prompt_under(&env.tools().prompt(), stopping.as_ref())?;
+        let style = self.acting_style(stopping.as_ref());
+        let first = render(
+            &self.prompts,
+            "question.txt",
+            context! { question => &question.text, reflection => reflection.unwrap_or("") },
+        )?;
         let constraint = if self.settings.grammar {
             style.grammar(env.tools(), &self.settings)
         } else {
             TurnConstraint::None
         };
+        let nudge = commitment::nudge(&self.settings, &style.memory, question.hops);
         run::AgentLoop {
             ctx,
-            constraint,
-            style: &style,
             settings: &self.settings,
             prompts: &self.prompts,
-            schema: style.schema(),
-            verify: self.is_memory_method() && self.settings.stopping.verifies(),
-            hops: question.hops,
+            steps: style.steps,
+            constraint,
+            commitment: CommitmentRules::new(nudge, stopping),
+            enforcement: Enforcement::new(&self.settings, &style.memory),
+            memory: style.memory,
         }
         .run(system, first, env.as_mut())
         .await

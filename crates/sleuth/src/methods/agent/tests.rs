@@ -8,7 +8,7 @@ use crate::methods::registry::{build, MethodConfig, RegisteredMethod};
 use crate::methods::{CallKind, StopReason};
 use std::collections::BTreeMap;
 
-fn question() -> Question {
+pub(super) fn question() -> Question {
     Question {
         id: "q1".into(),
         dataset: Dataset::Jsonl,

@@ -95,6 +95,7 @@ pub enum AdaptiveCondition {
 }
 
 /// The commitment strategy (the paper's nudge, or an alternative of SLEUTH App. D.5).
+/// Each is a unit of `agent/commitment/` (its prompt, trigger, checks and refusals).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Stopping {
@@ -135,20 +136,6 @@ impl Stopping {
         }
     }
 
-    /// Whether an answer is accepted only after one chain check.
-    pub fn verifies(self) -> bool {
-        matches!(
-            self,
-            Stopping::LateVerification | Stopping::LateVerificationMemory
-        )
-    }
-
-    /// Whether the method keeps its working memory under this strategy (App. D.5's late
-    /// verification searches free-form, without it).
-    pub fn keeps_memory(self) -> bool {
-        self != Stopping::LateVerification
-    }
-
     pub fn parse(value: &str) -> Option<Stopping> {
         [
             Stopping::Nudge,
@@ -160,18 +147,6 @@ impl Stopping {
         ]
         .into_iter()
         .find(|s| s.name() == value.trim())
-    }
-
-    pub fn template(self) -> Option<&'static str> {
-        match self {
-            Stopping::Nudge => None,
-            Stopping::Structural => Some("stop_structural.txt"),
-            Stopping::ForwardOnly => Some("stop_forward_only.txt"),
-            Stopping::Contrastive => Some("stop_contrastive.txt"),
-            Stopping::LateVerification | Stopping::LateVerificationMemory => {
-                Some("stop_late_verification.txt")
-            }
-        }
     }
 }
 
@@ -301,11 +276,6 @@ impl AgentSettings {
             last_turn_answer_only: true,
             ..AgentSettings::default()
         }
-    }
-
-    /// Whether dropped facts are handed back: under enforcement or when asked.
-    pub fn hands_back_facts(&self) -> bool {
-        self.enforce || self.restore_facts
     }
 
     /// The first turn at which the nudge may fire, if any.

@@ -1,0 +1,166 @@
+//! The actions of a turn (SLEUTH paper §3.4; tool calls counted apart from turns, App.
+//! L and Table 7).
+//!
+//! Every action line of a response runs, in order, up to `actions_per_turn`; one beyond
+//! the cap is answered with an observation saying it was not run (never silence: the
+//! model learns which of its calls did not). `finish[answer]` ends the turn's actions:
+//! the answer is taken unless a commitment rule answers it first (late verification).
+//! A commitment rule may also refuse an action with an observation (forward-only's
+//! repeats). Under the corpus setting's budget (EIR paper §4.3) the last turn accepts
+//! only an answer. A response with no action line gets an observation naming the lines
+//! it may end with, and uses its turn. With `tool_channel=native` the provider's tool
+//! calls arrive as action lines after the text, so both channels leave the same trace.
+
+use super::commitment::CommitmentRules;
+use super::{render, PromptSet};
+use crate::env::{protocol, Action, Environment, Observation, ToolCatalogue};
+use crate::llm::{ChatResponse, ToolSpec};
+use crate::methods::settings::AgentSettings;
+use crate::methods::{AgentError, Episode, StopReason, Turn};
+use minijinja::context;
+
+/// How a turn's actions are taken.
+pub(super) struct Acting<'a> {
+    /// `actions_per_turn`.
+    pub cap: usize,
+    /// This turn accepts only `finish[answer]`.
+    pub answer_only: bool,
+    pub prompts: &'a PromptSet,
+}
+
+impl Acting<'_> {
+    /// Takes `actions` (this turn's, in order) in `env`; returns the feedback for the
+    /// next user message. A taken answer sets the episode's answer and stop.
+    pub fn run(
+        &self,
+        actions: &[Action],
+        env: &mut dyn Environment,
+        commitment: &mut CommitmentRules,
+        episode: &mut Episode,
+        turn: &mut Turn,
+    ) -> Result<Vec<String>, AgentError> {
+        let mut feedback = Vec::new();
+        if actions.is_empty() {
+            let tools = action_choices(env.tools());
+            feedback.push(render(self.prompts, "no_action.txt", context! { tools })?);
+        }
+        for (i, action) in actions.iter().enumerate() {
+            if let Action::Finish(answer) = action {
+                match commitment.finish(answer, self.prompts)? {
+                    Some(check) => feedback.push(check),
+                    None => {
+                        episode.answer = Some(answer.trim().to_string());
+                        episode.stop = StopReason::Finished;
+                    }
+                }
+                break;
+            }
+            if self.answer_only {
+                feedback.push(format!(
+                    "{action} was not run: the last turn accepts only finish[<answer>]."
+                ));
+                break;
+            }
+            if i >= self.cap {
+                let cap = self.cap;
+                let text = render(
+                    self.prompts,
+                    "action_cap.txt",
+                    context! { action => action.to_string(), cap },
+                )?;
+                feedback.push(format_observation(action, &text, true));
+                turn.observations.push(Observation::new(text));
+                continue;
+            }
+            let observation = self.take(action, env, commitment, episode)?;
+            feedback.push(format_observation(
+                action,
+                &observation.text,
+                actions.len() > 1,
+            ));
+            turn.observations.push(observation);
+        }
+        Ok(feedback)
+    }
+
+    /// Runs one tool action, unless a commitment rule refuses it. A tool the
+    /// environment does not offer is refused by the environment, and not counted.
+    fn take(
+        &self,
+        action: &Action,
+        env: &mut dyn Environment,
+        commitment: &mut CommitmentRules,
+        episode: &mut Episode,
+    ) -> Result<Observation, AgentError> {
+        if env.tools().refusal(action).is_none() {
+            episode.tool_calls += 1;
+        }
+        Ok(match commitment.refuse(action, self.prompts)? {
+            Some(refusal) => Observation::new(refusal),
+            None => env.step(action),
+        })
+    }
+}
+
+/// Whether turn `number` is the corpus setting's answer-only last turn.
+pub(super) fn answer_only(settings: &AgentSettings, number: u32) -> bool {
+    settings.last_turn_answer_only && number == settings.turns
+}
+
+/// The note telling the model its last turn accepts only an answer.
+pub(super) fn last_turn_note(prompts: &PromptSet) -> Result<String, AgentError> {
+    render(prompts, "last_turn.txt", context! {})
+}
+
+/// The environment's tools for the native channel.
+pub(super) fn tool_specs(tools: &ToolCatalogue) -> Vec<ToolSpec> {
+    tools
+        .tools()
+        .iter()
+        .map(|t| ToolSpec {
+            name: t.name().to_string(),
+            description: t.description.clone(),
+            argument: t.arg.to_string(),
+        })
+        .collect()
+}
+
+/// The response as the loop reads it: native tool calls become action lines after the
+/// text, so both channels produce the same trace (and the same conversation).
+pub(super) fn with_native_calls(response: ChatResponse) -> String {
+    let mut text = response.text;
+    for call in &response.tool_calls {
+        if !text.is_empty() && !text.ends_with('\n') {
+            text.push('\n');
+        }
+        text.push_str(&protocol::action_line(&call.name, &call.argument));
+    }
+    text
+}
+
+/// The catalogue's action lines for a reminder: `Action: a`, `Action: b` or `Action: c`.
+fn action_choices(tools: &ToolCatalogue) -> String {
+    let lines: Vec<String> = tools
+        .tools()
+        .iter()
+        .map(|t| {
+            format!(
+                "`{}`",
+                protocol::action_line(t.name(), &format!("<{}>", t.arg))
+            )
+        })
+        .collect();
+    match lines.split_last() {
+        Some((last, [])) => last.clone(),
+        Some((last, rest)) => format!("{} or {last}", rest.join(", ")),
+        None => String::new(),
+    }
+}
+
+fn format_observation(action: &Action, text: &str, several: bool) -> String {
+    if several {
+        format!("Observation for {action}:\n{text}")
+    } else {
+        format!("Observation:\n{text}")
+    }
+}

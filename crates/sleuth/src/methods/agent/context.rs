@@ -1,0 +1,99 @@
+//! What a request carries: the whole conversation, or under `compact=K` (ours) the
+//! question with the merged memory and the last K exchanges.
+//!
+//! The paper's loop sends the full history every turn (SLEUTH paper §3.1: the complete
+//! state is "output in full on every turn", alongside every observation), so input
+//! tokens per episode grow about quadratically in turns. App. D.4 reads the
+//! working memory as "a sufficient statistic for the evidence gathered"; compaction
+//! takes it at its word. Once a fact is confirmed, old raw observations leave: the
+//! system text, the question followed by the merged memory, and the last K exchanges
+//! (response, then the observations it got). The full conversation stays the loop's own
+//! record; only what is sent shrinks, so tokens grow about linearly. With
+//! `compact_slack=S` exchanges pile up to K + S before the next compaction and the
+//! memory note stays as written at the last one, so the prefix is stable for S turns (a
+//! provider's prompt cache can read it); S = 0 compacts every turn.
+
+use super::{render, PromptSet};
+use crate::llm::{Message, Role};
+use crate::memory::{MemorySchema, WorkingMemory};
+use crate::methods::settings::AgentSettings;
+use crate::methods::AgentError;
+use minijinja::context;
+
+/// The conversation of an episode and where its compaction stands.
+pub(super) struct Context {
+    /// Everything said: system text, question, then response / feedback pairs.
+    messages: Vec<Message>,
+    /// `compact=K`: the exchanges kept; `None` sends the whole conversation.
+    compact: Option<u32>,
+    /// `compact_slack=S`.
+    slack: u32,
+    /// The first message still sent after the question (0: not compacted yet).
+    start: usize,
+    /// The memory note appended to the question at the last compaction.
+    note: String,
+}
+
+impl Context {
+    pub fn new(system: String, question: String, settings: &AgentSettings) -> Context {
+        Context {
+            messages: vec![Message::system(system), Message::user(question)],
+            compact: settings.compact,
+            slack: settings.compact_slack,
+            start: 0,
+            note: String::new(),
+        }
+    }
+
+    pub fn push(&mut self, message: Message) {
+        self.messages.push(message);
+    }
+
+    /// Appends `text` to the latest user message (the one the next response answers).
+    pub fn append_to_last_user(&mut self, text: &str) {
+        if let Some(m) = self
+            .messages
+            .iter_mut()
+            .rev()
+            .find(|m| m.role == Role::User)
+        {
+            m.content.push_str("\n\n");
+            m.content.push_str(text);
+        }
+    }
+
+    /// The messages the next request carries, given the merged memory (rendered in
+    /// `schema` for the note).
+    pub fn request(
+        &mut self,
+        state: &WorkingMemory,
+        schema: &MemorySchema,
+        prompts: &PromptSet,
+    ) -> Result<Vec<Message>, AgentError> {
+        let messages = &self.messages;
+        let Some(k) = self.compact else {
+            return Ok(messages.to_vec());
+        };
+        let keep = 2 * k as usize;
+        // Messages after the question alternate response / feedback, ending on feedback.
+        if state.facts.is_empty() || messages.len() <= 2 + keep {
+            return Ok(messages.to_vec());
+        }
+        let limit = keep + 2 * self.slack as usize;
+        if self.start == 0 || messages.len() - self.start > limit {
+            self.start = messages.len() - keep;
+            let dropped = (self.start - 2) / 2;
+            let memory = state.render(schema);
+            self.note = render(
+                prompts,
+                "compacted.txt",
+                context! { memory => memory.trim_end(), dropped },
+            )?;
+        }
+        let mut question = messages[1].clone();
+        question.content.push_str(&self.note);
+        let mut out = vec![messages[0].clone(), question];
+        out.extend_from_slice(&messages[self.start..]);
+        Ok(out)
+    }
+}

@@ -1,0 +1,89 @@
+//! Protocol enforcement (SLEUTH paper §3.4, §5.5; App. M, "Enforcement fairness and
+//! budget accounting"): runtime help for models that drift out of the working-memory
+//! notation. The paper's Table 1 runs use none of it; `enforce=true` turns it on.
+//!
+//! - Delimiters: the prompt adaptation "with explicit structural delimiters" (the
+//!   memory template's `enforce` variant).
+//! - The notation check: a response missing the typed sections in their notation is
+//!   rejected and the model re-prompted with a reminder. The rejected response stays
+//!   in the conversation followed by the reminder; it uses no turn ("rejected turns do
+//!   not count against the 20-turn budget"), but its call and tokens are counted
+//!   (`reminder` calls), at most `max_reminders` per episode (the paper's 5). Only a
+//!   typed memory is checked: the baselines "have no structured format to validate".
+//! - Fact hand-back: the confirmed facts a response left out are handed back in the
+//!   next observation, under enforcement or with `restore_facts`, so monotonicity holds
+//!   for the model too, not only in the record (whose merged state keeps them anyway).
+
+use super::{render, PromptSet};
+use crate::memory::{check_adherence, MemoryKind, MemorySchema, Merged};
+use crate::methods::settings::AgentSettings;
+use crate::methods::{AgentError, Episode};
+use minijinja::context;
+
+/// The enforcement an episode runs under.
+pub(super) struct Enforcement {
+    /// The typed sections a response must hold, when the check is on.
+    check: Option<MemorySchema>,
+    max_reminders: u32,
+    /// Whether dropped facts are handed back.
+    hand_back: bool,
+}
+
+impl Enforcement {
+    pub fn new(settings: &AgentSettings, memory: &MemoryKind) -> Enforcement {
+        Enforcement {
+            check: memory.typed().filter(|_| settings.enforce).cloned(),
+            max_reminders: settings.max_reminders,
+            // Under `enforce` as well as when asked: the hand-back counts as part of the
+            // runtime help (App. M names delimiters and the check only).
+            hand_back: settings.enforce || settings.restore_facts,
+        }
+    }
+
+    /// Whether the system prompt carries the delimited notation.
+    pub fn delimiters(settings: &AgentSettings) -> bool {
+        settings.enforce
+    }
+
+    /// The reminder re-prompting a response that broke the notation, while reminders
+    /// remain; counts it in the episode.
+    pub fn reminder(
+        &self,
+        response: &str,
+        episode: &mut Episode,
+        prompts: &PromptSet,
+    ) -> Result<Option<String>, AgentError> {
+        let Some(schema) = &self.check else {
+            return Ok(None);
+        };
+        if check_adherence(response, schema) || episode.reminders >= self.max_reminders {
+            return Ok(None);
+        }
+        episode.reminders += 1;
+        let sections = schema
+            .sections
+            .iter()
+            .map(|s| format!("`{}`", s.header()))
+            .collect::<Vec<_>>()
+            .join(", ");
+        render(prompts, "reminder.txt", context! { sections }).map(Some)
+    }
+
+    /// The observation handing back the confirmed facts this turn's memory left out.
+    pub fn hand_back(
+        &self,
+        merged: &Merged,
+        prompts: &PromptSet,
+    ) -> Result<Option<String>, AgentError> {
+        if !self.hand_back || merged.dropped.is_empty() {
+            return Ok(None);
+        }
+        let facts = merged
+            .dropped
+            .iter()
+            .map(|f| format!("- {}", f.render()))
+            .collect::<Vec<_>>()
+            .join("\n");
+        render(prompts, "dropped_facts.txt", context! { facts }).map(Some)
+    }
+}
