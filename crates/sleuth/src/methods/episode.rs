@@ -82,7 +82,7 @@ pub struct Turn {
     pub adherent: Option<bool>,
     /// Self-Ask sub-questions or IRCoT reasoning steps parsed from the response.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub steps: Option<super::agent::formats::ReasoningSteps>,
+    pub steps: Option<crate::protocol::formats::ReasoningSteps>,
     pub actions: Vec<Action>,
     pub observations: Vec<Observation>,
     /// The commitment trigger (the nudge, or structural completion's commit message)

@@ -4,7 +4,7 @@
 //! which memory sections the model keeps) plus [`AgentSettings`]; ReAct, ReAct-CoT,
 //! Self-Ask, IRCoT, Notes, the working-memory ablations and SLEUTH differ only in that.
 
-pub mod formats;
+pub use crate::protocol::formats;
 pub mod hybrid;
 mod run;
 
@@ -15,9 +15,10 @@ use super::retry::{attempt_text, Attempt};
 use super::{AgentError, EnvFactory, Episode, Method, PromptSet, RunContext};
 use crate::data::Question;
 use crate::env::{Environment, PoolEnv, ToolCatalogue};
-use crate::llm::{grammar, ChatRequest, Message, OutputConstraint};
+use crate::llm::{ChatRequest, Message, OutputConstraint};
 use crate::memory::{MemorySchema, Section, WorkingMemory};
 use crate::methods::settings::AgentSettings;
+use crate::protocol::grammar;
 use async_trait::async_trait;
 use minijinja::context;
 use std::sync::Arc;

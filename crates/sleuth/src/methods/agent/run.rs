@@ -528,10 +528,7 @@ fn with_native_calls(response: crate::llm::ChatResponse) -> String {
         if !text.is_empty() && !text.ends_with('\n') {
             text.push('\n');
         }
-        text.push_str(&crate::env::protocol::action_line(
-            &call.name,
-            &call.argument,
-        ));
+        text.push_str(&crate::protocol::action_line(&call.name, &call.argument));
     }
     text
 }
@@ -555,7 +552,7 @@ fn action_choices(tools: &crate::env::ToolCatalogue) -> String {
         .map(|t| {
             format!(
                 "`{}`",
-                crate::env::protocol::action_line(t.name(), &format!("<{}>", t.arg))
+                crate::protocol::action_line(t.name(), &format!("<{}>", t.arg))
             )
         })
         .collect();
