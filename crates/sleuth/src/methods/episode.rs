@@ -106,7 +106,7 @@ pub struct Turn {
     pub rejection: Option<super::eir::Rejection>,
     /// Agentic SSR: the decomposition, verifier votes and refinement of this turn.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub verification: Option<serde_json::Value>,
+    pub verification: Option<super::eir::Verification>,
 }
 
 /// A finished (or interrupted) episode.

@@ -29,11 +29,12 @@ mod recover;
 pub mod schema;
 pub mod ssr;
 mod trajectory;
+pub mod verification;
 
 #[cfg(test)]
 mod tests;
 
-pub use direct::{Direct, EirAttempt};
+pub use direct::{Check, Direct, EirAttempt};
 pub use eir::Eir;
 pub use final_call::{final_call, final_prompt, parse_final, FinalAnswer};
 pub use full_pool::FullPool;
@@ -42,6 +43,7 @@ pub use lists::{Conclusion, ConclusionStatus, Lists, Requirement, RequirementSta
 pub use recover::{read_priors, Prior, Recover};
 pub use ssr::Ssr;
 pub use trajectory::Budget;
+pub use verification::Verification;
 
 use super::settings::EirSettings;
 use super::PromptSet;

@@ -21,7 +21,7 @@ use super::Shared;
 use crate::data::Question;
 use crate::methods::outputs::FinalCall;
 use crate::methods::settings::RecoverMode;
-use crate::methods::{AgentError, Episode, Method, RunContext, StopReason};
+use crate::methods::{AgentError, Episode, Method, RunContext};
 use async_trait::async_trait;
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -174,12 +174,7 @@ impl Method for Recover {
                 answer
             }
         };
-        t.episode.stop = if answer.answer.is_some() {
-            StopReason::Finished
-        } else {
-            StopReason::ParseFailure
-        };
-        t.episode.answer = answer.answer.clone();
+        answer.close(&mut t.episode);
         Ok(t.finish(answer.evidence, answer.dropped))
     }
 }
@@ -188,14 +183,7 @@ impl Method for Recover {
 /// (for the before/after comparison; the model never sees it).
 fn final_output(answer: &FinalAnswer, prior: &Prior, records: usize) -> FinalCall {
     FinalCall {
-        response: answer.raw.clone(),
-        parsed: answer.answer.is_some(),
         retrieval_answer: prior.answer.clone(),
-        retrieval_evidence: Vec::new(),
-        forced_end: false,
-        lists: Default::default(),
-        evidence_records: records,
-        repairs: Vec::new(),
-        extra_reads: None,
+        ..answer.output(records)
     }
 }

@@ -664,8 +664,8 @@ async fn ssr_makes_decomposition_and_nine_verifications_per_action_without_refin
         .collect();
     assert_eq!(samples, [0, 1, 2], "three distinct samples per part");
     assert_eq!(
-        ep.turns[0].verification.as_ref().unwrap()["outcome"],
-        "kept: no part qualified"
+        ep.turns[0].verification.as_ref().unwrap().outcome,
+        verification::Outcome::NoPartQualified
     );
 }
 
@@ -699,9 +699,10 @@ async fn ssr_refines_once_when_a_part_qualifies() {
     );
     assert_eq!(ep.answer.as_deref(), Some("Mary de Bohun"));
     let report = ep.turns[0].verification.as_ref().unwrap();
-    assert_eq!(report["refined_part"], "action");
-    assert_eq!(report["votes"][2]["valid"], 2);
-    assert_eq!(report["votes"][0]["qualifies"], false);
+    let refined = report.refinement.as_ref().unwrap();
+    assert_eq!(refined.refined_part, verification::Part::Action);
+    assert_eq!(report.votes[2].valid, 2);
+    assert!(!report.votes[0].qualifies);
     let refine = model
         .requests()
         .into_iter()
@@ -732,8 +733,8 @@ async fn ssr_falls_back_to_the_agreed_action_correction_when_refinement_is_unrea
         .unwrap();
     assert_eq!(ep.retrieved[0], "Eleanor de Bohun");
     assert_eq!(
-        ep.turns[0].verification.as_ref().unwrap()["outcome"],
-        "action correction"
+        ep.turns[0].verification.as_ref().unwrap().outcome,
+        verification::Outcome::ActionCorrection
     );
 }
 
