@@ -28,4 +28,7 @@ pub mod report;
 pub mod retrieval;
 pub mod terminal;
 
+#[cfg(test)]
+mod layering;
+
 pub use error::{Error, Result};

@@ -8,7 +8,7 @@ use super::json::{extract_object, opt_array, opt_string, parse_citations, Citati
 use super::schema::{self, final_reply};
 use super::trajectory::request;
 use crate::env::EvidenceStore;
-use crate::methods::outputs::{Evidence, FinalCall};
+use crate::methods::outputs::{Evidence, FinalCall, Outputs};
 use crate::methods::settings::EirSettings;
 use crate::methods::{
     call_model, AgentError, CallKind, Episode, PromptSet, RunContext, StopReason,
@@ -63,7 +63,7 @@ impl FinalAnswer {
     /// overflow whenever a prompt of the episode no longer fit (that stop stays). Every
     /// method that answers by a final call ends here: EIR, Full Pool, the recovery tests
     /// and `sleuth-eir`.
-    pub fn close(&self, episode: &mut Episode) {
+    pub fn close<O>(&self, episode: &mut Episode<O>) {
         if episode.stop != StopReason::ContextOverflow {
             episode.stop = if self.answer.is_some() {
                 StopReason::Finished
@@ -163,11 +163,11 @@ pub fn parse_final(text: &str, store: &EvidenceStore) -> FinalAnswer {
 /// Makes the final call and counts it as `Final`. On overflow the answer is `None`
 /// and the episode's stop reason says so; `retrieved` goes into a partial episode when
 /// the call fails.
-pub async fn final_call(
+pub async fn final_call<O: Clone + Into<Outputs>>(
     ctx: &RunContext,
     settings: &EirSettings,
     prompts: &PromptSet,
-    episode: &mut Episode,
+    episode: &mut Episode<O>,
     question: &str,
     store: &EvidenceStore,
     retrieved: &[String],
@@ -237,7 +237,7 @@ mod tests {
         let answered = parse_final("Mary de Bohun", &store());
         let unread = parse_final("I think\nit is unclear", &store());
         let stop = |answer: &FinalAnswer, before: StopReason| {
-            let mut episode = Episode {
+            let mut episode: Episode = Episode {
                 stop: before,
                 ..Episode::default()
             };

@@ -8,7 +8,7 @@ use super::Shared;
 use crate::data::Question;
 use crate::env::titles::display_titles;
 use crate::env::EvidenceStore;
-use crate::methods::{AgentError, Episode, Method, RunContext};
+use crate::methods::{AgentError, EirOutputs, Episode, Method, Outputs, RunContext};
 use async_trait::async_trait;
 
 pub struct FullPool {
@@ -37,7 +37,7 @@ pub fn whole_pool(question: &Question) -> EvidenceStore {
 impl Method for FullPool {
     async fn run(&self, question: &Question, ctx: &RunContext) -> Result<Episode, AgentError> {
         let store = whole_pool(question);
-        let mut episode = Episode::default();
+        let mut episode: Episode<EirOutputs> = Episode::default();
         let s = &self.shared;
         let answer = final_call(
             ctx,
@@ -51,8 +51,8 @@ impl Method for FullPool {
         .await?;
         answer.close(&mut episode);
         episode.retrieved = store.titles().to_vec();
-        episode.outputs.evidence = Some(answer.evidence());
+        episode.outputs.evidence = answer.evidence();
         episode.outputs.final_call = Some(answer.output(store.len()));
-        Ok(episode)
+        Ok(episode.map_outputs(Outputs::from))
     }
 }
