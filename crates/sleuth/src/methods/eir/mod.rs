@@ -40,7 +40,7 @@ pub use final_call::{final_call, final_prompt, parse_final, FinalAnswer};
 pub use full_pool::FullPool;
 pub use json::{Citation, Move, RejectCause, Rejection};
 pub use lists::{Conclusion, ConclusionStatus, Lists, Requirement, RequirementStatus};
-pub use recover::{read_priors, Prior, Recover};
+pub use recover::{EarlierRuns, Prior, Recover};
 pub use ssr::Ssr;
 pub use trajectory::Budget;
 pub use verification::Verification;
