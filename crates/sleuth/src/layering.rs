@@ -17,8 +17,28 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
-/// A folder (or top-level file) and the folders it must never import.
+/// A folder (or top-level file) and the folders it must never import (ARCHITECTURE.md,
+/// "Layers").
 const LAYERS: &[(&str, &[&str])] = &[
+    (
+        "data",
+        &[
+            "retrieval",
+            "protocol",
+            "env",
+            "memory",
+            "llm",
+            "methods",
+            "eval",
+            "report",
+        ],
+    ),
+    (
+        "retrieval",
+        &[
+            "protocol", "env", "memory", "llm", "methods", "eval", "report",
+        ],
+    ),
     (
         "protocol",
         &["env", "memory", "methods", "llm", "eval", "report"],

@@ -33,6 +33,8 @@ pub mod verification;
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod toy_policy;
 
 pub use direct::{Check, Direct, EirAttempt};
 pub use eir::Eir;
