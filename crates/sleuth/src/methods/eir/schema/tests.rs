@@ -105,30 +105,30 @@ fn the_eir_action_schema_of_the_corpus_setting_with_repair_is_exactly_this() {
 /// The status names a list change may give are the lists' own status names, in order.
 #[test]
 fn status_choices_are_the_list_status_names() {
-    let names = |f: &Field| -> Vec<&str> { f.choices().iter().map(|c| c.name).collect() };
-    let serde_names = |v: Vec<Value>| -> Vec<String> {
-        v.into_iter()
-            .map(|v| v.as_str().unwrap().to_string())
+    fn names(statuses: &[impl serde::Serialize]) -> Vec<String> {
+        statuses
+            .iter()
+            .map(|s| {
+                serde_json::to_value(s)
+                    .unwrap()
+                    .as_str()
+                    .unwrap()
+                    .to_string()
+            })
             .collect()
-    };
-    let requirement: Vec<Value> = [
-        RequirementStatus::Open,
-        RequirementStatus::Met,
-        RequirementStatus::Dropped,
-    ]
-    .iter()
-    .map(|s| serde_json::to_value(s).unwrap())
-    .collect();
-    assert_eq!(serde_names(requirement), names(&requirement::STATUS));
-    let conclusion: Vec<Value> = [
-        ConclusionStatus::Tentative,
-        ConclusionStatus::Supported,
-        ConclusionStatus::Retracted,
-    ]
-    .iter()
-    .map(|s| serde_json::to_value(s).unwrap())
-    .collect();
-    assert_eq!(serde_names(conclusion), names(&conclusion::STATUS));
+    }
+    let declared =
+        |f: &Field| -> Vec<String> { f.choices().iter().map(|c| c.name.to_string()).collect() };
+    use ConclusionStatus as C;
+    use RequirementStatus as R;
+    assert_eq!(
+        names(&[R::Open, R::Met, R::Dropped]),
+        declared(&requirement::STATUS)
+    );
+    assert_eq!(
+        names(&[C::Tentative, C::Supported, C::Retracted]),
+        declared(&conclusion::STATUS)
+    );
     assert_eq!(action::TYPE.choice_list(" or "), "search, read or submit");
     assert_eq!(requirement::STATUS.choice_list(", "), "open, met, dropped");
     assert!(action::SUBMIT.accepts("finish") && !action::READ.accepts("finish"));
