@@ -8,6 +8,7 @@ use rand::seq::SliceRandom;
 use rand::SeedableRng;
 use sleuth::data::{self, Dataset, Question};
 use sleuth::env::CorpusOptions;
+use sleuth::eval::RecordedRuns;
 use sleuth::llm::{
     open_stack, stack_with, CacheSpec, CostBudget, ModelOptions, ModelSpec, ModelStack, PriceTable,
     RateLimit,
@@ -271,6 +272,7 @@ impl MethodArgs {
         let mut config = MethodConfig::new(self.settings()?);
         config.prompts = Arc::new(prompts);
         config.corpus = self.corpus()?;
+        config.earlier = Some(Arc::new(RecordedRuns));
         Ok(config)
     }
 }

@@ -1,15 +1,15 @@
-//! The core crate's protocol grammars, judged by llama.cpp itself: they load, they accept
-//! well-formed turns and reject malformed ones, and sampling under them yields text the
-//! agents' parsers accept.
+//! The core crate's protocol grammars (`sleuth::protocol::grammar`), judged by llama.cpp
+//! itself: they load, they accept well-formed turns and reject malformed ones, and
+//! sampling under them yields text the agents' parsers accept.
 
 mod common;
 
 use common::{check_grammar, complete, load, opts};
 use regex::Regex;
 use sleuth::env::{Action, CorpusEnv, CorpusOptions, PoolEnv, ToolCatalogue};
-use sleuth::llm::grammar;
 use sleuth::llm::{ChatRequest, LlmError, Message, OutputConstraint};
 use sleuth::memory::{MemorySchema, Section};
+use sleuth::protocol::grammar;
 
 const MEMORY_TURN: &str = "Confirmed Facts:
 - [F1] The bridge opened in 1881 (source: Velmora Bridge)

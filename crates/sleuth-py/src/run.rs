@@ -8,7 +8,7 @@ use crate::model::{self, ModelArgs};
 use crate::question::{self, Question};
 use pyo3::prelude::*;
 use sleuth::env::CorpusOptions;
-use sleuth::eval::{run_episode, Outcome, Quiet, RunConfig, RunStore, Runner};
+use sleuth::eval::{run_episode, Outcome, Quiet, RecordedRuns, RunConfig, RunStore, Runner};
 use sleuth::methods::corpus::CorpusSetting;
 use sleuth::methods::registry::{self, MethodConfig};
 use sleuth::methods::{PromptSet, RegisteredMethod};
@@ -25,6 +25,7 @@ fn method_config(
     corpus_reads: usize,
 ) -> PyResult<MethodConfig> {
     let mut config = MethodConfig::new(settings);
+    config.earlier = Some(Arc::new(RecordedRuns));
     if let Some(dir) = prompts {
         config.prompts = Arc::new(PromptSet::with_overrides(&dir).map_err(errors::to_py)?);
     }

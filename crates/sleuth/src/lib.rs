@@ -5,6 +5,8 @@
 //!
 //! - [`data`]: benchmark questions and their loaders; nothing downstream knows which
 //!   benchmark a question came from.
+//! - [`protocol`]: the text protocol, defined once: the action line, the tools, the
+//!   working-memory notation and the output grammars built from them.
 //! - [`env`]: the tool environment an agent acts in (search / lookup / read / finish).
 //! - [`retrieval`]: lexical scoring used by the environments.
 //! - [`llm`]: one normalized chat request/response across providers.
@@ -21,8 +23,12 @@ pub mod eval;
 pub mod llm;
 pub mod memory;
 pub mod methods;
+pub mod protocol;
 pub mod report;
 pub mod retrieval;
 pub mod terminal;
+
+#[cfg(test)]
+mod layering;
 
 pub use error::{Error, Result};

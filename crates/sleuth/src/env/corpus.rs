@@ -231,7 +231,7 @@ impl Environment for CorpusEnv {
             Action::Search(q) => self.search(q),
             Action::Read(id) => self.read(id),
             // Not offered: `step` refuses it before it gets here.
-            Action::Lookup(_) => self.tools.refuse(action),
+            Action::Lookup(_) => Observation::new(self.tools.refuse(action)),
             Action::Finish(_) => Observation::new("The episode is finished."),
         }
     }

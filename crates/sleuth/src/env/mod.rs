@@ -5,21 +5,20 @@
 //! has shown, so support recall can be computed from the record alone. A failing action
 //! (an unknown title, an empty query, a tool it does not offer) is an [`Observation`]
 //! for the model, never an error. Each environment owns the [`ToolCatalogue`] of what it
-//! offers; the text protocol ([`protocol`]) renders, parses and constrains from it.
+//! offers; the text protocol ([`crate::protocol`]) renders, parses and constrains from it.
 
-mod action;
 mod corpus;
 pub mod evidence;
 mod pool;
-pub mod protocol;
 pub mod titles;
 
-pub use action::Action;
 pub use corpus::{CorpusEnv, CorpusOptions};
 pub use evidence::{EvidenceEnv, EvidenceEnvFactory, EvidenceRecord, EvidenceStore, ReadOutcome};
 pub use pool::PoolEnv;
-pub use protocol::{Tool, ToolCatalogue, ToolKind};
 pub use titles::{TitlesEnv, TitlesEnvFactory};
+
+// The protocol's vocabulary, which every environment speaks (defined in `protocol`).
+pub use crate::protocol::{Action, Tool, ToolCatalogue, ToolKind};
 
 use serde::{Deserialize, Serialize};
 
@@ -57,7 +56,7 @@ pub trait Environment: Send + Sync {
     /// with an observation naming the tools it does (nothing runs then).
     fn step(&mut self, action: &Action) -> Observation {
         match self.tools().refusal(action) {
-            Some(refused) => refused,
+            Some(refused) => Observation::new(refused),
             None => self.execute(action),
         }
     }

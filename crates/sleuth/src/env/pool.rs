@@ -127,7 +127,7 @@ impl Environment for PoolEnv {
             Action::Search(q) => self.search(q),
             Action::Lookup(t) => self.lookup(t),
             // Not offered: `step` refuses it before it gets here.
-            Action::Read(_) => self.tools.refuse(action),
+            Action::Read(_) => Observation::new(self.tools.refuse(action)),
             Action::Finish(_) => Observation::new("The episode is finished."),
         }
     }

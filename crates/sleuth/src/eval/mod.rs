@@ -12,4 +12,4 @@ pub mod store;
 
 pub use record::{FirstAttempt, RecordContext, RunRecord, RECORD_VERSION};
 pub use runner::{run_episode, Outcome, Progress, Quiet, RunSummary, Runner};
-pub use store::{RunConfig, RunStore};
+pub use store::{RecordedRuns, RunConfig, RunStore};

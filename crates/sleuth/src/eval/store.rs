@@ -8,6 +8,7 @@
 
 use super::lock::RunLock;
 use super::RunRecord;
+use crate::methods::eir::{EarlierRuns, Prior};
 use crate::{Error, Result};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, HashMap};
@@ -179,6 +180,37 @@ impl RecordWriter {
             .write_all(line.as_bytes())
             .and_then(|_| self.file.flush())
             .map_err(|e| Error::io(&self.path, e))
+    }
+}
+
+/// Earlier runs as `eir-recover` reads them: each question's retrieved paragraphs and
+/// answer, through the typed records (the method cannot import this layer; the run's
+/// assembly hands it this reader, `MethodConfig::earlier`).
+pub struct RecordedRuns;
+
+impl EarlierRuns for RecordedRuns {
+    fn priors(
+        &self,
+        from: &Path,
+        method: &str,
+    ) -> std::result::Result<BTreeMap<String, Prior>, Box<dyn std::error::Error + Send + Sync>>
+    {
+        let file = if from.is_dir() {
+            from.join(RECORDS)
+        } else {
+            from.to_path_buf()
+        };
+        Ok(read_records(&file)?
+            .into_iter()
+            .filter(|r| r.method == method)
+            .map(|r| {
+                let prior = Prior {
+                    retrieved: r.retrieved,
+                    answer: r.answer,
+                };
+                (r.id, prior)
+            })
+            .collect())
     }
 }
 

@@ -8,7 +8,6 @@
 pub mod anthropic;
 mod endpoint;
 mod error;
-pub mod grammar;
 mod http;
 pub mod middleware;
 pub mod openai;

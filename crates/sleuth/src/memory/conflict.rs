@@ -10,20 +10,11 @@
 //! high-priority open question. Only an explicit `(resolved)` mark on that question
 //! settles it, and the facts the model writes in that turn say how ([`Resolution`]).
 
-use super::{Fact, OpenQuestion, Priority};
+use crate::protocol::notation::{Fact, OpenQuestion, Priority, Triple};
 use regex::Regex;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeSet;
-use std::fmt;
 use std::sync::OnceLock;
-
-/// What a fact states, as `subject ; relation ; value`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Triple {
-    pub subject: String,
-    pub relation: String,
-    pub value: String,
-}
 
 /// How a conflict was settled.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -62,12 +53,6 @@ impl Conflict {
     }
 }
 
-impl fmt::Display for Triple {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{} ; {} ; {}", self.subject, self.relation, self.value)
-    }
-}
-
 /// Lowercased words without punctuation or articles.
 fn words(text: &str) -> Vec<String> {
     text.to_lowercase()
@@ -78,20 +63,6 @@ fn words(text: &str) -> Vec<String> {
 }
 
 impl Triple {
-    /// The `triple:` field as written: `subject ; relation ; value`, parentheses allowed.
-    pub fn parse(text: &str) -> Option<Triple> {
-        let text = text.trim().trim_start_matches('(').trim_end_matches(')');
-        let parts: Vec<&str> = text.split(';').map(str::trim).collect();
-        match parts.as_slice() {
-            [s, r, v] if !s.is_empty() && !r.is_empty() && !v.is_empty() => Some(Triple {
-                subject: s.to_string(),
-                relation: r.to_string(),
-                value: v.to_string(),
-            }),
-            _ => None,
-        }
-    }
-
     /// A triple read off a plain statement, for facts written without a `triple:` field.
     /// Four sentence shapes, tried in order:
     /// `The R of S is V`, `S's R is V`, `V is the R of S`, and

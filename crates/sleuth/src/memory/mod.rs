@@ -1,20 +1,24 @@
 //! The epistemic working memory of SLEUTH and its ablations.
 //!
-//! The model writes its memory in the paper's notation on every turn; this module parses
-//! that text tolerantly (raw text is kept when parsing fails), checks adherence to the
-//! notation, merges facts monotonically (a fact the model drops stays in the state), and
-//! renders the state back for prompts and traces.
+//! The model writes its memory in the paper's notation on every turn; the notation itself
+//! (headers, entry lines, the tolerant parse, the adherence check) is
+//! [`crate::protocol::notation`]. This module is what the memory does with it: it merges
+//! facts monotonically (a fact the model drops stays in the state), resolves questions,
+//! holds contradicting facts out (`contradictions=true`) and renders the state back for
+//! prompts and traces.
 
 pub mod conflict;
-mod parse;
-mod schema;
+mod kind;
 mod state;
 
-pub use conflict::{Conflict, Resolution, Triple};
-pub use parse::{check_adherence, parse_memory, writes_section};
-pub use schema::{MemoryKind, MemorySchema, Section};
-pub use state::{
-    Confidence, Fact, Hypothesis, MergeRules, Merged, OpenQuestion, Priority, WorkingMemory,
+pub use conflict::{Conflict, Resolution};
+pub use kind::MemoryKind;
+pub use state::{parse_memory, MergeRules, Merged, WorkingMemory};
+
+// The notation's types, which the memory is made of (defined in `protocol::notation`).
+pub use crate::protocol::notation::{
+    check_adherence, writes_section, Confidence, Fact, Hypothesis, MemorySchema, OpenQuestion,
+    Priority, Section, Triple,
 };
 
 #[cfg(test)]

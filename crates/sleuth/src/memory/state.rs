@@ -1,60 +1,13 @@
-//! Working-memory entries and the state they form.
+//! The state the working-memory entries form, and how each turn's entries fold into it.
 
-use super::conflict::{self, Conflict, Resolution, Triple};
+use super::conflict::{self, Conflict, Resolution};
+use crate::protocol::notation::{self, Fact, Hypothesis, MemorySchema, OpenQuestion, Written};
 use serde::{Deserialize, Serialize};
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Confidence {
-    Low,
-    Medium,
-    High,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Priority {
-    Low,
-    Medium,
-    High,
-}
-
-/// `[F1] <statement> (source: <title>)`, under `contradictions=true` optionally followed
-/// by `| confidence: high | triple: <subject> ; <relation> ; <value>`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Fact {
-    pub id: String,
-    pub statement: String,
-    pub source: Option<String>,
-    /// How sure the model is of the fact (ours: per-fact confidence).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub confidence: Option<Confidence>,
-    /// What the fact states, when the model wrote it as a triple.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub triple: Option<Triple>,
-}
-
-/// `[H1] <hypothesis> | confidence: high | supports: F1, F2 | contradicts: -`
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Hypothesis {
-    pub id: String,
-    pub text: String,
-    pub confidence: Option<Confidence>,
-    pub supports: Vec<String>,
-    pub contradicts: Vec<String>,
-}
-
-/// `[Q1] <question> | action: <search terms> | priority: high`, optionally marked
-/// `(resolved)` (SLEUTH paper App. K: "Mark resolved questions").
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct OpenQuestion {
-    pub id: String,
-    pub text: String,
-    pub action: Option<String>,
-    pub priority: Option<Priority>,
-    /// The model marked this question resolved.
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub resolved: bool,
+/// Parses the sections of `schema` out of a model response (the notation's tolerant
+/// reading, [`notation::parse`]) as a memory to merge.
+pub fn parse_memory(text: &str, schema: &MemorySchema) -> WorkingMemory {
+    notation::parse(text, schema).into()
 }
 
 /// The state `W_t = (F_t, H_t, Q_t)`, plus free-form notes for the Notes baseline.
@@ -100,26 +53,6 @@ pub struct MergeRules {
     pub contradictions: bool,
     /// The turn being merged (recorded on the conflicts it raises or settles).
     pub turn: u32,
-}
-
-impl Confidence {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Confidence::Low => "low",
-            Confidence::Medium => "medium",
-            Confidence::High => "high",
-        }
-    }
-}
-
-impl Priority {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Priority::Low => "low",
-            Priority::Medium => "medium",
-            Priority::High => "high",
-        }
-    }
 }
 
 fn normalized(statement: &str) -> String {
@@ -338,90 +271,25 @@ impl WorkingMemory {
     }
 
     /// Renders the sections of `schema` in the paper's notation.
-    pub fn render(&self, schema: &super::MemorySchema) -> String {
-        use super::Section;
-        let mut out = String::new();
-        for &section in &schema.sections {
-            out.push_str(section.header());
-            out.push('\n');
-            let before = out.len();
-            match section {
-                Section::Facts => {
-                    for f in &self.facts {
-                        out.push_str(&format!("- {}\n", f.render()));
-                    }
-                }
-                Section::Hypotheses => {
-                    for h in &self.hypotheses {
-                        out.push_str(&format!("- {}\n", h.render()));
-                    }
-                }
-                Section::Questions => {
-                    for q in &self.questions {
-                        out.push_str(&format!("- {}\n", q.render()));
-                    }
-                }
-                Section::Notes => {
-                    if let Some(n) = &self.notes {
-                        out.push_str(n);
-                        out.push('\n');
-                    }
-                }
-            }
-            if out.len() == before {
-                out.push_str("- none\n");
-            }
-        }
-        out
-    }
-}
-
-impl Fact {
-    pub fn render(&self) -> String {
-        let mut out = match &self.source {
-            Some(s) => format!("[{}] {} (source: {})", self.id, self.statement, s),
-            None => format!("[{}] {}", self.id, self.statement),
-        };
-        if let Some(c) = self.confidence {
-            out.push_str(&format!(" | confidence: {}", c.as_str()));
-        }
-        if let Some(t) = &self.triple {
-            out.push_str(&format!(" | triple: {t}"));
-        }
-        out
-    }
-}
-
-fn id_list(ids: &[String]) -> String {
-    if ids.is_empty() {
-        "-".into()
-    } else {
-        ids.join(", ")
-    }
-}
-
-impl Hypothesis {
-    pub fn render(&self) -> String {
-        format!(
-            "[{}] {} | confidence: {} | supports: {} | contradicts: {}",
-            self.id,
-            self.text,
-            self.confidence.map_or("?", Confidence::as_str),
-            id_list(&self.supports),
-            id_list(&self.contradicts)
+    pub fn render(&self, schema: &MemorySchema) -> String {
+        notation::render(
+            schema,
+            &self.facts,
+            &self.hypotheses,
+            &self.questions,
+            self.notes.as_deref(),
         )
     }
 }
 
-impl OpenQuestion {
-    pub fn render(&self) -> String {
-        format!(
-            "[{}] {} | action: {} | priority: {}{}",
-            self.id,
-            self.text,
-            self.action.as_deref().unwrap_or("-"),
-            self.priority.map_or("?", Priority::as_str),
-            if self.resolved { " (resolved)" } else { "" }
-        )
+impl From<Written> for WorkingMemory {
+    fn from(w: Written) -> Self {
+        WorkingMemory {
+            facts: w.facts,
+            hypotheses: w.hypotheses,
+            questions: w.questions,
+            notes: w.notes,
+            ..WorkingMemory::default()
+        }
     }
 }

@@ -1,37 +1,19 @@
 //! The trace of one run of a method on one question.
+//!
+//! An [`Episode`] is shared by every method; what a family of methods produces besides
+//! its answer and trace is the episode's `outputs`, typed per family (tantivy's
+//! `Collector::Fruit`): the EIR trajectory fills an `Episode<EirOutputs>`, whose evidence
+//! always exists, and a finished method hands the runner an `Episode<Outputs>`, the
+//! record's one shape (see [`super::outputs`]).
 
+use super::outputs::Outputs;
+use super::stop::StopReason;
+use super::{AgentError, RunContext};
 use crate::env::{Action, Observation};
-use crate::llm::{ChatResponse, Usage};
+use crate::llm::{ChatRequest, ChatResponse, LlmError, Usage};
 use crate::memory::WorkingMemory;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
-
-use super::{AgentError, RunContext};
-use crate::llm::{ChatRequest, LlmError};
-
-/// Why an episode ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum StopReason {
-    Finished,
-    Timeout,
-    ParseFailure,
-    ContextOverflow,
-    Error,
-}
-
-impl StopReason {
-    /// The name records and reports use (`finished`, `parse_failure`, ...).
-    pub fn name(self) -> &'static str {
-        match self {
-            StopReason::Finished => "finished",
-            StopReason::Timeout => "timeout",
-            StopReason::ParseFailure => "parse_failure",
-            StopReason::ContextOverflow => "context_overflow",
-            StopReason::Error => "error",
-        }
-    }
-}
 
 /// What a model call was for; calls are reported per kind.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
@@ -82,7 +64,7 @@ pub struct Turn {
     pub adherent: Option<bool>,
     /// Self-Ask sub-questions or IRCoT reasoning steps parsed from the response.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub steps: Option<super::agent::formats::ReasoningSteps>,
+    pub steps: Option<crate::protocol::formats::ReasoningSteps>,
     pub actions: Vec<Action>,
     pub observations: Vec<Observation>,
     /// The commitment trigger (the nudge, or structural completion's commit message)
@@ -106,12 +88,12 @@ pub struct Turn {
     pub rejection: Option<super::eir::Rejection>,
     /// Agentic SSR: the decomposition, verifier votes and refinement of this turn.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub verification: Option<serde_json::Value>,
+    pub verification: Option<super::eir::Verification>,
 }
 
 /// A finished (or interrupted) episode.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Episode {
+pub struct Episode<O = Outputs> {
     pub answer: Option<String>,
     pub stop: StopReason,
     pub turns: Vec<Turn>,
@@ -127,12 +109,13 @@ pub struct Episode {
     pub tool_calls: u32,
     pub nudge_turn: Option<u32>,
     pub reminders: u32,
-    /// What the method produced besides the answer and trace (typed, per method).
+    /// What the method produced besides the answer and trace: its family's outputs
+    /// while it runs, the record's [`Outputs`] once it is done.
     #[serde(default)]
-    pub outputs: super::Outputs,
+    pub outputs: O,
 }
 
-impl Default for Episode {
+impl<O: Default> Default for Episode<O> {
     fn default() -> Self {
         Episode {
             answer: None,
@@ -145,12 +128,12 @@ impl Default for Episode {
             tool_calls: 0,
             nudge_turn: None,
             reminders: 0,
-            outputs: super::Outputs::default(),
+            outputs: O::default(),
         }
     }
 }
 
-impl Episode {
+impl<O> Episode<O> {
     pub fn total_calls(&self) -> u32 {
         self.calls.values().sum()
     }
@@ -163,17 +146,35 @@ impl Episode {
             self.billed_usage += response.usage;
         }
     }
+
+    /// The same episode with its outputs converted (a family's into the record's
+    /// [`Outputs`]: `episode.map_outputs(Outputs::from)`).
+    pub fn map_outputs<P>(self, f: impl FnOnce(O) -> P) -> Episode<P> {
+        Episode {
+            answer: self.answer,
+            stop: self.stop,
+            turns: self.turns,
+            usage: self.usage,
+            billed_usage: self.billed_usage,
+            calls: self.calls,
+            retrieved: self.retrieved,
+            tool_calls: self.tool_calls,
+            nudge_turn: self.nudge_turn,
+            reminders: self.reminders,
+            outputs: f(self.outputs),
+        }
+    }
 }
 
 /// Calls the model for `episode` and counts the call as `kind`: the one place both
 /// method families call a model. `Ok(None)` when the prompt no longer fits the model's
 /// context; any other failure returns the episode so far (with `in_progress`, the turn
 /// being built, and the titles retrieved so far) so its trace is never lost.
-pub(crate) async fn call_model(
+pub(crate) async fn call_model<O: Clone + Into<Outputs>>(
     ctx: &RunContext,
     request: &ChatRequest,
     kind: CallKind,
-    episode: &mut Episode,
+    episode: &mut Episode<O>,
     in_progress: Option<&Turn>,
     retrieved: &[String],
 ) -> Result<Option<String>, AgentError> {
@@ -185,11 +186,11 @@ pub(crate) async fn call_model(
 }
 
 /// [`call_model`], returning the whole response (native tool calls included).
-pub(crate) async fn call_model_response(
+pub(crate) async fn call_model_response<O: Clone + Into<Outputs>>(
     ctx: &RunContext,
     request: &ChatRequest,
     kind: CallKind,
-    episode: &mut Episode,
+    episode: &mut Episode<O>,
     in_progress: Option<&Turn>,
     retrieved: &[String],
 ) -> Result<Option<ChatResponse>, AgentError> {
@@ -200,7 +201,7 @@ pub(crate) async fn call_model_response(
         }
         Err(LlmError::ContextOverflow { .. }) => Ok(None),
         Err(source) => {
-            let mut partial = episode.clone();
+            let mut partial = episode.clone().map_outputs(Into::into);
             partial.turns.extend(in_progress.cloned());
             partial.stop = StopReason::Error;
             partial.retrieved = retrieved.to_vec();

@@ -13,13 +13,15 @@ mod prompts;
 pub mod registry;
 pub mod retry;
 pub mod settings;
+mod stop;
 
 pub(crate) use episode::{call_model, call_model_response};
-pub use episode::{CallKind, Episode, StopReason, Turn};
-pub use outputs::Outputs;
+pub use episode::{CallKind, Episode, Turn};
+pub use outputs::{EirOutputs, Outputs};
 pub use prompts::PromptSet;
 pub use registry::RegisteredMethod;
 pub use retry::Judge;
+pub use stop::StopReason;
 
 use crate::data::Question;
 use crate::env::Environment;

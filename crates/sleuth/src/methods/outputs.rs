@@ -1,12 +1,17 @@
 //! What a method produced besides its answer and trace, as types.
 //!
-//! Each field belongs to the methods that produce it and stays empty otherwise, so a
-//! record's shape is the same for every method and reports read fields, never names in
-//! a map. Scores of these outputs (Support F1, gold recall, the first attempt's EM) are
-//! not computed here: `eval::metrics` computes them once, from what was cited and read.
+//! Each family of methods fills its own outputs while it runs (the episode's type
+//! parameter, as tantivy's `Collector::Fruit`): the EIR trajectory an [`EirOutputs`],
+//! whose evidence exists from the first turn. A finished episode carries [`Outputs`],
+//! the record's one shape: each field belongs to the methods that produce it and stays
+//! empty otherwise, so a record's shape is the same for every method and reports read
+//! fields, never names in a map. A family's outputs become it by `From`, field for field
+//! (the record format, `docs/records.md`, does not depend on which family wrote it).
+//! Scores of these outputs (Support F1, gold recall, the first attempt's EM) are not
+//! computed here: `eval::metrics` computes them once, from what was cited and read.
 
 use super::eir::{Citation, Lists, RejectCause};
-use super::StopReason;
+use super::stop::StopReason;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -33,6 +38,24 @@ pub struct Outputs {
     /// `contradictions=true`: every contradiction raised, open or settled.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub contradictions: Vec<crate::memory::Conflict>,
+}
+
+/// The EIR setting's outputs (its trajectory, Full Pool): the evidence the scored answer
+/// rests on, and the final call when the method answers by one.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct EirOutputs {
+    pub evidence: Evidence,
+    pub final_call: Option<FinalCall>,
+}
+
+impl From<EirOutputs> for Outputs {
+    fn from(o: EirOutputs) -> Self {
+        Outputs {
+            evidence: Some(o.evidence),
+            final_call: o.final_call,
+            ..Outputs::default()
+        }
+    }
 }
 
 /// The adaptive nudge's firing: the turn it was given with and the condition that held.

@@ -8,7 +8,7 @@
 
 use super::agent::{AgentMethod, SleuthEir, Steps, Style};
 use super::corpus::CorpusSetting;
-use super::eir::{Direct, Eir, EirAttempt, FullPool, Recover, Shared, Ssr};
+use super::eir::{Direct, EarlierRuns, Eir, EirAttempt, FullPool, Recover, Shared, Ssr};
 use super::retry::{Judge, Retry};
 use super::settings::{Family, Settings};
 use super::{AgentError, Episode, Method, PromptSet, RunContext};
@@ -364,7 +364,7 @@ pub const METHODS: &[MethodSpec] = &[
         keys: EIR_RECOVER,
         // The selection call and a second final call (`recover=selected`).
         estimate: |s| if s.eir.recover == super::settings::RecoverMode::Selected { 2.0 } else { 1.0 },
-        build: |c, s| Box::new(Recover::new(shared(c, s))),
+        build: |c, s| Box::new(Recover::new(shared(c, s), c.earlier.clone())),
     },
     MethodSpec {
         name: "ssr",
@@ -410,6 +410,9 @@ pub struct MethodConfig {
     pub corpus: Option<Arc<CorpusSetting>>,
     /// Decides whether an answer is right, for the retry wrappers' controller.
     pub judge: Arc<dyn Judge>,
+    /// Reads earlier runs' records (`eir-recover`); the evaluation layer's reader, set
+    /// where the run is assembled.
+    pub earlier: Option<Arc<dyn EarlierRuns>>,
 }
 
 impl MethodConfig {
@@ -421,6 +424,7 @@ impl MethodConfig {
             prompts: Arc::new(PromptSet::default()),
             corpus: None,
             judge: Arc::new(crate::eval::metrics::OfficialExactMatch),
+            earlier: None,
         }
     }
 

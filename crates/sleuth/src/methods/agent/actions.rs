@@ -12,11 +12,13 @@
 //! calls arrive as action lines after the text, so both channels leave the same trace.
 
 use super::commitment::CommitmentRules;
-use super::{render, PromptSet};
-use crate::env::{protocol, Action, Environment, Observation, ToolCatalogue};
+use super::template::render;
+use crate::env::{Action, Environment, Observation, ToolCatalogue};
 use crate::llm::{ChatResponse, ToolSpec};
 use crate::methods::settings::AgentSettings;
+use crate::methods::PromptSet;
 use crate::methods::{AgentError, Episode, StopReason, Turn};
+use crate::protocol;
 use minijinja::context;
 
 /// How a turn's actions are taken.

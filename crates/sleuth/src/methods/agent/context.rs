@@ -13,11 +13,12 @@
 //! memory note stays as written at the last one, so the prefix is stable for S turns (a
 //! provider's prompt cache can read it); S = 0 compacts every turn.
 
-use super::{render, PromptSet};
+use super::template::render;
 use crate::llm::{Message, Role};
 use crate::memory::{MemorySchema, WorkingMemory};
 use crate::methods::settings::AgentSettings;
 use crate::methods::AgentError;
+use crate::methods::PromptSet;
 use minijinja::context;
 
 /// The conversation of an episode and where its compaction stands.

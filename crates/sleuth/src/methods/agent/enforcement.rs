@@ -14,9 +14,10 @@
 //!   next observation, under enforcement or with `restore_facts`, so monotonicity holds
 //!   for the model too, not only in the record (whose merged state keeps them anyway).
 
-use super::{render, PromptSet};
+use super::template::render;
 use crate::memory::{check_adherence, MemoryKind, MemorySchema, Merged};
 use crate::methods::settings::AgentSettings;
+use crate::methods::PromptSet;
 use crate::methods::{AgentError, Episode};
 use minijinja::context;
 

@@ -15,7 +15,7 @@ use crate::env::titles::display_titles;
 use crate::env::EvidenceStore;
 use crate::memory::Fact;
 use crate::methods::eir::final_call;
-use crate::methods::outputs::{Evidence, FinalCall};
+use crate::methods::outputs::FinalCall;
 use crate::methods::settings::EirSettings;
 use crate::methods::{AgentError, Episode, Method, RunContext, StopReason};
 use async_trait::async_trait;
@@ -116,27 +116,13 @@ impl Method for SleuthEir {
             &retrieved,
         )
         .await?;
-        // The loop's stop, or the final call's overflow, stays in `episode.stop`.
-        episode.stop = if episode.stop == StopReason::ContextOverflow {
-            StopReason::ContextOverflow
-        } else if answer.answer.is_some() {
-            StopReason::Finished
-        } else {
-            StopReason::ParseFailure
-        };
-        episode.answer = answer.answer.clone();
-        episode.outputs.evidence = Some(Evidence {
-            cited: answer.evidence,
-            dropped_citations: answer.dropped,
-            rejected: Default::default(),
-        });
+        // The loop's overflow, or the final call's, stays in `episode.stop`.
+        answer.close(&mut episode);
+        episode.outputs.evidence = Some(answer.evidence());
         episode.outputs.final_call = Some(FinalCall {
-            response: answer.raw,
-            parsed: episode.answer.is_some(),
             forced_end: loop_stop != StopReason::Finished,
             retrieval_answer: loop_answer,
-            evidence_records: store.len(),
-            ..FinalCall::default()
+            ..answer.output(store.len())
         });
         Ok(episode)
     }

@@ -9,12 +9,13 @@
 //! App. M's second extension) a fact contradicting a confirmed one is held out and the
 //! model told of it. A response without an Open Questions section resolves nothing.
 
-use super::{render, PromptSet};
+use super::template::render;
 use crate::memory::{
     check_adherence, parse_memory, writes_section, Conflict, MemoryKind, MergeRules, Merged,
     Section, WorkingMemory,
 };
 use crate::methods::outputs::MemoryCounts;
+use crate::methods::PromptSet;
 use crate::methods::{AgentError, Episode, Turn};
 use minijinja::context;
 

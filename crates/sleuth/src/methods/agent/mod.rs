@@ -12,7 +12,8 @@ mod actions;
 mod commitment;
 mod context;
 mod enforcement;
-pub mod formats;
+mod template;
+pub use crate::protocol::formats;
 pub mod hybrid;
 mod memory;
 mod run;
@@ -24,14 +25,16 @@ use super::retry::{attempt_text, Attempt};
 use super::{AgentError, EnvFactory, Episode, Method, PromptSet, RunContext};
 use crate::data::Question;
 use crate::env::{Environment, PoolEnv, ToolCatalogue};
-use crate::llm::{grammar, ChatRequest, Message, OutputConstraint};
+use crate::llm::{ChatRequest, Message, OutputConstraint};
 use crate::memory::{MemoryKind, MemorySchema, Section, WorkingMemory};
 use crate::methods::settings::{AgentSettings, ToolChannel};
+use crate::protocol::grammar;
 use async_trait::async_trait;
 use commitment::{CommitmentRules, Strategy};
 use enforcement::Enforcement;
 use minijinja::context;
 use std::sync::Arc;
+use template::render;
 
 /// The reasoning protocol of a loop method, as data: the template its system prompt
 /// carries, the memory the model keeps, and which reasoning steps the trace reads out
@@ -131,15 +134,6 @@ impl Steps {
             Steps::None => None,
         }
     }
-}
-
-/// Renders a prompt template; a template that fails is a configuration error.
-fn render<S: serde::Serialize>(
-    prompts: &PromptSet,
-    name: &str,
-    ctx: S,
-) -> Result<String, AgentError> {
-    prompts.render(name, ctx).map_err(AgentError::config)
 }
 
 /// How the loop constrains the model's output, turn by turn.

@@ -7,15 +7,15 @@
 //! also holds the two most recently read paragraphs and asks what the action should
 //! establish, its expected result and how progress will be judged.
 //!
-//! The same policy runs Agentic SSR (with a checker between proposal and execution) and
+//! The same policy runs Agentic SSR (a [`Check`] between proposal and execution) and
 //! each of Reflexion's trials ([`EirAttempt`], with notes from earlier trials).
 
 use super::json::{
     extract_object, opt_string, parse_move, Citation, Extraction, Move, RejectCause, Rejection,
 };
-use super::schema;
-use super::ssr::Checker;
+use super::schema::{self, reply};
 use super::trajectory::{rejection_feedback, Budget, Policy, Trajectory};
+use super::verification::Verification;
 use super::Shared;
 use crate::data::Question;
 use crate::env::Observation;
@@ -25,6 +25,22 @@ use crate::methods::{AgentError, Episode, Method, RunContext, StopReason, Turn};
 use async_trait::async_trait;
 use minijinja::context;
 use serde_json::Value;
+
+/// What runs between a proposal and its execution (Agentic SSR's verification, EIR
+/// App. D.1): the move to execute instead, and the record of how it was chosen.
+#[async_trait]
+pub trait Check: Send + Sync {
+    /// `context` is what the agent has seen as the prompt shows it; `turn` is the turn
+    /// in progress (kept in the partial episode if a call fails).
+    async fn check(
+        &self,
+        question: &Question,
+        t: &mut Trajectory<'_>,
+        context: &str,
+        proposal: &Proposal,
+        turn: &Turn,
+    ) -> Result<(Move, Verification), AgentError>;
+}
 
 /// A parsed proposal: the reasoning and the action.
 #[derive(Debug, Clone, PartialEq)]
@@ -42,7 +58,7 @@ pub fn parse_proposal(text: &str) -> Result<Proposal, Rejection> {
         )
     })?;
     Ok(Proposal {
-        reasoning: opt_string(&obj, "reasoning")?.unwrap_or_default(),
+        reasoning: opt_string(&obj, &reply::REASONING)?.unwrap_or_default(),
         action: parse_move(&obj)?,
     })
 }
@@ -64,11 +80,11 @@ pub struct Direct {
 
 /// Direct on the shared loop: the previous step's result in the prompt, a response that
 /// must be one JSON object, and (for SSR) a checker between proposal and execution.
-struct DirectPolicy<'q, 'c> {
+struct DirectPolicy<'q> {
     shared: &'q Shared,
     question: &'q Question,
     reflections: &'q [String],
-    checker: Option<&'q Checker<'c>>,
+    checker: Option<&'q dyn Check>,
     /// The corpus setting (search offered): the recent paragraphs are kept.
     corpus: bool,
     /// The previous action's returned text, or why its response was refused.
@@ -77,7 +93,7 @@ struct DirectPolicy<'q, 'c> {
     recent: Vec<String>,
 }
 
-impl DirectPolicy<'_, '_> {
+impl DirectPolicy<'_> {
     /// What the agent has seen as the prompt shows it (also SSR's context).
     fn view(&self) -> String {
         let mut parts: Vec<String> = self
@@ -96,7 +112,7 @@ impl DirectPolicy<'_, '_> {
 }
 
 #[async_trait]
-impl Policy for DirectPolicy<'_, '_> {
+impl Policy for DirectPolicy<'_> {
     fn prompt(&self, t: &Trajectory<'_>, turn: u32) -> Result<(String, Value), AgentError> {
         let prompt = self
             .shared
@@ -171,7 +187,7 @@ impl Direct {
         question: &Question,
         ctx: &RunContext,
         reflections: &[String],
-        checker: Option<&Checker<'_>>,
+        checker: Option<&dyn Check>,
     ) -> Result<Episode, AgentError> {
         let settings = &self.shared.settings;
         let env = self.shared.env.make(question);

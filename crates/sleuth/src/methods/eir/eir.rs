@@ -14,8 +14,9 @@
 use super::final_call::{evidence_view, final_call, FinalAnswer};
 use super::json::{extract_object, parse_move, Extraction, Move, RejectCause, Rejection};
 use super::lists::{Applied, ListChanges, Lists};
+use super::schema::{self, more_reads};
 use super::trajectory::{rejection_feedback, Budget, Policy, Trajectory};
-use super::{schema, Shared};
+use super::Shared;
 use crate::data::Question;
 use crate::env::Observation;
 use crate::methods::outputs::{ExtraReads, FinalCall, Repair, RepairPart};
@@ -199,7 +200,11 @@ impl Eir {
             return Ok((first, reads));
         };
         let wanted: Vec<String> = extract_object(&text, Extraction::Tolerant)
-            .and_then(|o| o.get("read").and_then(Value::as_array).cloned())
+            .and_then(|o| {
+                o.get(more_reads::READ.name)
+                    .and_then(Value::as_array)
+                    .cloned()
+            })
             .unwrap_or_default()
             .iter()
             .filter_map(|v| v.as_str().map(str::to_string))
@@ -333,24 +338,18 @@ impl Method for Eir {
             None => (None, Vec::new()),
         };
         t.episode.outputs.final_call = Some(FinalCall {
-            response: answer.raw.clone(),
-            parsed: answer.answer.is_some(),
             forced_end: retrieval_answer.is_none(),
             retrieval_answer,
             retrieval_evidence,
             lists: policy.lists,
-            evidence_records: t.env.evidence().len(),
             repairs: policy.repairs,
             extra_reads,
+            ..answer.output(t.env.evidence().len())
         });
-        t.episode.stop = if ending.overflow || t.episode.stop == StopReason::ContextOverflow {
-            StopReason::ContextOverflow
-        } else if answer.answer.is_some() {
-            StopReason::Finished
-        } else {
-            StopReason::ParseFailure
-        };
-        t.episode.answer = answer.answer.clone();
+        if ending.overflow {
+            t.episode.stop = StopReason::ContextOverflow;
+        }
+        answer.close(&mut t.episode);
         Ok(t.finish(answer.evidence, answer.dropped))
     }
 }

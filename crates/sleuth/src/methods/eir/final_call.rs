@@ -5,9 +5,10 @@
 //! trajectory. Full Pool calls it with every paragraph of the pool.
 
 use super::json::{extract_object, opt_array, opt_string, parse_citations, Citation, Extraction};
-use super::schema;
+use super::schema::{self, final_reply};
 use super::trajectory::request;
 use crate::env::EvidenceStore;
+use crate::methods::outputs::{Evidence, FinalCall, Outputs};
 use crate::methods::settings::EirSettings;
 use crate::methods::{
     call_model, AgentError, CallKind, Episode, PromptSet, RunContext, StopReason,
@@ -56,6 +57,44 @@ pub struct FinalAnswer {
     pub raw: String,
 }
 
+impl FinalAnswer {
+    /// Closes `episode` on this answer, the method's answer (EIR paper §3.3): finished
+    /// when the final response could be read, a parse failure otherwise, and a context
+    /// overflow whenever a prompt of the episode no longer fit (that stop stays). Every
+    /// method that answers by a final call ends here: EIR, Full Pool, the recovery tests
+    /// and `sleuth-eir`.
+    pub fn close<O>(&self, episode: &mut Episode<O>) {
+        if episode.stop != StopReason::ContextOverflow {
+            episode.stop = if self.answer.is_some() {
+                StopReason::Finished
+            } else {
+                StopReason::ParseFailure
+            };
+        }
+        episode.answer = self.answer.clone();
+    }
+
+    /// The evidence the answer rests on (no refused actions: those are the trajectory's).
+    pub fn evidence(&self) -> Evidence {
+        Evidence {
+            cited: self.evidence.clone(),
+            dropped_citations: self.dropped,
+            rejected: Default::default(),
+        }
+    }
+
+    /// The record's final-call output for this answer, from `records` evidence records;
+    /// the retrieval-side fields are the method's to fill.
+    pub fn output(&self, records: usize) -> FinalCall {
+        FinalCall {
+            response: self.raw.clone(),
+            parsed: self.answer.is_some(),
+            evidence_records: records,
+            ..FinalCall::default()
+        }
+    }
+}
+
 /// The final prompt: question and evidence only.
 pub fn final_prompt(
     prompts: &PromptSet,
@@ -80,8 +119,8 @@ pub fn parse_final(text: &str, store: &EvidenceStore) -> FinalAnswer {
         raw: text.to_string(),
     };
     if let Some(obj) = extract_object(text, Extraction::Tolerant) {
-        out.answer = opt_string(&obj, "answer").ok().flatten();
-        let cited = opt_array(&obj, "evidence")
+        out.answer = opt_string(&obj, &final_reply::ANSWER).ok().flatten();
+        let cited = opt_array(&obj, &final_reply::EVIDENCE)
             .ok()
             .and_then(|items| parse_citations(items).ok())
             .unwrap_or_default();
@@ -124,11 +163,11 @@ pub fn parse_final(text: &str, store: &EvidenceStore) -> FinalAnswer {
 /// Makes the final call and counts it as `Final`. On overflow the answer is `None`
 /// and the episode's stop reason says so; `retrieved` goes into a partial episode when
 /// the call fails.
-pub async fn final_call(
+pub async fn final_call<O: Clone + Into<Outputs>>(
     ctx: &RunContext,
     settings: &EirSettings,
     prompts: &PromptSet,
-    episode: &mut Episode,
+    episode: &mut Episode<O>,
     question: &str,
     store: &EvidenceStore,
     retrieved: &[String],
@@ -189,6 +228,34 @@ mod tests {
             Some("Mary de Bohun")
         );
         assert_eq!(parse_final("I think\nit is unclear", &store()).answer, None);
+    }
+
+    /// One rule closes every final-call method's episode; an overflow always stays (the
+    /// recovery tests used to record it as a parse failure).
+    #[test]
+    fn closing_on_the_final_answer_keeps_an_overflow() {
+        let answered = parse_final("Mary de Bohun", &store());
+        let unread = parse_final("I think\nit is unclear", &store());
+        let stop = |answer: &FinalAnswer, before: StopReason| {
+            let mut episode: Episode = Episode {
+                stop: before,
+                ..Episode::default()
+            };
+            answer.close(&mut episode);
+            (episode.stop, episode.answer)
+        };
+        assert_eq!(
+            stop(&answered, StopReason::Timeout),
+            (StopReason::Finished, Some("Mary de Bohun".into()))
+        );
+        assert_eq!(
+            stop(&unread, StopReason::Finished),
+            (StopReason::ParseFailure, None)
+        );
+        assert_eq!(
+            stop(&answered, StopReason::ContextOverflow).0,
+            StopReason::ContextOverflow
+        );
     }
 
     #[test]

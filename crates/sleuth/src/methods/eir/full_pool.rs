@@ -8,8 +8,7 @@ use super::Shared;
 use crate::data::Question;
 use crate::env::titles::display_titles;
 use crate::env::EvidenceStore;
-use crate::methods::outputs::{Evidence, FinalCall};
-use crate::methods::{AgentError, Episode, Method, RunContext, StopReason};
+use crate::methods::{AgentError, EirOutputs, Episode, Method, Outputs, RunContext};
 use async_trait::async_trait;
 
 pub struct FullPool {
@@ -38,7 +37,7 @@ pub fn whole_pool(question: &Question) -> EvidenceStore {
 impl Method for FullPool {
     async fn run(&self, question: &Question, ctx: &RunContext) -> Result<Episode, AgentError> {
         let store = whole_pool(question);
-        let mut episode = Episode::default();
+        let mut episode: Episode<EirOutputs> = Episode::default();
         let s = &self.shared;
         let answer = final_call(
             ctx,
@@ -50,26 +49,10 @@ impl Method for FullPool {
             &[],
         )
         .await?;
-        if episode.stop != StopReason::ContextOverflow {
-            episode.stop = if answer.answer.is_some() {
-                StopReason::Finished
-            } else {
-                StopReason::ParseFailure
-            };
-        }
-        episode.answer = answer.answer.clone();
+        answer.close(&mut episode);
         episode.retrieved = store.titles().to_vec();
-        episode.outputs.evidence = Some(Evidence {
-            cited: answer.evidence,
-            dropped_citations: answer.dropped,
-            rejected: Default::default(),
-        });
-        episode.outputs.final_call = Some(FinalCall {
-            response: answer.raw,
-            parsed: episode.answer.is_some(),
-            evidence_records: store.len(),
-            ..FinalCall::default()
-        });
-        Ok(episode)
+        episode.outputs.evidence = answer.evidence();
+        episode.outputs.final_call = Some(answer.output(store.len()));
+        Ok(episode.map_outputs(Outputs::from))
     }
 }

@@ -1,12 +1,15 @@
 //! The JSON action protocol of the EIR setting: finding the JSON object in a response,
 //! reading the proposed action and citations out of it, and saying precisely why a
-//! response was rejected.
+//! response was rejected. Every field is read through its declaration in
+//! [`super::schema`] (the same one the call's JSON schema is generated from), so no field
+//! name is written here.
 //!
 //! EIR extracts the first balanced JSON object even from surrounding prose (models add a
 //! sentence before or after); Direct, Agentic SSR and Reflexion accept a response only
 //! when it is JSON as a whole (a Markdown code fence around it is allowed), as in the
 //! paper's comparison. Either way the raw text is kept in the trace.
 
+use super::schema::{action, citation, reply, Field};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
@@ -173,7 +176,8 @@ fn balanced_end(bytes: &[u8], open: usize) -> Option<usize> {
 
 /// A string field: absent or null is `Ok(None)`; numbers and booleans are taken as
 /// their text (an answer like 1998 often arrives as a number).
-pub fn opt_string(obj: &Map<String, Value>, key: &str) -> Result<Option<String>, Rejection> {
+pub fn opt_string(obj: &Map<String, Value>, field: &Field) -> Result<Option<String>, Rejection> {
+    let key = field.name;
     match obj.get(key) {
         None | Some(Value::Null) => Ok(None),
         Some(Value::String(s)) => Ok(Some(s.trim().to_string())),
@@ -187,17 +191,27 @@ pub fn opt_string(obj: &Map<String, Value>, key: &str) -> Result<Option<String>,
 }
 
 /// A required string field.
-pub fn req_string(obj: &Map<String, Value>, key: &str, what: &str) -> Result<String, Rejection> {
-    opt_string(obj, key)?.ok_or_else(|| {
+pub fn req_string(
+    obj: &Map<String, Value>,
+    field: &Field,
+    what: &str,
+) -> Result<String, Rejection> {
+    opt_string(obj, field)?.ok_or_else(|| {
         Rejection::new(
             RejectCause::MissingField,
-            format!("{what} needs a `{key}` field"),
+            format!("{what} needs a `{}` field", field.name),
         )
     })
 }
 
+/// Whether a field is given (present and not null).
+pub fn given(obj: &Map<String, Value>, field: &Field) -> bool {
+    !matches!(obj.get(field.name), None | Some(Value::Null))
+}
+
 /// An optional array field (absent or null is empty).
-pub fn opt_array<'a>(obj: &'a Map<String, Value>, key: &str) -> Result<&'a [Value], Rejection> {
+pub fn opt_array<'a>(obj: &'a Map<String, Value>, field: &Field) -> Result<&'a [Value], Rejection> {
+    let key = field.name;
     match obj.get(key) {
         None | Some(Value::Null) => Ok(&[]),
         Some(Value::Array(items)) => Ok(items),
@@ -234,14 +248,15 @@ pub fn parse_citations(items: &[Value]) -> Result<Vec<Citation>, Rejection> {
                     ),
                 ));
             };
-            let title = req_string(obj, "title", "a citation")?;
-            let sentence = match obj.get("sentence") {
+            let title = req_string(obj, &citation::TITLE, "a citation")?;
+            let key = citation::SENTENCE.name;
+            let sentence = match obj.get(key) {
                 Some(Value::Number(n)) => n.as_u64().map(|n| n as usize),
                 Some(Value::String(s)) => s.trim().parse().ok(),
                 None | Some(Value::Null) => {
                     return Err(Rejection::new(
                         RejectCause::MissingField,
-                        format!("the citation of \"{title}\" needs a `sentence` number"),
+                        format!("the citation of \"{title}\" needs a `{key}` number"),
                     ))
                 }
                 _ => None,
@@ -249,7 +264,7 @@ pub fn parse_citations(items: &[Value]) -> Result<Vec<Citation>, Rejection> {
             let sentence = sentence.ok_or_else(|| {
                 Rejection::new(
                     RejectCause::WrongType,
-                    format!("the citation of \"{title}\" must give `sentence` as a whole number"),
+                    format!("the citation of \"{title}\" must give `{key}` as a whole number"),
                 )
             })?;
             Ok(Citation { title, sentence })
@@ -259,51 +274,55 @@ pub fn parse_citations(items: &[Value]) -> Result<Vec<Citation>, Rejection> {
 
 /// Reads the `action` field of a response object.
 pub fn parse_move(obj: &Map<String, Value>) -> Result<Move, Rejection> {
-    let action = match obj.get("action") {
+    let key = reply::ACTION.name;
+    let action = match obj.get(key) {
         Some(Value::Object(a)) => a,
         None | Some(Value::Null) => {
             return Err(Rejection::new(
                 RejectCause::MissingField,
-                "the response needs an `action` object",
+                format!("the response needs an `{key}` object"),
             ))
         }
         Some(other) => {
             return Err(Rejection::new(
                 RejectCause::WrongType,
-                format!("`action` must be an object, not {}", kind(other)),
+                format!("`{key}` must be an object, not {}", kind(other)),
             ))
         }
     };
-    let kind_name = req_string(action, "type", "the action")?.to_ascii_lowercase();
-    match kind_name.as_str() {
-        "read" => {
-            let title = opt_string(action, "title")?
-                .or(opt_string(action, "id")?)
-                .filter(|t| !t.is_empty())
-                .ok_or_else(|| {
-                    Rejection::new(RejectCause::MissingField, "a read needs a `title`")
-                })?;
-            Ok(Move::Read { title })
+    let kind_name = req_string(action, &action::TYPE, "the action")?.to_ascii_lowercase();
+    if action::READ.accepts(&kind_name) {
+        let title = opt_string(action, &action::TITLE)?
+            .or(opt_string(action, &action::ID)?)
+            .filter(|t| !t.is_empty())
+            .ok_or_else(|| {
+                Rejection::new(
+                    RejectCause::MissingField,
+                    format!("a read needs a `{}`", action::TITLE.name),
+                )
+            })?;
+        Ok(Move::Read { title })
+    } else if action::SEARCH.accepts(&kind_name) {
+        let query = req_string(action, &action::QUERY, "a search")?;
+        Ok(Move::Search { query })
+    } else if action::SUBMIT.accepts(&kind_name) {
+        let answer = req_string(action, &action::ANSWER, "a submission")?;
+        if answer.is_empty() {
+            return Err(Rejection::new(
+                RejectCause::EmptyAnswer,
+                format!("a submission needs a non-empty `{}`", action::ANSWER.name),
+            ));
         }
-        "search" => {
-            let query = req_string(action, "query", "a search")?;
-            Ok(Move::Search { query })
-        }
-        "submit" | "finish" | "answer" => {
-            let answer = req_string(action, "answer", "a submission")?;
-            if answer.is_empty() {
-                return Err(Rejection::new(
-                    RejectCause::EmptyAnswer,
-                    "a submission needs a non-empty `answer`",
-                ));
-            }
-            let evidence = parse_citations(opt_array(action, "evidence")?)?;
-            Ok(Move::Submit { answer, evidence })
-        }
-        other => Err(Rejection::new(
+        let evidence = parse_citations(opt_array(action, &action::EVIDENCE)?)?;
+        Ok(Move::Submit { answer, evidence })
+    } else {
+        Err(Rejection::new(
             RejectCause::WrongType,
-            format!("unknown action type `{other}` (expected search, read or submit)"),
-        )),
+            format!(
+                "unknown action type `{kind_name}` (expected {})",
+                action::TYPE.choice_list(" or ")
+            ),
+        ))
     }
 }
 

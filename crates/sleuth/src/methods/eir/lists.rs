@@ -7,7 +7,10 @@
 //! sentence that was read. If any part fails, neither list changes. The check confirms
 //! that a cited sentence was read, not that it supports the claim.
 
-use super::json::{kind, opt_array, opt_string, parse_citations, Citation, RejectCause, Rejection};
+use super::json::{
+    given, kind, opt_array, opt_string, parse_citations, Citation, RejectCause, Rejection,
+};
+use super::schema::{conclusion, reply, requirement, Field, ADD, REVISE};
 use crate::env::EvidenceStore;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
@@ -92,18 +95,24 @@ pub struct Applied {
     pub revised: Vec<String>,
 }
 
+/// A status field: one of the declared choices (any case), which are the status enum's
+/// own names (the schema tests check they agree).
 fn parse_status<T: serde::de::DeserializeOwned>(
     obj: &Map<String, Value>,
-    accepted: &str,
+    field: &Field,
 ) -> Result<Option<T>, Rejection> {
-    match opt_string(obj, "status")? {
+    match opt_string(obj, field)? {
         None => Ok(None),
         Some(s) => serde_json::from_value(Value::String(s.to_ascii_lowercase()))
             .map(Some)
             .map_err(|_| {
                 Rejection::new(
                     RejectCause::WrongType,
-                    format!("status `{s}` is not one of {accepted}"),
+                    format!(
+                        "{} `{s}` is not one of {}",
+                        field.name,
+                        field.choice_list(", ")
+                    ),
                 )
             }),
     }
@@ -119,28 +128,31 @@ fn parse_head(item: &Value, list: &str) -> Result<(Op, String, Map<String, Value
             ),
         ));
     };
-    let op = match opt_string(obj, "op")?.map(|s| s.to_ascii_lowercase()) {
-        Some(s) if s == "add" => Op::Add,
-        Some(s) if s == "revise" || s == "update" => Op::Revise,
+    // Requirement and conclusion changes share their head fields.
+    let (op_field, id_field) = (requirement::OP, requirement::ID);
+    let (op_name, ops) = (op_field.name, op_field.choice_list(" or "));
+    let op = match opt_string(obj, &op_field)?.map(|s| s.to_ascii_lowercase()) {
+        Some(s) if ADD.accepts(&s) => Op::Add,
+        Some(s) if REVISE.accepts(&s) => Op::Revise,
         Some(s) => {
             return Err(Rejection::new(
                 RejectCause::WrongType,
-                format!("`op` `{s}` in {list} is not add or revise"),
+                format!("`{op_name}` `{s}` in {list} is not {ops}"),
             ))
         }
         None => {
             return Err(Rejection::new(
                 RejectCause::MissingField,
-                format!("each change to {list} needs an `op` (add or revise)"),
+                format!("each change to {list} needs an `{op_name}` ({ops})"),
             ))
         }
     };
-    let id = opt_string(obj, "id")?
+    let id = opt_string(obj, &id_field)?
         .filter(|s| !s.is_empty())
         .ok_or_else(|| {
             Rejection::new(
                 RejectCause::MissingField,
-                format!("each change to {list} needs an `id`"),
+                format!("each change to {list} needs an `{}`", id_field.name),
             )
         })?;
     Ok((op, id, obj.clone()))
@@ -151,41 +163,49 @@ impl ListChanges {
     /// change). Shape errors reject the whole response.
     pub fn parse(obj: &Map<String, Value>) -> Result<Self, Rejection> {
         let mut changes = ListChanges::default();
-        for item in opt_array(obj, "requirements")? {
-            let (op, id, o) = parse_head(item, "requirements")?;
+        let list = reply::REQUIREMENTS.name;
+        for item in opt_array(obj, &reply::REQUIREMENTS)? {
+            let (op, id, o) = parse_head(item, list)?;
             changes.requirements.push(RequirementChange {
                 op,
                 id,
-                text: opt_string(&o, "text")?,
-                status: parse_status(&o, "open, met, dropped")?,
+                text: opt_string(&o, &requirement::TEXT)?,
+                status: parse_status(&o, &requirement::STATUS)?,
             });
         }
-        for item in opt_array(obj, "conclusions")? {
-            let (op, id, o) = parse_head(item, "conclusions")?;
-            let citations = match o.get("citations") {
-                None | Some(Value::Null) => None,
-                Some(_) => Some(parse_citations(opt_array(&o, "citations")?)?),
+        let list = reply::CONCLUSIONS.name;
+        for item in opt_array(obj, &reply::CONCLUSIONS)? {
+            let (op, id, o) = parse_head(item, list)?;
+            let citations = if given(&o, &conclusion::CITATIONS) {
+                Some(parse_citations(opt_array(&o, &conclusion::CITATIONS)?)?)
+            } else {
+                None
             };
-            let depends_on = match o.get("depends_on") {
-                None | Some(Value::Null) => None,
-                Some(_) => Some(
-                    opt_array(&o, "depends_on")?
+            let depends_on = if given(&o, &conclusion::DEPENDS_ON) {
+                Some(
+                    opt_array(&o, &conclusion::DEPENDS_ON)?
                         .iter()
                         .map(|v| match v {
                             Value::String(s) => Ok(s.trim().to_string()),
                             other => Err(Rejection::new(
                                 RejectCause::WrongType,
-                                format!("`depends_on` lists ids as strings, not {}", kind(other)),
+                                format!(
+                                    "`{}` lists ids as strings, not {}",
+                                    conclusion::DEPENDS_ON.name,
+                                    kind(other)
+                                ),
                             )),
                         })
                         .collect::<Result<Vec<_>, _>>()?,
-                ),
+                )
+            } else {
+                None
             };
             changes.conclusions.push(ConclusionChange {
                 op,
                 id,
-                claim: opt_string(&o, "claim")?,
-                status: parse_status(&o, "tentative, supported, retracted")?,
+                claim: opt_string(&o, &conclusion::CLAIM)?,
+                status: parse_status(&o, &conclusion::STATUS)?,
                 citations,
                 depends_on,
             });
@@ -252,7 +272,7 @@ impl Lists {
                         text: text.to_string(),
                         status: c.status.unwrap_or(RequirementStatus::Open),
                     }),
-                    None => problems.push(missing("requirement", &c.id, "text")),
+                    None => problems.push(missing("requirement", &c.id, &requirement::TEXT)),
                 },
                 (Op::Revise, None) => problems.push(unknown("requirement", &c.id)),
                 (Op::Revise, Some(i)) => {
@@ -284,8 +304,12 @@ impl Lists {
                     let claim = c.claim.as_deref().filter(|t| !t.is_empty());
                     let cites = citations.filter(|cs| !cs.is_empty());
                     match (claim, cites) {
-                        (None, _) => problems.push(missing("conclusion", &c.id, "claim")),
-                        (_, None) => problems.push(missing("conclusion", &c.id, "citations")),
+                        (None, _) => {
+                            problems.push(missing("conclusion", &c.id, &conclusion::CLAIM))
+                        }
+                        (_, None) => {
+                            problems.push(missing("conclusion", &c.id, &conclusion::CITATIONS))
+                        }
                         (Some(claim), Some(citations)) => next.conclusions.push(Conclusion {
                             id: c.id.clone(),
                             claim: claim.to_string(),
@@ -460,10 +484,10 @@ fn unknown(list: &str, id: &str) -> Rejection {
     )
 }
 
-fn missing(list: &str, id: &str, field: &str) -> Rejection {
+fn missing(list: &str, id: &str, field: &Field) -> Rejection {
     Rejection::new(
         RejectCause::MissingField,
-        format!("the new {list} {id} needs `{field}`"),
+        format!("the new {list} {id} needs `{}`", field.name),
     )
 }
 

@@ -29,19 +29,23 @@ mod recover;
 pub mod schema;
 pub mod ssr;
 mod trajectory;
+pub mod verification;
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod toy_policy;
 
-pub use direct::{Direct, EirAttempt};
+pub use direct::{Check, Direct, EirAttempt};
 pub use eir::Eir;
 pub use final_call::{final_call, final_prompt, parse_final, FinalAnswer};
 pub use full_pool::FullPool;
 pub use json::{Citation, Move, RejectCause, Rejection};
 pub use lists::{Conclusion, ConclusionStatus, Lists, Requirement, RequirementStatus};
-pub use recover::{read_priors, Prior, Recover};
+pub use recover::{EarlierRuns, Prior, Recover};
 pub use ssr::Ssr;
 pub use trajectory::Budget;
+pub use verification::Verification;
 
 use super::settings::EirSettings;
 use super::PromptSet;

@@ -21,12 +21,11 @@ use super::Shared;
 use crate::data::Question;
 use crate::methods::outputs::FinalCall;
 use crate::methods::settings::RecoverMode;
-use crate::methods::{AgentError, Episode, Method, RunContext, StopReason};
+use crate::methods::{AgentError, Episode, Method, RunContext};
 use async_trait::async_trait;
-use serde_json::Value;
 use std::collections::BTreeMap;
-use std::path::PathBuf;
-use std::sync::OnceLock;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, OnceLock};
 
 /// What the earlier run recorded for one question.
 #[derive(Debug, Clone, PartialEq)]
@@ -36,46 +35,21 @@ pub struct Prior {
     pub answer: Option<String>,
 }
 
-/// Reads the `eir` records of a records file (or a run directory holding one), keyed
-/// by question id. Only the fields recovery needs are read, so any record version works.
-pub fn read_priors(path: &std::path::Path) -> Result<BTreeMap<String, Prior>, String> {
-    let file = if path.is_dir() {
-        path.join("records.jsonl")
-    } else {
-        path.to_path_buf()
-    };
-    let text = std::fs::read_to_string(&file).map_err(|e| format!("{}: {e}", file.display()))?;
-    let mut out = BTreeMap::new();
-    for (i, line) in text
-        .lines()
-        .enumerate()
-        .filter(|(_, l)| !l.trim().is_empty())
-    {
-        let v: Value =
-            serde_json::from_str(line).map_err(|e| format!("{}:{}: {e}", file.display(), i + 1))?;
-        if v["method"] != "eir" {
-            continue;
-        }
-        let Some(id) = v["id"].as_str() else {
-            return Err(format!(
-                "{}:{}: a record without an id",
-                file.display(),
-                i + 1
-            ));
-        };
-        let retrieved = v["retrieved"]
-            .as_array()
-            .map(|a| {
-                a.iter()
-                    .filter_map(|t| t.as_str().map(str::to_string))
-                    .collect()
-            })
-            .unwrap_or_default();
-        let answer = v["answer"].as_str().map(str::to_string);
-        out.insert(id.to_string(), Prior { retrieved, answer });
-    }
-    Ok(out)
+/// The earlier runs recovery reads. A method never imports the evaluation layer, which
+/// owns the record format and its reader: the run's assembly passes that reader in
+/// (`eval::store::RecordedRuns`, through the registry's `MethodConfig::earlier`).
+pub trait EarlierRuns: Send + Sync {
+    /// The records of `method` in the run at `from` (a run directory or a records
+    /// file), keyed by question id.
+    fn priors(
+        &self,
+        from: &Path,
+        method: &str,
+    ) -> Result<BTreeMap<String, Prior>, Box<dyn std::error::Error + Send + Sync>>;
 }
+
+/// The method whose runs recovery repeats the final call of.
+const RECOVERS: &str = "eir";
 
 /// Paragraphs the model may add under `recover=selected` (EIR App. F.3).
 const SELECTED_READS: u32 = 2;
@@ -84,17 +58,21 @@ pub struct Recover {
     shared: Shared,
     mode: RecoverMode,
     from: Option<PathBuf>,
+    earlier: Option<Arc<dyn EarlierRuns>>,
     priors: OnceLock<Result<BTreeMap<String, Prior>, String>>,
 }
 
 impl Recover {
-    pub fn new(shared: Shared) -> Self {
+    /// Recovery on `shared`'s settings, reading earlier runs through `earlier` (the
+    /// evaluation layer's record reader; without one, every question is refused).
+    pub fn new(shared: Shared, earlier: Option<Arc<dyn EarlierRuns>>) -> Self {
         let mode = shared.settings.recover;
         let from = shared.settings.recover_from.clone();
         Recover {
             shared,
             mode,
             from,
+            earlier,
             priors: OnceLock::new(),
         }
     }
@@ -105,11 +83,18 @@ impl Recover {
                 "eir-recover needs --set from=RUN_DIR (an earlier EIR run's records)",
             ));
         };
-        let priors = self.priors.get_or_init(|| read_priors(from));
+        let Some(earlier) = &self.earlier else {
+            return Err(AgentError::config(
+                "eir-recover was built without a reader of earlier runs (MethodConfig::earlier)",
+            ));
+        };
+        let priors = self
+            .priors
+            .get_or_init(|| earlier.priors(from, RECOVERS).map_err(|e| e.to_string()));
         let priors = priors.as_ref().map_err(|e| AgentError::config(e.clone()))?;
         priors.get(id).ok_or_else(|| {
             AgentError::config(format!(
-                "{} has no eir record of question {id}",
+                "{} has no {RECOVERS} record of question {id}",
                 from.display()
             ))
         })
@@ -174,12 +159,7 @@ impl Method for Recover {
                 answer
             }
         };
-        t.episode.stop = if answer.answer.is_some() {
-            StopReason::Finished
-        } else {
-            StopReason::ParseFailure
-        };
-        t.episode.answer = answer.answer.clone();
+        answer.close(&mut t.episode);
         Ok(t.finish(answer.evidence, answer.dropped))
     }
 }
@@ -188,14 +168,7 @@ impl Method for Recover {
 /// (for the before/after comparison; the model never sees it).
 fn final_output(answer: &FinalAnswer, prior: &Prior, records: usize) -> FinalCall {
     FinalCall {
-        response: answer.raw.clone(),
-        parsed: answer.answer.is_some(),
         retrieval_answer: prior.answer.clone(),
-        retrieval_evidence: Vec::new(),
-        forced_end: false,
-        lists: Default::default(),
-        evidence_records: records,
-        repairs: Vec::new(),
-        extra_reads: None,
+        ..answer.output(records)
     }
 }

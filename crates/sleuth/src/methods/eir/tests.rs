@@ -664,8 +664,8 @@ async fn ssr_makes_decomposition_and_nine_verifications_per_action_without_refin
         .collect();
     assert_eq!(samples, [0, 1, 2], "three distinct samples per part");
     assert_eq!(
-        ep.turns[0].verification.as_ref().unwrap()["outcome"],
-        "kept: no part qualified"
+        ep.turns[0].verification.as_ref().unwrap().outcome,
+        verification::Outcome::NoPartQualified
     );
 }
 
@@ -699,9 +699,10 @@ async fn ssr_refines_once_when_a_part_qualifies() {
     );
     assert_eq!(ep.answer.as_deref(), Some("Mary de Bohun"));
     let report = ep.turns[0].verification.as_ref().unwrap();
-    assert_eq!(report["refined_part"], "action");
-    assert_eq!(report["votes"][2]["valid"], 2);
-    assert_eq!(report["votes"][0]["qualifies"], false);
+    let refined = report.refinement.as_ref().unwrap();
+    assert_eq!(refined.refined_part, verification::Part::Action);
+    assert_eq!(report.votes[2].valid, 2);
+    assert!(!report.votes[0].qualifies);
     let refine = model
         .requests()
         .into_iter()
@@ -732,8 +733,8 @@ async fn ssr_falls_back_to_the_agreed_action_correction_when_refinement_is_unrea
         .unwrap();
     assert_eq!(ep.retrieved[0], "Eleanor de Bohun");
     assert_eq!(
-        ep.turns[0].verification.as_ref().unwrap()["outcome"],
-        "action correction"
+        ep.turns[0].verification.as_ref().unwrap().outcome,
+        verification::Outcome::ActionCorrection
     );
 }
 
@@ -865,4 +866,56 @@ fn every_setting_name_builds_and_bad_settings_are_refused() {
     let settings = [("extra_reads".to_string(), "two".to_string())].into();
     let err = build("eir", &MethodConfig::new(settings)).err().unwrap();
     assert!(err.contains("extra_reads=two"), "{err}");
+}
+
+/// Recovery reads the earlier run through the evaluation layer's typed records
+/// (`eval::RecordedRuns`, passed in with the method's configuration): only the `eir`
+/// records count, and the final call sees exactly the paragraphs that run read.
+#[tokio::test]
+async fn recovery_rebuilds_an_earlier_eir_runs_evidence_from_its_records() {
+    let dir = tempfile::tempdir().unwrap();
+    let earlier = |method: &str, retrieved: &[&str]| {
+        let mut r = record(Episode {
+            answer: Some("Eleanor de Bohun".into()),
+            retrieved: retrieved.iter().map(|t| t.to_string()).collect(),
+            ..Episode::default()
+        });
+        r.method = method.into();
+        serde_json::to_string(&r).unwrap()
+    };
+    let lines = [
+        earlier("direct", &["Joan FitzAlan"]),
+        earlier("eir", &[HUMPHREY]),
+    ];
+    std::fs::write(dir.path().join("records.jsonl"), lines.join("\n") + "\n").unwrap();
+    let settings = [
+        ("from".to_string(), dir.path().display().to_string()),
+        ("recover".to_string(), "unchanged".to_string()),
+    ]
+    .into();
+    let mut config = MethodConfig::new(settings);
+    let without_reader = build("eir-recover", &config).unwrap();
+    config.earlier = Some(std::sync::Arc::new(crate::eval::RecordedRuns));
+    let recover = build("eir-recover", &config).unwrap();
+    let model = std::sync::Arc::new(ScriptedModel::from_fn(|_, _| {
+        Ok(json!({"answer": "Mary de Bohun", "evidence": []}).to_string())
+    }));
+    let ctx = RunContext::new(model.clone());
+
+    let refused = without_reader.run(&question(), &ctx).await.unwrap_err();
+    assert!(
+        refused.to_string().contains("MethodConfig::earlier"),
+        "{refused}"
+    );
+    let ep = recover.run(&question(), &ctx).await.unwrap();
+    assert_eq!(ep.retrieved, [HUMPHREY]);
+    let final_prompt = prompt(&model.requests()[0]).to_string();
+    assert!(
+        final_prompt.contains(&format!("[{HUMPHREY}]")),
+        "{final_prompt}"
+    );
+    assert!(!final_prompt.contains("Joan FitzAlan"), "{final_prompt}");
+    let fc = final_call_of(&ep);
+    assert_eq!(fc.retrieval_answer.as_deref(), Some("Eleanor de Bohun"));
+    assert_eq!(ep.answer.as_deref(), Some("Mary de Bohun"));
 }

@@ -19,9 +19,10 @@
 use super::json::{Citation, Move, RejectCause, Rejection};
 use crate::env::{EvidenceEnv, Observation};
 use crate::llm::{ChatRequest, OutputConstraint};
-use crate::methods::outputs::Evidence;
 use crate::methods::settings::EirSettings;
-use crate::methods::{call_model, AgentError, CallKind, Episode, RunContext, Turn};
+use crate::methods::{
+    call_model, AgentError, CallKind, EirOutputs, Episode, Outputs, RunContext, Turn,
+};
 use async_trait::async_trait;
 use serde_json::Value;
 
@@ -93,7 +94,8 @@ pub struct Trajectory<'a> {
     pub ctx: &'a RunContext,
     pub settings: &'a EirSettings,
     pub env: Box<dyn EvidenceEnv>,
-    pub episode: Episode,
+    /// The episode so far, with the setting's outputs (its evidence exists from the start).
+    pub episode: Episode<EirOutputs>,
     pub budget: Budget,
     pub reads_used: u32,
 }
@@ -105,8 +107,7 @@ impl<'a> Trajectory<'a> {
         env: Box<dyn EvidenceEnv>,
         budget: Budget,
     ) -> Self {
-        let mut episode = Episode::default();
-        episode.outputs.evidence = Some(Evidence::default());
+        let episode = Episode::default();
         // One budget: where the environment limits reads too (`--corpus-reads`), the
         // smaller one holds, so a read is never refused by one and allowed by the other.
         let budget = Budget {
@@ -222,12 +223,8 @@ impl<'a> Trajectory<'a> {
 
     /// Records a refused response on its turn and counts it by cause.
     pub fn reject(&mut self, turn: &mut Turn, rejection: Rejection) {
-        let evidence = self
-            .episode
-            .outputs
-            .evidence
-            .get_or_insert_with(Default::default);
-        *evidence.rejected.entry(rejection.cause).or_default() += 1;
+        let rejected = &mut self.episode.outputs.evidence.rejected;
+        *rejected.entry(rejection.cause).or_default() += 1;
         turn.rejection = Some(rejection);
     }
 
@@ -238,17 +235,14 @@ impl<'a> Trajectory<'a> {
     }
 
     /// Closes the trajectory: what was read, and the citations the scored answer rests
-    /// on (`dropped` named no read sentence). Scores are computed from these by `eval`.
+    /// on (`dropped` named no read sentence), in the record's outputs. Scores are
+    /// computed from these by `eval`.
     pub fn finish(mut self, cited: Vec<Citation>, dropped: usize) -> Episode {
         self.episode.retrieved = self.env.retrieved().to_vec();
-        let evidence = self
-            .episode
-            .outputs
-            .evidence
-            .get_or_insert_with(Default::default);
+        let evidence = &mut self.episode.outputs.evidence;
         evidence.cited = cited;
         evidence.dropped_citations = dropped;
-        self.episode
+        self.episode.map_outputs(Outputs::from)
     }
 }
 

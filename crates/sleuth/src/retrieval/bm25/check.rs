@@ -4,21 +4,18 @@
 //! shifts scores, and results can look plausible while being wrong. Every byte of both
 //! files is covered by a stored checksum (see [`super::format`]); opening verifies the
 //! header, the document lengths (read in full on open anyway, and what every score
-//! depends on) and any section or `docs.bin` of at most [`OPEN_VERIFY_BYTES`], so a
-//! small index is fully verified each time it is opened at the cost of a few
-//! milliseconds. [`Bm25Index::check`] (`sleuth index check`) verifies every checksum,
-//! the zero padding between sections, and then decodes the whole index: each posting
-//! list against its df, max tf and skip table, every stored paragraph, the term order
-//! and the id order.
+//! depends on) and any section or `docs.bin` of at most
+//! [`OPEN_VERIFY_BYTES`](super::index::OPEN_VERIFY_BYTES), so a small index is fully
+//! verified each time it is opened at the cost of a few milliseconds.
+//! [`Bm25Index::check`] (`sleuth index check`) verifies every checksum, the zero padding
+//! between sections, and then decodes the whole index: each posting list against its
+//! df, max tf and skip table, every stored paragraph, the term order and the id order.
 
 use super::cursor::{skip_table_len, Cursor, BLOCK};
 use super::error::{IndexError, IndexResult};
 use super::format::{self, checksum, u32_at, DOCS_FILE, HEADER_LEN, INDEX_FILE, SECTIONS};
 use super::index::Bm25Index;
 use super::source::id_cmp;
-
-/// Sections (and a `docs.bin`) up to this size are verified on every open.
-pub const OPEN_VERIFY_BYTES: u64 = 1 << 20;
 
 /// What a full check covered.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

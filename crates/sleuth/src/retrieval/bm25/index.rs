@@ -6,18 +6,32 @@
 //! length normalization (so k1 and b can be overridden without a rebuild).
 
 use super::analyzer::Analyzer;
-use super::check::OPEN_VERIFY_BYTES;
 use super::error::{IndexError, IndexResult};
 use super::format::{
     self, u32_at, u64_at, Header, DOCS_FILE, DOCS_MAGIC, INDEX_FILE, TERM_INFO_LEN,
 };
-use super::search::ScratchPool;
 use super::source::{id_cmp, CorpusDoc};
 use super::Bm25Params;
 use memmap2::Mmap;
 use std::fs::File;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+/// Sections (and a `docs.bin`) up to this size are verified on every open (see
+/// [`super::check`]).
+pub const OPEN_VERIFY_BYTES: u64 = 1 << 20;
+
+/// Reusable per-search buffers for the exhaustive search path (a dense score array),
+/// kept by the index so concurrent searches do not allocate one each.
+#[derive(Default)]
+pub(super) struct Scratch {
+    pub(super) scores: Vec<f32>,
+    pub(super) touched: Vec<u32>,
+}
+
+#[derive(Default)]
+pub(super) struct ScratchPool(pub(super) Mutex<Vec<Scratch>>);
 
 /// Per-term statistics from the term dictionary.
 #[derive(Debug, Clone, Copy, PartialEq)]

@@ -19,10 +19,9 @@
 use super::cursor::Cursor;
 use super::error::{IndexError, IndexResult};
 use super::format::INDEX_FILE;
-use super::index::Bm25Index;
+use super::index::{Bm25Index, Scratch};
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
-use std::sync::Mutex;
 
 /// One search result: a document number and its BM25 score.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -30,16 +29,6 @@ pub struct Hit {
     pub doc: u32,
     pub score: f32,
 }
-
-/// Reusable per-search buffers for the exhaustive path (a dense score array).
-#[derive(Default)]
-pub(super) struct Scratch {
-    scores: Vec<f32>,
-    touched: Vec<u32>,
-}
-
-#[derive(Default)]
-pub(super) struct ScratchPool(Mutex<Vec<Scratch>>);
 
 /// A candidate in the heap; "greater" means worse, so the heap's top is the one to evict.
 #[derive(Clone, Copy)]

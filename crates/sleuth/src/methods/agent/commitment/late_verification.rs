@@ -9,9 +9,10 @@
 //! The check is asked for whenever the first finish comes, the last turn included (the
 //! episode then ends on the budget with no answer; kept as the runs so far had it).
 
+use crate::methods::agent::template::render;
 use super::Strategy;
-use crate::methods::agent::{render, PromptSet};
 use crate::methods::AgentError;
+use crate::methods::PromptSet;
 use minijinja::context;
 
 pub(super) struct LateVerification {

@@ -19,11 +19,11 @@ mod structural;
 #[cfg(test)]
 mod tests;
 
-use super::PromptSet;
 use crate::env::Action;
 use crate::memory::{MemoryKind, WorkingMemory};
 use crate::methods::outputs::Commitment;
 use crate::methods::settings::{AdaptiveCondition, AgentSettings, NudgeAt, Stopping};
+use crate::methods::PromptSet;
 use crate::methods::{AgentError, Episode, Turn};
 
 /// One commitment rule: the hooks the loop calls. Every hook has a default that does

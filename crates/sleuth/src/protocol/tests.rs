@@ -1,10 +1,10 @@
 //! The catalogue drives all three faces of the protocol — the prompt's tool list, what
 //! the parser and `step` accept, and the output grammar — for the pool and the corpus.
 
+use super::action::ends_section;
 use super::*;
 use crate::data::Paragraph;
 use crate::env::{CorpusEnv, CorpusOptions, Environment, PoolEnv};
-use crate::llm::grammar;
 use crate::memory::{check_adherence, parse_memory, MemorySchema, Section};
 use crate::methods::PromptSet;
 use crate::retrieval::bm25::{Bm25Index, Bm25Params, CorpusDoc, IndexBuilder};

@@ -1,22 +1,23 @@
 //! GBNF grammars (llama.cpp's grammar notation) for the text action protocol.
 //!
 //! Small local models drift off the action format within a turn or two; a grammar makes
-//! the sampler emit only text the agents' parsers accept. The grammars live here, in the
-//! core crate and as plain strings, so the agents can attach them to requests as an
-//! [`OutputConstraint::Grammar`](super::OutputConstraint) without depending on llama.cpp;
-//! a provider that cannot honour a grammar ignores it and the agents parse as usual.
+//! the sampler emit only text the agents' parsers accept. The grammars live here, beside
+//! the protocol they constrain, as plain strings: the agents attach them to requests as
+//! an [`OutputConstraint::Grammar`](crate::llm::OutputConstraint), so the provider layer
+//! takes grammar text and never knows the protocol, and nothing depends on llama.cpp; a
+//! provider that cannot honour a grammar ignores it and the agents parse as usual.
 //!
 //! Every grammar ends in exactly one `Action: tool[argument]` line over the tools of the
-//! environment's [`ToolCatalogue`], written with the labels of [`crate::env::protocol`],
-//! so a constrained turn is always one complete step that the protocol's parser accepts
-//! and the environment offers. The working-memory grammar follows
-//! the notation of [`crate::memory`]: `- [F1] statement (source: title)`,
+//! environment's [`ToolCatalogue`], written with the labels of [`super::action`], so a
+//! constrained turn is always one complete step that the protocol's parser accepts and
+//! the environment offers. The working-memory grammar follows
+//! the notation of [`super::notation`]: `- [F1] statement (source: title)`,
 //! `- [H1] text | confidence: high | supports: F1, F2 | contradicts: -`,
 //! `- [Q1] text | action: search terms | priority: low`.
 
-use crate::env::protocol::{ACTION, CLOSE, OPEN, THOUGHT};
-use crate::env::ToolCatalogue;
-use crate::memory::{MemorySchema, Section};
+use super::action::{ACTION, CLOSE, OPEN, THOUGHT};
+use super::notation::{MemorySchema, Section};
+use super::tools::ToolCatalogue;
 
 /// The most lines a grammar allows in one memory section: enough for any real episode,
 /// and a bound on the repetition loops tiny models fall into.

@@ -1,54 +1,10 @@
 //! Which memory a method keeps: SLEUTH keeps all three sections; the ablations keep
 //! subsets; ReAct keeps none; Notes keeps an unstructured scratchpad (SLEUTH paper §3.1,
 //! §4 "Working-memory ablations", App. K). [`MemoryKind`] is that choice as a type, so
-//! the loop matches on it once instead of asking a schema which sections it holds.
+//! the loop matches on it once instead of asking a schema which sections it holds. The
+//! sections themselves are the notation's ([`crate::protocol::notation`]).
 
-use serde::{Deserialize, Serialize};
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Section {
-    Facts,
-    Hypotheses,
-    Questions,
-    Notes,
-}
-
-impl Section {
-    /// The header the model writes before the section.
-    pub fn header(self) -> &'static str {
-        match self {
-            Section::Facts => "Confirmed Facts:",
-            Section::Hypotheses => "Active Hypotheses:",
-            Section::Questions => "Open Questions:",
-            Section::Notes => "Notes:",
-        }
-    }
-}
-
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct MemorySchema {
-    pub sections: Vec<Section>,
-}
-
-impl MemorySchema {
-    pub fn none() -> Self {
-        MemorySchema { sections: vec![] }
-    }
-    pub fn full() -> Self {
-        MemorySchema {
-            sections: vec![Section::Facts, Section::Hypotheses, Section::Questions],
-        }
-    }
-    pub fn of(sections: &[Section]) -> Self {
-        MemorySchema {
-            sections: sections.to_vec(),
-        }
-    }
-    pub fn has(&self, s: Section) -> bool {
-        self.sections.contains(&s)
-    }
-}
+use crate::protocol::notation::{MemorySchema, Section};
 
 /// The memory a method keeps between turns: the axis the SLEUTH paper's ablations vary.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -1,23 +1,19 @@
-//! The text action protocol, defined once: the verbs an agent can name, the tools an
-//! environment offers ([`ToolCatalogue`]), the action-line syntax and its tolerant
-//! parse, and the rule that a memory section ends at a protocol line.
-//!
-//! Everything that speaks the protocol reads it from here, so the prompt, the parser and
-//! the output grammar cannot disagree: the system prompt's tool list is
-//! [`ToolCatalogue::prompt`], the GBNF grammars in [`crate::llm::grammar`] take the
-//! catalogue and emit [`ACTION`] lines, [`parse_actions`] reads those lines back, and
-//! [`crate::memory`] ends a section at [`ends_section`].
+//! The action line of the text protocol: the verbs an agent can name ([`ToolKind`]), an
+//! [`Action`] (one verb with its argument), the `Action: tool[argument]` syntax and its
+//! tolerant parse, and the rule that a memory section ends at a protocol line.
 //!
 //! Parsing is in two steps. The syntax is the same for every environment and knows the
-//! whole vocabulary ([`ToolKind`]), so a verb the environment does not offer is still
-//! seen; acceptance is the catalogue's ([`ToolCatalogue::refusal`]), applied by
-//! [`Environment::step`](super::Environment::step) before anything runs. A response
-//! naming an unoffered tool therefore gets an observation saying which tools exist,
-//! instead of running as some other tool or disappearing. Only the model's own response
-//! is ever parsed; observations are never fed to [`parse_actions`].
+//! whole vocabulary, so a verb the environment does not offer is still seen; acceptance
+//! is the catalogue's ([`super::ToolCatalogue::refusal`]), applied by the environment
+//! before anything runs. A response naming an unoffered tool therefore gets an
+//! observation saying which tools exist, instead of running as some other tool or
+//! disappearing. Only the model's own response is ever parsed; observations are never
+//! fed to [`parse_actions`], so a paragraph that contains `Action: finish[...]` cannot
+//! act.
 
-use super::{Action, Observation};
 use regex::Regex;
+use serde::{Deserialize, Serialize};
+use std::fmt;
 use std::sync::OnceLock;
 
 /// The label of an action line (`Action: search[...]`).
@@ -73,108 +69,50 @@ impl ToolKind {
     }
 }
 
-/// One tool as an environment offers it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Tool {
-    pub kind: ToolKind,
-    /// What the argument is, shown as `<arg>` in the prompt (`query`, `title`, `id`).
-    pub arg: &'static str,
-    /// One line for the prompt, after `tool[<arg>]: `.
-    pub description: String,
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", tag = "tool", content = "arg")]
+pub enum Action {
+    Search(String),
+    Lookup(String),
+    Read(String),
+    Finish(String),
 }
 
-impl Tool {
-    pub fn new(kind: ToolKind, arg: &'static str, description: impl Into<String>) -> Self {
-        Tool {
-            kind,
-            arg,
-            description: description.into(),
+impl Action {
+    pub fn kind(&self) -> ToolKind {
+        match self {
+            Action::Search(_) => ToolKind::Search,
+            Action::Lookup(_) => ToolKind::Lookup,
+            Action::Read(_) => ToolKind::Read,
+            Action::Finish(_) => ToolKind::Finish,
         }
     }
 
-    /// `finish[<answer>]`, the same in every environment.
-    pub fn finish() -> Self {
-        Tool::new(
-            ToolKind::Finish,
-            "answer",
-            "ends the investigation with your final answer.",
-        )
+    pub fn tool(&self) -> &'static str {
+        self.kind().name()
     }
 
-    pub fn name(&self) -> &'static str {
-        self.kind.name()
-    }
-
-    /// `search[<query>]`.
-    pub fn usage(&self) -> String {
-        call(self.name(), &format!("<{}>", self.arg))
-    }
-}
-
-/// The tools one environment offers, in the order the prompt lists them.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ToolCatalogue {
-    tools: Vec<Tool>,
-}
-
-impl ToolCatalogue {
-    /// A catalogue of `tools`. Panics when it names a verb twice or lacks `finish`:
-    /// those are programming errors, and every episode must be able to end.
-    pub fn new(tools: Vec<Tool>) -> Self {
-        for (i, t) in tools.iter().enumerate() {
-            assert!(
-                !tools[..i].iter().any(|u| u.kind == t.kind),
-                "tool {} offered twice",
-                t.name()
-            );
+    pub fn argument(&self) -> &str {
+        match self {
+            Action::Search(a) | Action::Lookup(a) | Action::Read(a) | Action::Finish(a) => a,
         }
-        assert!(
-            tools.iter().any(|t| t.kind == ToolKind::Finish),
-            "a tool catalogue must offer finish"
-        );
-        ToolCatalogue { tools }
     }
 
-    pub fn tools(&self) -> &[Tool] {
-        &self.tools
+    pub fn is_finish(&self) -> bool {
+        matches!(self, Action::Finish(_))
     }
 
-    /// The tool names, in order (the grammars' alternatives).
-    pub fn names(&self) -> Vec<&'static str> {
-        self.tools.iter().map(Tool::name).collect()
+    /// Parses every action line of a model response, in order (see
+    /// [`parse_actions`] for the syntax and the drift it tolerates). Whether
+    /// the environment offers each tool is decided when it is stepped.
+    pub fn parse_all(response: &str) -> Vec<Action> {
+        parse_actions(response)
     }
+}
 
-    pub fn offers(&self, kind: ToolKind) -> bool {
-        self.tools.iter().any(|t| t.kind == kind)
-    }
-
-    /// The tool list of the system prompt: one `- tool[<arg>]: description` line each.
-    pub fn prompt(&self) -> String {
-        self.tools
-            .iter()
-            .map(|t| format!("- {}: {}", t.usage(), t.description))
-            .collect::<Vec<_>>()
-            .join("\n")
-    }
-
-    /// The observation for an action this environment does not offer; `None` when it
-    /// does. The action is not run, and the observation names the tools that exist.
-    pub fn refusal(&self, action: &Action) -> Option<Observation> {
-        (!self.offers(action.kind())).then(|| self.refuse(action))
-    }
-
-    /// The refusal observation for `action`, whether or not it is offered (for an
-    /// environment's unreachable arms).
-    pub fn refuse(&self, action: &Action) -> Observation {
-        let usages: Vec<String> = self.tools.iter().map(Tool::usage).collect();
-        let list = match usages.split_last() {
-            Some((last, rest)) if !rest.is_empty() => format!("{} and {last}", rest.join(", ")),
-            _ => usages.concat(),
-        };
-        Observation::new(format!(
-            "{action} was not run: {} is not available here. The tools are {list}.",
-            action.tool()
-        ))
+impl fmt::Display for Action {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&call(self.tool(), self.argument()))
     }
 }
 
@@ -249,4 +187,32 @@ fn strip_quotes(s: &str) -> &str {
 }
 
 #[cfg(test)]
-mod tests;
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_plain_and_drifted_lines() {
+        let text = "Thought: go\nAction: search[Charles Mingus birthplace]\n**Action:** lookup(\"Tucson, Arizona\")\naction finish[Mario Andretti]";
+        assert_eq!(
+            Action::parse_all(text),
+            vec![
+                Action::Search("Charles Mingus birthplace".into()),
+                Action::Lookup("Tucson, Arizona".into()),
+                Action::Finish("Mario Andretti".into()),
+            ]
+        );
+    }
+
+    #[test]
+    fn ignores_mentions_inside_prose() {
+        assert!(Action::parse_all("I will call search[x] next time.").is_empty());
+    }
+
+    #[test]
+    fn keeps_brackets_inside_argument() {
+        assert_eq!(
+            Action::parse_all("Action: search[Gold Rush [California]]"),
+            vec![Action::Search("Gold Rush [California]".into())]
+        );
+    }
+}

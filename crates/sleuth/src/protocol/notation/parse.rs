@@ -4,15 +4,15 @@
 //! followed the notation, and the caller keeps the raw text in the trace.
 
 use super::{
-    Confidence, Fact, Hypothesis, MemorySchema, OpenQuestion, Priority, Section, WorkingMemory,
+    Confidence, Fact, Hypothesis, MemorySchema, OpenQuestion, Priority, Section, Triple, Written,
 };
-use crate::env::protocol;
+use crate::protocol::action::ends_section;
 use regex::Regex;
 use std::sync::OnceLock;
 
 /// Splits a response into its memory sections: `(section, body lines)` in order.
 /// A section ends at the next header or at a protocol line (`Action:`, `Thought:`, see
-/// [`protocol::ends_section`]).
+/// [`ends_section`]).
 fn sections(text: &str) -> Vec<(Section, Vec<&str>)> {
     static HEADER: OnceLock<Regex> = OnceLock::new();
     let header = HEADER.get_or_init(|| {
@@ -37,7 +37,7 @@ fn sections(text: &str) -> Vec<(Section, Vec<&str>)> {
             if !rest.trim().is_empty() {
                 out.last_mut().expect("just pushed").1.push(rest);
             }
-        } else if protocol::ends_section(line) {
+        } else if ends_section(line) {
             open = false;
         } else if open {
             out.last_mut().expect("open section").1.push(line);
@@ -92,7 +92,7 @@ fn parse_fact(id: &str, body: &str) -> Fact {
             Confidence::Medium,
             Confidence::High,
         ),
-        triple: field(&kv, "triple").and_then(super::Triple::parse),
+        triple: field(&kv, "triple").and_then(Triple::parse),
     }
 }
 
@@ -192,9 +192,9 @@ pub fn writes_section(text: &str, section: Section) -> bool {
 }
 
 /// Parses the sections of `schema` out of a model response.
-pub fn parse_memory(text: &str, schema: &MemorySchema) -> WorkingMemory {
+pub fn parse(text: &str, schema: &MemorySchema) -> Written {
     let [fact_re, hyp_re, q_re] = entry_regexes();
-    let mut memory = WorkingMemory::default();
+    let mut memory = Written::default();
     for (section, lines) in sections(text) {
         if !schema.has(section) {
             continue;
