@@ -29,6 +29,7 @@ const EXAMPLES: &[(&str, &str)] = &[
     ("cache stats", "sleuth cache stats --cache ~/.cache/sleuth/responses"),
     ("cache export", "sleuth cache export --cache ~/.cache/sleuth/responses --out entries.jsonl"),
     ("cache import", "sleuth cache import entries.jsonl --cache redis://cache-node:6379/0"),
+    ("cache clear", "sleuth cache clear --cache ~/.cache/sleuth/responses"),
     ("completions", "sleuth completions bash > ~/.local/share/bash-completion/completions/sleuth\nsleuth completions zsh > \"${fpath[1]}/_sleuth\""),
 ];
 

@@ -88,6 +88,11 @@ fn main() -> ExitCode {
                 .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("error,sleuth=warn")),
         )
         .with_writer(std::io::stderr)
+        // Colour only for a person at a terminal: a redirected log gets plain text.
+        .with_ansi(
+            std::io::IsTerminal::is_terminal(&std::io::stderr())
+                && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty()),
+        )
         .init();
     // The user's config file supplies defaults, shown by --help (config.rs).
     let config = match config::load() {

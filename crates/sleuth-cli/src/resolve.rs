@@ -153,6 +153,10 @@ pub struct ModelArgs {
     /// A TOML or JSON price table (USD per million tokens) overriding the built-in one.
     #[arg(long)]
     pub prices: Option<PathBuf>,
+    /// The longest reply read from a model server, in bytes; a longer one is that
+    /// call's error (default 4 MiB).
+    #[arg(long, value_name = "BYTES", default_value_t = sleuth::llm::DEFAULT_MAX_REPLY_BYTES, value_parser = crate::bounds::count(1024..=1 << 30))]
+    pub max_reply_bytes: usize,
     #[command(flatten)]
     pub local: crate::local::LocalArgs,
 }
@@ -170,6 +174,7 @@ impl ModelArgs {
             rpm: None,
             tpm: None,
             prices: None,
+            max_reply_bytes: sleuth::llm::DEFAULT_MAX_REPLY_BYTES,
             local,
         }
     }
@@ -177,6 +182,7 @@ impl ModelArgs {
     fn options(&self) -> Result<ModelOptions> {
         let mut opts = ModelOptions {
             timeout: Duration::from_secs(self.timeout.max(1)),
+            max_reply_bytes: self.max_reply_bytes,
             ..ModelOptions::default()
         };
         opts.retry.max_attempts = self.attempts.max(1);

@@ -20,6 +20,35 @@ use std::sync::OnceLock;
 /// A folder (or top-level file) and the folders it must never import (ARCHITECTURE.md,
 /// "Layers").
 const LAYERS: &[(&str, &[&str])] = &[
+    // File utilities at the bottom: every layer may write atomically and lock a file.
+    (
+        "atomic",
+        &[
+            "data",
+            "retrieval",
+            "protocol",
+            "env",
+            "memory",
+            "llm",
+            "methods",
+            "eval",
+            "report",
+        ],
+    ),
+    (
+        "file_lock",
+        &[
+            "data",
+            "retrieval",
+            "protocol",
+            "env",
+            "memory",
+            "llm",
+            "methods",
+            "eval",
+            "report",
+        ],
+    ),
     (
         "data",
         &[

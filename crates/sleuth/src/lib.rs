@@ -15,11 +15,14 @@
 //! - [`eval`]: run records, the runner, official metrics and statistics.
 //! - [`report`]: tables, plots and trace viewers built from run records alone.
 //! - [`terminal`]: untrusted text made safe to print on a terminal.
+//! - [`atomic`]: files rewritten in place without ever leaving a cut one.
 
+pub mod atomic;
 pub mod data;
 pub mod env;
 pub mod error;
 pub mod eval;
+pub mod file_lock;
 pub mod llm;
 pub mod memory;
 pub mod methods;

@@ -1,5 +1,6 @@
-//! `sleuth cache stats|export|import`: look into a response cache and move its entries
-//! between stores (a SQLite directory and Redis keep the same entries).
+//! `sleuth cache stats|export|import|clear`: look into a response cache, move its
+//! entries between stores (a SQLite directory and Redis keep the same entries), and
+//! remove a SQLite cache (a damaged file is named with this command in its warning).
 //!
 //! Export writes JSON Lines, one [`CacheEntry`] per line (format, key, model, time,
 //! response with usage); import reads them back into any store, keeping entries
@@ -8,7 +9,7 @@
 
 use anyhow::{bail, Context, Result};
 use clap::{Args, Subcommand};
-use sleuth::llm::middleware::{CacheEntry, CacheStats, CacheStore};
+use sleuth::llm::middleware::{CacheEntry, CacheSpec, CacheStats, CacheStore, CACHE_FILE};
 use std::io::{BufRead, BufWriter, Write};
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -21,6 +22,8 @@ pub enum CacheCommand {
     Export(ExportArgs),
     /// Add the entries of a JSON Lines export (`-` for stdin); existing keys are kept.
     Import(ImportArgs),
+    /// Delete a SQLite cache's file (with its -wal and -shm files), e.g. a damaged one.
+    Clear(ClearArgs),
 }
 
 #[derive(Args)]
@@ -63,6 +66,12 @@ pub struct ImportArgs {
     pub location: Location,
 }
 
+#[derive(Args)]
+pub struct ClearArgs {
+    #[command(flatten)]
+    pub location: Location,
+}
+
 fn open(location: &Location) -> Result<Arc<dyn CacheStore>> {
     let spec = crate::resolve::cache_spec(location.cache.as_deref())?;
     Ok(spec.open()?)
@@ -74,7 +83,33 @@ pub fn run(command: CacheCommand) -> Result<()> {
         CacheCommand::Stats(a) => rt.block_on(stats(a)),
         CacheCommand::Export(a) => rt.block_on(export(a)),
         CacheCommand::Import(a) => rt.block_on(import(a)),
+        CacheCommand::Clear(a) => clear(a),
     }
+}
+
+/// Removes the cache file without opening it (it may be damaged past opening).
+fn clear(args: ClearArgs) -> Result<()> {
+    let dir = match crate::resolve::cache_spec(args.location.cache.as_deref())? {
+        CacheSpec::Sqlite(dir) => dir,
+        CacheSpec::Redis(_) => bail!(
+            "`sleuth cache clear` removes a SQLite cache directory's file; a Redis cache's entries are the server's keys under `sleuth:response:` (delete them there)"
+        ),
+    };
+    let mut removed = Vec::new();
+    for suffix in ["", "-wal", "-shm"] {
+        let path = dir.join(format!("{CACHE_FILE}{suffix}"));
+        match std::fs::remove_file(&path) {
+            Ok(()) => removed.push(path.display().to_string()),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => return Err(e).with_context(|| format!("removing {}", path.display())),
+        }
+    }
+    if removed.is_empty() {
+        eprintln!("no response cache in {}", dir.display());
+    } else {
+        eprintln!("removed {}", removed.join(", "));
+    }
+    Ok(())
 }
 
 async fn stats(args: StatsArgs) -> Result<()> {

@@ -160,7 +160,14 @@ fn failures(summary: &RunSummary, store: &RunStore) -> Result<()> {
     let first = summary.first_error.as_deref().unwrap_or_default();
     let all_failed = summary.errors == summary.written && summary.skipped_errors == summary.skipped;
     if summary.written > 0 && all_failed {
-        anyhow::bail!("every question failed (first error: {first}); check the model endpoint and key, then rerun with --retry-errors");
+        let check = if sleuth::methods::PromptSet::is_template_error(first) {
+            "fix the prompt template (--prompts)"
+        } else {
+            "check the model endpoint and key"
+        };
+        anyhow::bail!(
+            "every question failed (first error: {first}); {check}, then rerun with --retry-errors"
+        );
     }
     if summary.written == 0 && summary.skipped > 0 && all_failed {
         anyhow::bail!(

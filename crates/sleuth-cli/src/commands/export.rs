@@ -87,7 +87,8 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     };
     match &args.out {
         Some(path) => {
-            std::fs::write(path, &text).with_context(|| format!("writing {}", path.display()))?;
+            sleuth::atomic::write(path, text.as_bytes())
+                .with_context(|| format!("writing {}", path.display()))?;
             eprintln!(
                 "wrote {} predictions of {} to {}",
                 arm.records.len(),

@@ -193,5 +193,12 @@ pub fn wiki_corpus(data: &[PathBuf], out: &Path) -> Result<()> {
         out.display(),
         stats.empty
     );
+    if stats.links_skipped > 0 {
+        eprintln!(
+            "skipped {} symbolic links: they lead out of {} or back to what was read already",
+            stats.links_skipped,
+            input.display()
+        );
+    }
     Ok(())
 }

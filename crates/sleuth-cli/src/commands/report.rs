@@ -182,13 +182,15 @@ fn write_index(
     std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
     for (name, text) in [("index.html", index), ("questions.html", questions)] {
         let path = dir.join(name);
-        std::fs::write(&path, text).with_context(|| format!("writing {}", path.display()))?;
+        sleuth::atomic::write(&path, text.as_bytes())
+            .with_context(|| format!("writing {}", path.display()))?;
         eprintln!("wrote {}", path.display());
     }
     Ok(())
 }
 
-/// `to` as a link from a page in `from` (`../run/trace.html`), `/` separated.
+/// `to` as a link from a page in `from` (`../run/trace.html`), `/` separated and
+/// percent-encoded (`report::escape::link_path`): never a scheme.
 fn relative(from: &Path, to: &Path) -> String {
     let abs = |p: &Path| {
         std::path::absolute(p)
@@ -203,7 +205,7 @@ fn relative(from: &Path, to: &Path) -> String {
     let common = f.iter().zip(&t).take_while(|(a, b)| a == b).count();
     let mut parts: Vec<String> = vec!["..".to_string(); f.len() - common];
     parts.extend(t[common..].iter().map(|c| c.to_string_lossy().into_owned()));
-    parts.join("/")
+    report::escape::link_path(&parts)
 }
 
 /// One `trace.html` per run: in the run directory, or under `out` (directly for a
@@ -253,7 +255,8 @@ fn write_traces(
             std::fs::create_dir_all(parent)
                 .with_context(|| format!("creating {}", parent.display()))?;
         }
-        std::fs::write(&target, html).with_context(|| format!("writing {}", target.display()))?;
+        sleuth::atomic::write(&target, html.as_bytes())
+            .with_context(|| format!("writing {}", target.display()))?;
         eprintln!("wrote {}", target.display());
         written.push((dir, target, records));
     }

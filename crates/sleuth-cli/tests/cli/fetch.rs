@@ -15,7 +15,7 @@ use std::process::{Command, Output};
 
 /// Runs `sleuth` with its data directory and mirror set (and nothing else inherited
 /// that could point it elsewhere).
-fn sleuth_in(data_dir: &Path, mirror: Option<&str>, args: &[&str]) -> Output {
+pub(crate) fn sleuth_in(data_dir: &Path, mirror: Option<&str>, args: &[&str]) -> Output {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_sleuth"));
     cmd.args(args)
         .env("SLEUTH_DATA_DIR", data_dir)
@@ -55,7 +55,7 @@ fn hotpot_array(n: usize) -> Vec<u8> {
     serde_json::to_vec(&lines(&util::hotpot(), n)).unwrap()
 }
 
-fn zip(members: &[(&str, Vec<u8>)]) -> Vec<u8> {
+pub(crate) fn zip(members: &[(&str, Vec<u8>)]) -> Vec<u8> {
     let mut w = zip::ZipWriter::new(Cursor::new(Vec::new()));
     for (name, bytes) in members {
         w.start_file(*name, zip::write::SimpleFileOptions::default())
@@ -65,7 +65,7 @@ fn zip(members: &[(&str, Vec<u8>)]) -> Vec<u8> {
     w.finish().unwrap().into_inner()
 }
 
-fn bz2(bytes: &[u8]) -> Vec<u8> {
+pub(crate) fn bz2(bytes: &[u8]) -> Vec<u8> {
     let mut e = bzip2::write::BzEncoder::new(Vec::new(), bzip2::Compression::default());
     e.write_all(bytes).unwrap();
     e.finish().unwrap()

@@ -1,7 +1,8 @@
 //! A small real HTTP/1.1 file server on 127.0.0.1 for the `data fetch` tests: serves
 //! byte files by path, honours `Range: bytes=N-` unless told not to, and can drop a
-//! response partway through the body, the way a flaky mirror does. Every request's path
-//! and Range header is logged.
+//! response partway through the body, the way a flaky mirror does; or, hostile, send a
+//! body without end or announce a size it never sends, or answer slowly. Every
+//! request's path and Range header is logged.
 
 use std::collections::HashMap;
 use std::io::{BufRead, BufReader, Write};
@@ -16,6 +17,12 @@ pub struct Behaviour {
     pub drop_after: Option<(usize, usize)>,
     /// Serve every file as an HTML page (a host that wants a browser).
     pub html: bool,
+    /// Send a body without end and without a length (a runaway mirror).
+    pub endless: bool,
+    /// Announce this Content-Length whatever the file's size.
+    pub announce: Option<u64>,
+    /// Wait this long before sending a body.
+    pub slow: Option<std::time::Duration>,
 }
 
 #[derive(Default)]
@@ -98,6 +105,20 @@ fn serve(stream: TcpStream, state: &Mutex<State>) {
             }
         }
     }
+    let (endless, announce, slow) = {
+        let s = state.lock().unwrap();
+        (s.behaviour.endless, s.behaviour.announce, s.behaviour.slow)
+    };
+    if let Some(wait) = slow {
+        std::thread::sleep(wait);
+    }
+    if endless {
+        state.lock().unwrap().log.push((path, range));
+        let _ = out.write_all(b"HTTP/1.1 200 OK\r\nConnection: close\r\n\r\n");
+        let chunk = vec![b'x'; 1 << 16];
+        while out.write_all(&chunk).is_ok() {}
+        return;
+    }
     let (body, status, extra, cut) = {
         let mut s = state.lock().unwrap();
         s.log.push((path.clone(), range.clone()));
@@ -147,7 +168,7 @@ fn serve(stream: TcpStream, state: &Mutex<State>) {
     };
     let head = format!(
         "HTTP/1.1 {status}\r\nContent-Length: {}\r\n{extra}Connection: close\r\n\r\n",
-        body.len()
+        announce.unwrap_or(body.len() as u64)
     );
     let _ = out.write_all(head.as_bytes());
     match cut {

@@ -14,6 +14,7 @@ mod fetch;
 mod fetch_server;
 mod golden;
 mod hardening;
+mod hardening2;
 mod index;
 mod local;
 mod methods;

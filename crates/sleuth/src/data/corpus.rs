@@ -6,7 +6,6 @@
 use super::{DataError, Question};
 use serde::{Deserialize, Serialize};
 use std::collections::HashSet;
-use std::io::Write;
 use std::path::Path;
 
 /// One corpus line. `id` is a zero-padded running number, stable for the same inputs in
@@ -64,13 +63,14 @@ impl Corpus {
         if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
             std::fs::create_dir_all(parent).map_err(io)?;
         }
-        let file = std::fs::File::create(path).map_err(io)?;
-        let mut out = std::io::BufWriter::new(file);
-        for doc in &self.docs {
-            let line = serde_json::to_string(doc).expect("corpus docs serialize");
-            writeln!(out, "{line}").map_err(io)?;
-        }
-        out.flush().map_err(io)
+        crate::atomic::write_with(path, |out| {
+            for doc in &self.docs {
+                let line = serde_json::to_string(doc).expect("corpus docs serialize");
+                writeln!(out, "{line}")?;
+            }
+            Ok(())
+        })
+        .map_err(io)
     }
 }
 

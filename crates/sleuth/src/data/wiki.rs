@@ -31,6 +31,9 @@ pub struct WikiStats {
     /// Articles with an empty first paragraph (redirect and list pages), left out.
     pub empty: usize,
     pub written: usize,
+    /// Symbolic links in the folder not followed: they lead out of it, or back to a
+    /// folder or file already read.
+    pub links_skipped: usize,
 }
 
 /// Converts the dump at `input` (folder or `.tar.bz2`) into a corpus at `out`.
@@ -50,6 +53,7 @@ pub fn write_wiki_corpus(
     let tmp = out.with_extension("jsonl.tmp");
     let mut writer = BufWriter::new(File::create(&tmp).map_err(write_err)?);
     let mut stats = WikiStats::default();
+    let mut links_skipped = 0;
     let mut each = |label: &str, stream: &mut dyn Read| -> Result<(), DataError> {
         let reader = BufReader::new(bzip2::read::MultiBzDecoder::new(stream));
         for (i, line) in reader.lines().enumerate() {
@@ -92,7 +96,9 @@ pub fn write_wiki_corpus(
         cause,
     };
     if input.is_dir() {
-        for file in bz2_files(input).map_err(read_err)? {
+        let (files, skipped) = bz2_files(input).map_err(read_err)?;
+        links_skipped = skipped;
+        for file in files {
             let mut f = File::open(&file).map_err(|cause| DataError::Io {
                 path: file.clone(),
                 cause,
@@ -112,26 +118,61 @@ pub fn write_wiki_corpus(
             }
         }
     }
+    stats.links_skipped = links_skipped;
     writer.flush().map_err(write_err)?;
     drop(writer);
+    crate::atomic::sync_file(&tmp).map_err(write_err)?;
     std::fs::rename(&tmp, out).map_err(write_err)?;
+    crate::atomic::sync_parent(out);
     Ok(stats)
 }
 
-/// Every `.bz2` file under `dir`, sorted by path.
-fn bz2_files(dir: &Path) -> std::io::Result<Vec<PathBuf>> {
-    let mut out = Vec::new();
+/// Every `.bz2` file under `dir`, sorted by path, and how many links were skipped. A
+/// symbolic link is followed only to a folder or file inside `dir` that was not reached
+/// already: a link to `.` cannot loop, and a link to `/etc` or `../x.bz2` cannot pull
+/// in what lies outside (an archive may carry such links; `data fetch` creates none).
+fn bz2_files(dir: &Path) -> std::io::Result<(Vec<PathBuf>, usize)> {
+    let root = dir.canonicalize()?;
+    let mut seen = std::collections::HashSet::from([root.clone()]);
+    let (mut out, mut skipped) = (Vec::new(), 0);
     let mut stack = vec![dir.to_path_buf()];
     while let Some(d) = stack.pop() {
         for entry in std::fs::read_dir(&d)? {
-            let path = entry?.path();
-            if path.is_dir() {
+            let entry = entry?;
+            let path = entry.path();
+            let mut kind = entry.file_type()?;
+            let real = if kind.is_symlink() {
+                match path.canonicalize() {
+                    Ok(real) if real.starts_with(&root) => {
+                        kind = std::fs::metadata(&real)?.file_type();
+                        real
+                    }
+                    // Outside the folder, or dangling.
+                    _ => {
+                        skipped += 1;
+                        continue;
+                    }
+                }
+            } else {
+                path.clone()
+            };
+            let wanted = kind.is_dir() || path.extension().is_some_and(|e| e == "bz2");
+            if !wanted {
+                continue;
+            }
+            // Through a link, or reached through one before: read each thing once.
+            let canonical = real.canonicalize()?;
+            if !seen.insert(canonical) {
+                skipped += 1;
+                continue;
+            }
+            if kind.is_dir() {
                 stack.push(path);
-            } else if path.extension().is_some_and(|e| e == "bz2") {
+            } else if kind.is_file() {
                 out.push(path);
             }
         }
     }
     out.sort();
-    Ok(out)
+    Ok((out, skipped))
 }

@@ -14,11 +14,10 @@
 //! lock binds sleuth processes, not other programs, and on some network file systems
 //! it is local to one machine. Off Unix no lock is taken.
 
+use crate::file_lock::FileLock;
 use crate::{Error, Result};
-use std::fs::{File, OpenOptions};
-use std::io::{Read, Seek, Write};
+use std::fs::File;
 use std::path::{Path, PathBuf};
-use std::time::Duration;
 
 pub const LOCK_FILE: &str = "run.lock";
 
@@ -34,71 +33,21 @@ impl RunLock {
     /// Takes the lock of `dir` (which must exist), or says who holds it.
     pub fn acquire(dir: &Path) -> Result<RunLock> {
         let path = dir.join(LOCK_FILE);
-        let mut file = OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(false)
-            .open(&path)
-            .map_err(|e| Error::io(&path, e))?;
-        if !try_lock(&file).map_err(|e| Error::io(&path, e))? {
-            return Err(Error::RunLocked {
+        match FileLock::try_acquire(&path).map_err(|e| Error::io(&path, e))? {
+            Ok(lock) => Ok(RunLock {
+                _file: lock.into_file(),
+                path,
+            }),
+            Err(pid) => Err(Error::RunLocked {
                 dir: dir.to_path_buf(),
-                pid: holder_pid(&mut file),
-            });
+                pid,
+            }),
         }
-        let pid = format!("{}\n", std::process::id());
-        file.set_len(0)
-            .and_then(|_| file.rewind())
-            .and_then(|_| file.write_all(pid.as_bytes()))
-            .and_then(|_| file.flush())
-            .map_err(|e| Error::io(&path, e))?;
-        Ok(RunLock { _file: file, path })
     }
 
     pub fn path(&self) -> &Path {
         &self.path
     }
-}
-
-/// The pid the holder wrote. It writes just after locking, so a refusal that comes in
-/// between may read an empty file: wait a moment for it.
-fn holder_pid(file: &mut File) -> Option<u32> {
-    for _ in 0..20 {
-        let mut text = String::new();
-        if file.rewind().is_ok() && file.read_to_string(&mut text).is_ok() {
-            if let Ok(pid) = text.trim().parse() {
-                return Some(pid);
-            }
-        }
-        std::thread::sleep(Duration::from_millis(10));
-    }
-    None
-}
-
-/// Ok(false) when another open file (in this or another process) holds the lock.
-#[cfg(unix)]
-fn try_lock(file: &File) -> std::io::Result<bool> {
-    use std::os::unix::io::AsRawFd;
-    loop {
-        // SAFETY: the descriptor is valid for the duration of the call (we borrow the
-        // open file); flock has no other preconditions.
-        let rc = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) };
-        if rc == 0 {
-            return Ok(true);
-        }
-        let err = std::io::Error::last_os_error();
-        match err.raw_os_error() {
-            Some(libc::EWOULDBLOCK) => return Ok(false),
-            Some(libc::EINTR) => continue,
-            _ => return Err(err),
-        }
-    }
-}
-
-#[cfg(not(unix))]
-fn try_lock(_file: &File) -> std::io::Result<bool> {
-    Ok(true)
 }
 
 #[cfg(all(test, unix))]

@@ -13,7 +13,7 @@ use crate::{Error, Result};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, HashMap};
 use std::fs::{File, OpenOptions};
-use std::io::{BufRead, BufReader, Write};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 
 pub const RECORDS: &str = "records.jsonl";
@@ -111,7 +111,8 @@ impl RunStore {
             }
         }
         let text = serde_json::to_string_pretty(&config).expect("config serializes");
-        std::fs::write(&path, text + "\n").map_err(|e| Error::io(&path, e))?;
+        // Never in place: a full disk must not leave a cut run.json behind.
+        crate::atomic::write(&path, (text + "\n").as_bytes()).map_err(|e| Error::io(&path, e))?;
         Ok(RunStore {
             dir: dir.to_path_buf(),
             _lock: lock,
@@ -134,7 +135,7 @@ impl RunStore {
         if !path.exists() {
             return Ok(Recorded::new());
         }
-        let records = read_records_lenient(&path)?;
+        let records = read_record_lines(&path)?.records;
         let kept: Vec<&(String, RunRecord)> = records
             .iter()
             .filter(|(_, r)| !(drop_errors && r.error.is_some()))
@@ -147,6 +148,7 @@ impl RunStore {
             }
             out.sync_all().map_err(|e| Error::io(&tmp, e))?;
             std::fs::rename(&tmp, &path).map_err(|e| Error::io(&path, e))?;
+            crate::atomic::sync_parent(&path);
         }
         Ok(kept
             .iter()
@@ -223,34 +225,60 @@ pub fn read_config(dir: &Path) -> Result<RunConfig> {
 /// Reads every record of a records file; a malformed line other than a partial last
 /// line is an error naming the file and line.
 pub fn read_records(path: &Path) -> Result<Vec<RunRecord>> {
-    Ok(read_records_lenient(path)?
+    Ok(read_record_lines(path)?
+        .records
         .into_iter()
         .map(|(_, r)| r)
         .collect())
 }
 
-fn read_records_lenient(path: &Path) -> Result<Vec<(String, RunRecord)>> {
-    let file = File::open(path).map_err(|e| Error::io(path, e))?;
-    let lines: Vec<String> = BufReader::new(file)
-        .lines()
-        .collect::<std::io::Result<_>>()
-        .map_err(|e| Error::io(path, e))?;
-    let mut out = Vec::with_capacity(lines.len());
-    let last = lines.len();
-    for (i, line) in lines.into_iter().enumerate() {
-        if line.trim().is_empty() {
-            continue;
-        }
-        match serde_json::from_str::<RunRecord>(&line) {
-            Ok(r) => out.push((line, r)),
-            // A kill mid-write leaves a partial last line: it is not a record yet.
-            Err(_) if i + 1 == last => {}
-            Err(e) => {
+/// A records file as [`read_record_lines`] reads it.
+#[derive(Debug, Default)]
+pub struct RecordLines {
+    /// Every record, with its line as written.
+    pub records: Vec<(String, RunRecord)>,
+    /// The unfinished last line a kill left (no newline, not a record): its number and
+    /// why it is not one. Resuming cuts it; reports skip it with a warning.
+    pub torn: Option<(usize, String)>,
+}
+
+/// Reads a records file line by line. A last line without its newline that is not a
+/// record is what a killed write leaves, whatever byte it stops on (inside a multi-byte
+/// character too): it is returned as [`RecordLines::torn`], never an error. Any other
+/// line that is not valid UTF-8 or not a record is an error naming the file and line.
+pub fn read_record_lines(path: &Path) -> Result<RecordLines> {
+    let bytes = std::fs::read(path).map_err(|e| Error::io(path, e))?;
+    let mut out = RecordLines::default();
+    let mut lines = bytes.split(|&b| b == b'\n').enumerate().peekable();
+    while let Some((i, raw)) = lines.next() {
+        // `split` yields the text after the last newline last: empty when the file ends
+        // with one, the unfinished line otherwise.
+        let unfinished = lines.peek().is_none();
+        let number = i + 1;
+        let parsed = std::str::from_utf8(raw)
+            .map_err(|e| {
+                format!(
+                    "not valid UTF-8 (byte {} of the line); the line is damaged: repair or remove it",
+                    e.valid_up_to() + 1
+                )
+            })
+            .and_then(|line| {
+                if line.trim().is_empty() {
+                    return Ok(None);
+                }
+                serde_json::from_str::<RunRecord>(line)
+                    .map(|r| Some((line.to_string(), r)))
+                    .map_err(|e| format!("not a run record: {e}"))
+            });
+        match parsed {
+            Ok(Some(record)) => out.records.push(record),
+            Ok(None) => {}
+            Err(why) if unfinished => out.torn = Some((number, why)),
+            Err(why) => {
                 return Err(Error::Invalid(format!(
-                    "{}:{}: malformed record: {e}",
-                    path.display(),
-                    i + 1
-                )));
+                    "{}:{number}: {why}",
+                    path.display()
+                )))
             }
         }
     }

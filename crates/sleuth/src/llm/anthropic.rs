@@ -62,6 +62,8 @@ pub struct AnthropicConfig {
     /// Mark the stable prefix with `cache_control` breakpoints (see the module
     /// documentation); on by default.
     pub prompt_cache: bool,
+    /// The longest reply body read (see [`http::DEFAULT_MAX_REPLY_BYTES`]).
+    pub max_reply_bytes: usize,
 }
 
 impl AnthropicConfig {
@@ -75,7 +77,12 @@ impl AnthropicConfig {
             timeout: Duration::from_secs(120),
             default_max_tokens: 1024,
             prompt_cache: true,
+            max_reply_bytes: http::DEFAULT_MAX_REPLY_BYTES,
         }
+    }
+    pub fn max_reply_bytes(mut self, n: usize) -> Self {
+        self.max_reply_bytes = n;
+        self
     }
     pub fn base_url(mut self, url: impl Into<String>) -> Self {
         self.base_url = url.into().trim_end_matches('/').to_string();
@@ -316,6 +323,15 @@ impl ChatModel for AnthropicClient {
         &self.config.name
     }
 
+    /// The endpoint, model and the options that change the body.
+    fn cache_identity(&self) -> Option<String> {
+        let c = &self.config;
+        Some(format!(
+            "anthropic-messages {} model={} prompt_cache={} default_max_tokens={}",
+            self.url, c.model, c.prompt_cache, c.default_max_tokens
+        ))
+    }
+
     /// Sends the request with its prompt-cache marks. A server that speaks the Messages
     /// API but not its content blocks (a gateway translating to another backend) may
     /// refuse them: the request is sent again as plain strings, and when that succeeds
@@ -354,6 +370,7 @@ impl AnthropicClient {
             provider: &self.config.name,
             key: self.config.api_key.as_ref(),
             timeout: self.config.timeout,
+            max_reply_bytes: self.config.max_reply_bytes,
         };
         let mut builder = self
             .http

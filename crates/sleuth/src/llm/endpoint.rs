@@ -9,6 +9,29 @@
 //! into a path no server has: an Anthropic base ending in `/v1` (sleuth's own earlier
 //! convention), and either base given as the full endpoint.
 
+/// `url` without the `user[:password]@` of its authority, when it has one. A key in a
+/// base URL would travel with the model's name into records, `run.json`, the cache and
+/// error messages, so such URLs are refused (naming where the key goes instead).
+pub(crate) fn without_credentials(url: &str) -> Option<String> {
+    let shown = crate::llm::middleware::redact(url);
+    (shown != url).then_some(shown)
+}
+
+/// Refuses a base URL taken from the variable `var` that carries credentials, without
+/// echoing them: the key belongs in `key_var`.
+pub(crate) fn refuse_credentials(
+    url: &str,
+    var: &str,
+    key_var: &str,
+) -> Result<(), super::LlmError> {
+    match without_credentials(url) {
+        None => Ok(()),
+        Some(shown) => Err(super::LlmError::Config(format!(
+            "{var} carries credentials (user:password@), which sleuth does not store or send from a URL: put the key in {key_var} and set {var}={shown} (or use openai-compat:BASE_URL#MODEL?key_env=VAR)"
+        ))),
+    }
+}
+
 /// The chat-completions URL under an OpenAI-style base.
 pub(crate) fn openai_chat_url(base: &str) -> String {
     let base = base.trim_end_matches('/');
@@ -27,6 +50,19 @@ pub(crate) fn anthropic_messages_url(base: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn credentials_are_found_and_never_shown() {
+        assert_eq!(
+            without_credentials("http://u:pw@h:1/v1").as_deref(),
+            Some("http://h:1/v1")
+        );
+        assert_eq!(without_credentials("http://h:1/v1?a=b@c"), None);
+        let e = refuse_credentials("https://sk-x@h/v1", "OPENAI_BASE_URL", "OPENAI_API_KEY")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("OPENAI_API_KEY") && e.contains("https://h/v1") && !e.contains("sk-x"));
+    }
 
     #[test]
     fn openai_bases_include_the_version() {

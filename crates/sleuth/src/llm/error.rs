@@ -32,6 +32,10 @@ pub enum LlmError {
     /// A guard stopped the call (e.g. the run's cost budget).
     #[error("{0}")]
     Refused(String),
+    /// The reply was longer than the configured cap (`--max-reply-bytes`): it was not
+    /// read further, and the call failed (a rerun would get the same).
+    #[error("{provider}: the reply is longer than the {limit}-byte limit, so it was not read (raise it with --max-reply-bytes if the model is meant to write that much)")]
+    TooLarge { provider: String, limit: usize },
 }
 
 /// Wording of server errors that no retry can fix although some servers send them
@@ -65,7 +69,10 @@ impl LlmError {
             LlmError::Timeout { .. } | LlmError::Connection { .. } | LlmError::Decode { .. } => {
                 true
             }
-            LlmError::ContextOverflow { .. } | LlmError::Config(_) | LlmError::Refused(_) => false,
+            LlmError::ContextOverflow { .. }
+            | LlmError::Config(_)
+            | LlmError::Refused(_)
+            | LlmError::TooLarge { .. } => false,
         }
     }
 

@@ -1,8 +1,10 @@
 //! The HTTP plumbing shared by the provider clients: sending a JSON request, turning
 //! transport failures and error statuses into [`LlmError`]s (with Retry-After and
-//! context-overflow detection), and keeping the API key out of every message.
+//! context-overflow detection), and keeping the API key out of every message: a body is
+//! redacted as soon as it has arrived, before it is parsed or cut for a quote (a key
+//! straddling the cut would otherwise survive in part).
 
-use super::secret::{redact, ApiKey};
+use super::secret::{redact, redact_response, ApiKey};
 use super::LlmError;
 use reqwest::header::HeaderMap;
 use serde_json::Value;
@@ -11,11 +13,17 @@ use std::time::{Duration, SystemTime};
 /// Longest slice of a server's body quoted in an error.
 const QUOTE_LIMIT: usize = 600;
 
+/// The default cap on a reply's body (4 MiB): a thousand times a long completion, and
+/// small enough that a runaway or hostile server cannot fill memory or a records file.
+pub const DEFAULT_MAX_REPLY_BYTES: usize = 4 << 20;
+
 /// Who is being called, for error messages and redaction.
 pub(crate) struct CallContext<'a> {
     pub provider: &'a str,
     pub key: Option<&'a ApiKey>,
     pub timeout: Duration,
+    /// The longest body read; a longer one fails the call ([`LlmError::TooLarge`]).
+    pub max_reply_bytes: usize,
 }
 
 /// Builds the shared reqwest client with the request timeout. Redirects are not
@@ -40,10 +48,8 @@ pub(crate) async fn send(
     let response = request.send().await.map_err(|e| transport_error(&e, ctx))?;
     let status = response.status().as_u16();
     let headers = response.headers().clone();
-    let body = response
-        .text()
-        .await
-        .map_err(|e| transport_error(&e, ctx))?;
+    let body = read_capped(response, ctx).await?;
+    let body = redact(&body, ctx.key);
     if (200..300).contains(&status) {
         Ok(body)
     } else if (300..400).contains(&status) {
@@ -51,11 +57,13 @@ pub(crate) async fn send(
             .get(reqwest::header::LOCATION)
             .and_then(|v| v.to_str().ok())
             .unwrap_or("(no Location)");
+        // Redacted before it is cut, like a body.
+        let to = quote(&redact(to, ctx.key));
         Err(LlmError::Http {
             provider: ctx.provider.to_string(),
             status,
             message: redact(
-                &format!("redirected to {}; sleuth does not follow redirects (a key must not reach another address); if you trust that server, make it the base URL", quote(to)),
+                &format!("redirected to {to}; sleuth does not follow redirects (a key must not reach another address); if you trust that server, make it the base URL"),
                 ctx.key,
             ),
             retry_after: None,
@@ -63,6 +71,36 @@ pub(crate) async fn send(
     } else {
         Err(status_error(status, &headers, &body, ctx))
     }
+}
+
+/// The body, read chunk by chunk and given up as soon as it passes the cap (a server
+/// that announces a longer one is not read at all), so memory stays bounded.
+async fn read_capped(
+    mut response: reqwest::Response,
+    ctx: &CallContext<'_>,
+) -> Result<String, LlmError> {
+    let too_large = || LlmError::TooLarge {
+        provider: ctx.provider.to_string(),
+        limit: ctx.max_reply_bytes,
+    };
+    if response
+        .content_length()
+        .is_some_and(|n| n > ctx.max_reply_bytes as u64)
+    {
+        return Err(too_large());
+    }
+    let mut body = Vec::new();
+    while let Some(chunk) = response
+        .chunk()
+        .await
+        .map_err(|e| transport_error(&e, ctx))?
+    {
+        if body.len() + chunk.len() > ctx.max_reply_bytes {
+            return Err(too_large());
+        }
+        body.extend_from_slice(&chunk);
+    }
+    Ok(String::from_utf8_lossy(&body).into_owned())
 }
 
 /// Removes the key from every text an error carries (a server may echo it anywhere,
@@ -101,7 +139,7 @@ pub(crate) fn redact_error(e: LlmError, key: Option<&ApiKey>) -> LlmError {
         },
         LlmError::Config(m) => LlmError::Config(r(m)),
         LlmError::Refused(m) => LlmError::Refused(r(m)),
-        e @ LlmError::Timeout { .. } => e,
+        e @ (LlmError::Timeout { .. } | LlmError::TooLarge { .. }) => e,
     }
 }
 
@@ -133,14 +171,15 @@ pub(crate) fn transport_error(e: &reqwest::Error, ctx: &CallContext<'_>) -> LlmE
     }
 }
 
-/// A non-success status: extracts the provider's error message and classifies it.
+/// A non-success status: extracts the provider's error message and classifies it. The
+/// body is redacted before the message is taken from it and cut.
 pub(crate) fn status_error(
     status: u16,
     headers: &HeaderMap,
     body: &str,
     ctx: &CallContext<'_>,
 ) -> LlmError {
-    let message = redact(&error_message(body), ctx.key);
+    let message = redact(&error_message(&redact(body, ctx.key)), ctx.key);
     let provider = ctx.provider.to_string();
     if (status == 400 || status == 413 || status == 422) && is_context_overflow(&message) {
         return LlmError::ContextOverflow { provider, message };
@@ -232,17 +271,16 @@ pub(crate) fn retry_after(headers: &HeaderMap, now: SystemTime) -> Option<Durati
     Some(when.duration_since(now).unwrap_or(Duration::ZERO))
 }
 
-/// What every provider does to a parsed reply: redact the key (a server that echoes it
-/// must not get it into records, traces or the cache) and cut the text at the first stop
-/// sequence (servers differ in how they honour `stop`).
+/// What every provider does to a parsed reply: redact the key from its text and native
+/// tool calls (a server that echoes it, even JSON-escaped, must not get it into records,
+/// traces or the cache) and cut the text at the first stop sequence (servers differ in
+/// how they honour `stop`).
 pub(crate) fn finish_response(
-    mut response: super::ChatResponse,
+    response: super::ChatResponse,
     key: Option<&ApiKey>,
     stop: &[String],
 ) -> super::ChatResponse {
-    if let Some(key) = key {
-        response.text = key.redact(&response.text);
-    }
+    let mut response = redact_response(response, key);
     if super::quirks::cut_at_stop(&mut response.text, stop) {
         response.finish_reason = super::FinishReason::Stop;
     }
@@ -319,6 +357,7 @@ mod tests {
             provider: "p",
             key: None,
             timeout: Duration::from_secs(1),
+            max_reply_bytes: DEFAULT_MAX_REPLY_BYTES,
         };
         let h = HeaderMap::new();
         for body in [

@@ -19,6 +19,7 @@ mod types;
 
 pub use anthropic::{AnthropicClient, AnthropicConfig};
 pub use error::LlmError;
+pub use http::DEFAULT_MAX_REPLY_BYTES;
 pub use middleware::{
     CacheSpec, CallStats, CostBudget, MeteredModel, ModelStack, Price, PriceTable, RateLimit,
     ResponseCache, RetryPolicy, StatsSnapshot,
@@ -41,8 +42,16 @@ use std::sync::Arc;
 /// A chat model: one request in, one response out.
 #[async_trait]
 pub trait ChatModel: Send + Sync {
-    /// A stable name for records and cache keys, e.g. `openai:gpt-4o-mini`.
+    /// A stable name for records, e.g. `openai:gpt-4o-mini`.
     fn name(&self) -> &str;
+
+    /// What the response cache keys this model's replies by, besides the request:
+    /// everything else that can change a reply (provider, endpoint, model, server
+    /// preset, options that change the body). `None`: never cache its replies (a
+    /// scripted model answers by call order, not by request). Defaults to the name.
+    fn cache_identity(&self) -> Option<String> {
+        Some(self.name().to_string())
+    }
 
     async fn complete(&self, request: &ChatRequest) -> Result<ChatResponse, LlmError>;
 }
@@ -51,6 +60,9 @@ pub trait ChatModel: Send + Sync {
 impl<M: ChatModel + ?Sized> ChatModel for Arc<M> {
     fn name(&self) -> &str {
         (**self).name()
+    }
+    fn cache_identity(&self) -> Option<String> {
+        (**self).cache_identity()
     }
     async fn complete(&self, request: &ChatRequest) -> Result<ChatResponse, LlmError> {
         (**self).complete(request).await
@@ -61,6 +73,9 @@ impl<M: ChatModel + ?Sized> ChatModel for Arc<M> {
 impl<M: ChatModel + ?Sized> ChatModel for Box<M> {
     fn name(&self) -> &str {
         (**self).name()
+    }
+    fn cache_identity(&self) -> Option<String> {
+        (**self).cache_identity()
     }
     async fn complete(&self, request: &ChatRequest) -> Result<ChatResponse, LlmError> {
         (**self).complete(request).await

@@ -28,6 +28,8 @@ pub struct OpenAiConfig {
     pub quirks: Quirks,
     /// The name reported by [`ChatModel::name`] and used in errors and cache keys.
     pub name: String,
+    /// The longest reply body read (see [`http::DEFAULT_MAX_REPLY_BYTES`]).
+    pub max_reply_bytes: usize,
 }
 
 impl OpenAiConfig {
@@ -41,7 +43,12 @@ impl OpenAiConfig {
             api_key: None,
             timeout: Duration::from_secs(120),
             quirks: Quirks::generic(),
+            max_reply_bytes: http::DEFAULT_MAX_REPLY_BYTES,
         }
+    }
+    pub fn max_reply_bytes(mut self, n: usize) -> Self {
+        self.max_reply_bytes = n;
+        self
     }
     pub fn api_key(mut self, key: Option<ApiKey>) -> Self {
         self.api_key = key;
@@ -195,6 +202,7 @@ impl OpenAiClient {
             provider: &self.config.name,
             key: self.config.api_key.as_ref(),
             timeout: self.config.timeout,
+            max_reply_bytes: self.config.max_reply_bytes,
         };
         let mut builder = self.http.post(&self.url).json(body);
         if let Some(key) = &self.config.api_key {
@@ -357,6 +365,16 @@ pub(crate) fn parse_response(body: &str, provider: &str) -> Result<ChatResponse,
 impl ChatModel for OpenAiClient {
     fn name(&self) -> &str {
         &self.config.name
+    }
+
+    /// The endpoint, model and preset: `openai:` names leave the base URL out, and a
+    /// preset changes the body.
+    fn cache_identity(&self) -> Option<String> {
+        let c = &self.config;
+        Some(format!(
+            "openai-chat {} model={} preset={}",
+            self.url, c.model, c.quirks.name
+        ))
     }
 
     /// Sends the request with its output constraint in the preset's form. A server that

@@ -56,6 +56,12 @@ impl ChatModel for ScriptedModel {
         &self.name
     }
 
+    /// Never cached: replies follow the call order and the script file, which a cache
+    /// key of the request (or of the file's name) would not see change.
+    fn cache_identity(&self) -> Option<String> {
+        None
+    }
+
     async fn complete(&self, request: &ChatRequest) -> Result<ChatResponse, LlmError> {
         let index = {
             let mut reqs = self.requests.lock().expect("requests lock");

@@ -16,8 +16,8 @@
 
 use super::anthropic::{AnthropicClient, AnthropicConfig, ANTHROPIC_BASE_URL};
 use super::middleware::{
-    CacheSpec, CostBudget, ModelStack, PriceTable, RateLimit, RateLimiter, ResponseCache,
-    RetryPolicy,
+    CacheError, CacheSpec, CostBudget, ModelStack, PriceTable, RateLimit, RateLimiter,
+    ResponseCache, RetryPolicy,
 };
 use super::openai::{OpenAiClient, OpenAiConfig};
 use super::quirks::Quirks;
@@ -130,6 +130,8 @@ pub struct ModelOptions {
     pub budget: Option<Arc<CostBudget>>,
     /// `max_tokens` sent to Anthropic when a request has none.
     pub anthropic_max_tokens: u32,
+    /// The longest reply body read from a server; a longer one is that call's error.
+    pub max_reply_bytes: usize,
     pub env: EnvSource,
 }
 
@@ -143,6 +145,7 @@ impl Default for ModelOptions {
             prices: Arc::new(PriceTable::defaults()),
             budget: None,
             anthropic_max_tokens: 1024,
+            max_reply_bytes: super::DEFAULT_MAX_REPLY_BYTES,
             env: EnvSource::process(),
         }
     }
@@ -190,10 +193,12 @@ pub fn open_provider(
         ModelSpec::OpenAi { model } => {
             let key = required_key(&opts.env, "OPENAI_API_KEY", spec)?;
             let base = opts.env.get("OPENAI_BASE_URL").unwrap_or_else(|| OPENAI_BASE_URL.into());
+            super::endpoint::refuse_credentials(&base, "OPENAI_BASE_URL", "OPENAI_API_KEY")?;
             let config = OpenAiConfig::new(base, model)
                 .api_key(Some(key))
                 .timeout(opts.timeout)
                 .quirks(Quirks::for_openai_model(model))
+                .max_reply_bytes(opts.max_reply_bytes)
                 .name(spec.to_string());
             Arc::new(OpenAiClient::new(config)?)
         }
@@ -206,6 +211,7 @@ pub fn open_provider(
                 .api_key(compat_key(&opts.env, key_env.as_deref(), spec)?)
                 .timeout(opts.timeout)
                 .quirks(quirks)
+                .max_reply_bytes(opts.max_reply_bytes)
                 .name(format!("openai-compat:{base_url}#{model}"));
             Arc::new(OpenAiClient::new(config)?)
         }
@@ -215,11 +221,13 @@ pub fn open_provider(
         } => {
             let key = required_key(&opts.env, "ANTHROPIC_API_KEY", spec)?;
             let base = opts.env.get("ANTHROPIC_BASE_URL").unwrap_or_else(|| ANTHROPIC_BASE_URL.into());
+            super::endpoint::refuse_credentials(&base, "ANTHROPIC_BASE_URL", "ANTHROPIC_API_KEY")?;
             let config = AnthropicConfig::new(model)
                 .base_url(base)
                 .api_key(Some(key))
                 .timeout(opts.timeout)
                 .default_max_tokens(opts.anthropic_max_tokens)
+                .max_reply_bytes(opts.max_reply_bytes)
                 .prompt_cache(*prompt_cache);
             Arc::new(AnthropicClient::new(config)?)
         }
@@ -240,11 +248,25 @@ pub fn stack_with(
     provider: Arc<dyn ChatModel>,
     opts: &ModelOptions,
 ) -> Result<ModelStack, LlmError> {
+    let cacheable = provider.cache_identity().is_some();
     let mut stack = ModelStack::builder(provider)
         .retry(opts.retry.clone())
         .prices(opts.prices.clone());
-    if let Some(spec) = &opts.cache {
-        stack = stack.cache(ResponseCache::open(spec)?);
+    match &opts.cache {
+        Some(spec) if cacheable => match ResponseCache::open(spec) {
+            Ok(cache) => stack = stack.cache(cache),
+            // A SQLite cache that cannot be opened (a damaged file, a read-only
+            // directory) costs money, never the run; a Redis URL that does not answer
+            // is refused at the start (see `RedisCache::open`).
+            Err(e @ CacheError::Unavailable { .. }) if matches!(spec, CacheSpec::Sqlite(_)) => {
+                warn_once(
+                    &spec.to_string(),
+                    &format!("{e}; continuing without the response cache"),
+                );
+            }
+            Err(e) => return Err(e.into()),
+        },
+        _ => {}
     }
     if let Some(budget) = &opts.budget {
         stack = stack.budget(budget.clone());
@@ -253,6 +275,17 @@ pub fn stack_with(
         stack = stack.rate_limiter(RateLimiter::new(limit)?);
     }
     Ok(stack)
+}
+
+/// Logs `message` unless a warning about `location` was logged before in this process
+/// (an experiment opens one stack per run, and one damaged cache needs one warning).
+fn warn_once(location: &str, message: &str) {
+    static WARNED: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
+    let mut warned = WARNED.lock().unwrap_or_else(|e| e.into_inner());
+    if !warned.iter().any(|l| l == location) {
+        warned.push(location.to_string());
+        tracing::warn!("{message}");
+    }
 }
 
 /// Opens `spec` with its full middleware stack; use [`ModelStack::session`] for

@@ -94,6 +94,9 @@ impl Default for PromptSet {
     }
 }
 
+/// How every template error begins.
+const TEMPLATE_ERROR: &str = "prompt template";
+
 impl PromptSet {
     /// Names of the templates a directory may override.
     pub fn names() -> impl Iterator<Item = &'static str> {
@@ -135,9 +138,15 @@ impl PromptSet {
         env.set_undefined_behavior(minijinja::UndefinedBehavior::Strict);
         for (name, source) in sources {
             env.add_template_owned(name.clone(), source)
-                .map_err(|e| Error::Invalid(format!("prompt template {name}: {e}")))?;
+                .map_err(|e| Error::Invalid(format!("{TEMPLATE_ERROR} {name}: {e}")))?;
         }
         Ok(PromptSet { env })
+    }
+
+    /// Whether a record's error is a template's (every template error starts so): the
+    /// fix is in the templates, not the model endpoint.
+    pub fn is_template_error(message: &str) -> bool {
+        message.starts_with(TEMPLATE_ERROR)
     }
 
     /// Renders template `name` with `ctx` (a `minijinja::context!` or any Serialize).
@@ -145,11 +154,11 @@ impl PromptSet {
         let template = self
             .env
             .get_template(name)
-            .map_err(|e| Error::Invalid(format!("prompt template {name}: {e}")))?;
+            .map_err(|e| Error::Invalid(format!("{TEMPLATE_ERROR} {name}: {e}")))?;
         template
             .render(ctx)
             .map(|s| s.trim().to_string())
-            .map_err(|e| Error::Invalid(format!("prompt template {name}: {e}")))
+            .map_err(|e| Error::Invalid(format!("{TEMPLATE_ERROR} {name}: {e}")))
     }
 }
 

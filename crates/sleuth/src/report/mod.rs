@@ -67,7 +67,7 @@ pub fn write_outputs(a: &Analysis, dir: &Path) -> Result<Vec<PathBuf>> {
         files.push((dir.join(f.file), f.svg));
     }
     for (path, text) in &files {
-        std::fs::write(path, text).map_err(|e| Error::io(path, e))?;
+        crate::atomic::write(path, text.as_bytes()).map_err(|e| Error::io(path, e))?;
     }
     Ok(files.into_iter().map(|(p, _)| p).collect())
 }

@@ -47,11 +47,16 @@ impl Cell {
         }
     }
 
+    /// The CSV form. Text (which may come from a dataset or a model) that starts with
+    /// `=`, `+`, `-`, `@`, a tab or a carriage return is prefixed with `'`, the OWASP
+    /// rule against formula injection: a spreadsheet would run `=HYPERLINK(...)`.
+    /// Numbers are written by us and stay numbers.
     fn csv(&self) -> String {
         match self {
             Cell::Num(v, _) => v.to_string(),
             Cell::Missing => String::new(),
             Cell::Multi(..) => unreachable!("tidy forms split multi-value cells"),
+            Cell::Text(s) if s.starts_with(['=', '+', '-', '@', '\t', '\r']) => format!("'{s}"),
             other => other.display(),
         }
     }
@@ -308,6 +313,44 @@ mod tests {
 | react  | 41.2 | a, \"b\" |\n\
 | sleuth |    - | x\\|y   |\n";
         assert_eq!(sample().to_markdown(), want);
+    }
+
+    #[test]
+    fn csv_text_that_a_spreadsheet_would_run_is_neutralised() {
+        let mut t = Table::new("t", "T", &["kind", "n"]);
+        for s in [
+            "=HYPERLINK(\"http://x\",\"y\")",
+            "+1",
+            "-2",
+            "@SUM(A1)",
+            "\tx",
+            "\rx",
+            "ok",
+        ] {
+            t.push(vec![Cell::text(s), Cell::Num(-1.5, 1)]);
+        }
+        let csv = t.to_csv();
+        let cells: Vec<&str> = csv
+            .lines()
+            .skip(1)
+            .map(|l| l.rsplit_once(',').unwrap().0)
+            .collect();
+        assert_eq!(
+            cells,
+            [
+                "\"'=HYPERLINK(\"\"http://x\"\",\"\"y\"\")\"",
+                "'+1",
+                "'-2",
+                "'@SUM(A1)",
+                "'\tx",
+                "\"'\rx\"",
+                "ok"
+            ]
+        );
+        assert!(
+            csv.lines().skip(1).all(|l| l.ends_with(",-1.5")),
+            "numbers stay numbers"
+        );
     }
 
     #[test]

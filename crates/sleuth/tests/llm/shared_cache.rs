@@ -176,7 +176,7 @@ fn stack_with_claim_ttl(
     ttl: Duration,
 ) -> (sleuth::llm::ModelStack, String) {
     let provider = open_provider(&compat_spec(server, "m"), &options()).unwrap();
-    let name = provider.name().to_string();
+    let name = provider.cache_identity().unwrap();
     let store = RedisCache::open(&redis.url(4)).unwrap().with_claim_ttl(ttl);
     let stack = ModelStack::builder(provider).cache(ResponseCache::new(store));
     (stack, name)

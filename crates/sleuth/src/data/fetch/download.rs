@@ -6,7 +6,13 @@
 //! `Range` request and appends; a server that ignores ranges answers 200 with the whole
 //! file, which we then write from the start. Digest checks happen after the download,
 //! over the whole file (see the parent module).
+//!
+//! A download is bounded ([`super::registry::Remote::max_bytes`]): a server announcing
+//! more is not read, and a body that runs past the bound (an endless mirror) is stopped.
+//! Either, and a write that fails (a full disk), deletes the part file: only a dropped
+//! connection keeps it for a resume.
 
+use super::limits::chain;
 use super::{FetchError, FetchProgress};
 use std::path::Path;
 use std::time::Duration;
@@ -15,12 +21,25 @@ use tokio::io::AsyncWriteExt;
 /// Attempts per download before giving up (each resumes where the last stopped).
 const ATTEMPTS: u32 = 5;
 
-/// Downloads `url` into `part`, resuming from whatever `part` already holds.
+/// What one download may take from the disk.
+pub(super) struct Bounds<'a> {
+    /// The most the whole file may be.
+    pub max_bytes: u64,
+    /// About how large it is, when the server does not say.
+    pub expected: u64,
+    /// Free space a file of this many bytes needs (itself and what it unpacks to).
+    pub room: &'a dyn Fn(u64) -> u64,
+    pub data_dir: &'a Path,
+}
+
+/// Downloads `url` into `part`, resuming from whatever `part` already holds, within
+/// `bounds`.
 pub(super) async fn download(
     client: &reqwest::Client,
     url: &str,
     part: &Path,
     label: &str,
+    bounds: &Bounds<'_>,
     progress: &dyn FetchProgress,
 ) -> Result<(), FetchError> {
     let mut last_error = String::new();
@@ -31,10 +50,14 @@ pub(super) async fn download(
             ));
             tokio::time::sleep(Duration::from_millis(200 * u64::from(attempt))).await;
         }
-        match try_once(client, url, part, label, progress).await {
+        match try_once(client, url, part, label, bounds, progress).await {
             Ok(()) => return Ok(()),
             Err(Attempt::Retry(message)) => last_error = message,
             Err(Attempt::Fatal(e)) => return Err(e),
+            Err(Attempt::Discard(e)) => {
+                let _ = tokio::fs::remove_file(part).await;
+                return Err(e);
+            }
         }
     }
     let have = std::fs::metadata(part).map(|m| m.len()).unwrap_or(0);
@@ -50,6 +73,9 @@ enum Attempt {
     /// A network failure worth resuming after.
     Retry(String),
     Fatal(FetchError),
+    /// A failure that makes the part file worthless (too long, or not fully written):
+    /// it is deleted.
+    Discard(FetchError),
 }
 
 async fn try_once(
@@ -57,9 +83,25 @@ async fn try_once(
     url: &str,
     part: &Path,
     label: &str,
+    bounds: &Bounds<'_>,
     progress: &dyn FetchProgress,
 ) -> Result<(), Attempt> {
+    let max_bytes = bounds.max_bytes;
     let io = |e: std::io::Error| Attempt::Fatal(FetchError::io(part, e));
+    let write_failed = |e: std::io::Error| {
+        Attempt::Discard(FetchError::WriteFailed {
+            path: part.to_path_buf(),
+            cause: e,
+            cleaned: "the partial download was deleted",
+        })
+    };
+    let too_long = |found: String| {
+        Attempt::Discard(FetchError::TooLarge {
+            what: url.to_string(),
+            found,
+            limit: max_bytes,
+        })
+    };
     let offset = tokio::fs::metadata(part)
         .await
         .map(|m| m.len())
@@ -109,6 +151,17 @@ async fn try_once(
     }
     let start = if resume { offset } else { 0 };
     let total = response.content_length().map(|n| n + start);
+    if let Some(total) = total.filter(|&t| t > max_bytes) {
+        return Err(too_long(format!("the server announced {total} bytes")));
+    }
+    // Room for the rest of the file and what it unpacks to, before writing a byte.
+    let need = (bounds.room)(total.unwrap_or(bounds.expected)).saturating_sub(start);
+    super::limits::check_room(
+        bounds.data_dir,
+        need,
+        super::limits::available(bounds.data_dir),
+    )
+    .map_err(Attempt::Fatal)?;
     let mut file = if resume {
         tokio::fs::OpenOptions::new()
             .create(true)
@@ -124,13 +177,20 @@ async fn try_once(
     loop {
         match response.chunk().await {
             Ok(Some(bytes)) => {
-                file.write_all(&bytes).await.map_err(io)?;
+                if received + bytes.len() as u64 > max_bytes {
+                    progress.end();
+                    return Err(too_long(format!("the body ran past {max_bytes} bytes")));
+                }
+                if let Err(e) = file.write_all(&bytes).await {
+                    progress.end();
+                    return Err(write_failed(e));
+                }
                 received += bytes.len() as u64;
                 progress.advance(bytes.len() as u64);
             }
             Ok(None) => break,
             Err(e) => {
-                file.flush().await.map_err(io)?;
+                file.flush().await.map_err(write_failed)?;
                 progress.end();
                 return Err(Attempt::Retry(format!(
                     "connection lost after {received} bytes ({})",
@@ -139,8 +199,8 @@ async fn try_once(
             }
         }
     }
-    file.flush().await.map_err(io)?;
-    file.sync_all().await.map_err(io)?;
+    file.flush().await.map_err(write_failed)?;
+    file.sync_all().await.map_err(write_failed)?;
     progress.end();
     match total {
         Some(total) if received < total => Err(Attempt::Retry(format!(
@@ -168,19 +228,4 @@ fn is_html(response: &reqwest::Response) -> bool {
         .get(reqwest::header::CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
         .is_some_and(|v| v.trim_start().starts_with("text/html"))
-}
-
-/// An error and its causes on one line (reqwest's own message leaves the cause out).
-fn chain(e: &dyn std::error::Error) -> String {
-    let mut text = e.to_string();
-    let mut source = e.source();
-    while let Some(s) = source {
-        let next = s.to_string();
-        if !text.contains(&next) {
-            text.push_str(": ");
-            text.push_str(&next);
-        }
-        source = s.source();
-    }
-    text
 }

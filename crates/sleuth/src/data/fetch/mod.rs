@@ -11,81 +11,36 @@
 //! cache dir + `sleuth/data`. `SLEUTH_DATA_MIRROR=http://host/root` fetches every file
 //! from `root/<mirror path>` instead of its upstream URL (a local mirror, or the tests'
 //! server on 127.0.0.1).
+//!
+//! What a fetch may do to the disk is bounded ([`limits`]): one fetch per dataset at a
+//! time (a lock in the data directory), a free-space check before a download, a bound
+//! on each download and on what it unpacks, no links created, and a failed write that
+//! cleans up after itself. What it installs is checked first ([`validate`]): a wrong
+//! archive installs nothing and records no digest.
 
 mod digests;
 mod download;
+mod error;
+mod limits;
+mod progress;
 pub mod registry;
 mod unpack;
+mod validate;
+
+#[cfg(test)]
+mod bounds_tests;
 
 pub use digests::{Digests, Recorded};
-pub use registry::{source, source_of, Source, SOURCES};
+pub use error::FetchError;
+use limits::{room_for, Staging};
+pub use progress::{FetchProgress, Quiet};
+pub use registry::{source, source_of, Content, Source, SOURCES};
 
 use crate::data::{DataError, Dataset};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 use std::io::Read;
 use std::path::{Path, PathBuf};
-
-/// What can go wrong while fetching. Every message says what to do next.
-#[derive(Debug, thiserror::Error)]
-pub enum FetchError {
-    #[error("unknown dataset `{0}` (fetchable: {names})", names = registry::names())]
-    UnknownSource(String),
-    #[error("{url}: HTTP {status}")]
-    Status { url: String, status: u16 },
-    #[error("{url} answered with a web page instead of the file; download it in a browser and install it with `sleuth data fetch NAME --from FILE`")]
-    Html { url: String },
-    #[error("download of {url} failed after {attempts} tries ({message}); {bytes} bytes are kept: run the same command again to resume")]
-    Interrupted {
-        url: String,
-        attempts: u32,
-        message: String,
-        bytes: u64,
-    },
-    #[error("{what}: sha256 is {actual}, expected {expected} ({why}); the download was deleted and nothing was installed")]
-    Digest {
-        what: String,
-        expected: String,
-        actual: String,
-        why: &'static str,
-    },
-    #[error("{path}: {message}")]
-    Archive { path: PathBuf, message: String },
-    #[error("{path}: {cause}")]
-    Io {
-        path: PathBuf,
-        cause: std::io::Error,
-    },
-}
-
-impl FetchError {
-    fn io(path: &Path, cause: std::io::Error) -> FetchError {
-        FetchError::Io {
-            path: path.to_path_buf(),
-            cause,
-        }
-    }
-}
-
-/// Progress of downloads, for a bar or log lines.
-pub trait FetchProgress: Send + Sync {
-    /// A download (re)starts: `total` bytes when known, `done` already on disk.
-    fn begin(&self, label: &str, total: Option<u64>, done: u64);
-    fn advance(&self, bytes: u64);
-    fn end(&self);
-    /// Something worth a line: a resume, a retry, an unpack step.
-    fn note(&self, message: &str);
-}
-
-/// Reports nothing.
-pub struct Quiet;
-
-impl FetchProgress for Quiet {
-    fn begin(&self, _: &str, _: Option<u64>, _: u64) {}
-    fn advance(&self, _: u64) {}
-    fn end(&self) {}
-    fn note(&self, _: &str) {}
-}
 
 /// Where fetched data lives (not created).
 pub fn data_dir() -> PathBuf {
@@ -186,14 +141,18 @@ pub async fn fetch(
     progress: &dyn FetchProgress,
 ) -> Result<Fetched, FetchError> {
     let dir = opts.data_dir.join(source.name);
-    if !opts.force {
-        if let Some(installed) = installed(source, &opts.data_dir) {
-            return Ok(Fetched {
-                dir,
+    let present = || {
+        (!opts.force)
+            .then(|| installed(source, &opts.data_dir))
+            .flatten()
+            .map(|installed| Fetched {
+                dir: dir.clone(),
                 installed,
                 already_present: true,
-            });
-        }
+            })
+    };
+    if let Some(done) = present() {
+        return Ok(done);
     }
     if !opts.from.is_empty() && opts.from.len() != source.remotes.len() {
         return Err(FetchError::Archive {
@@ -211,13 +170,15 @@ pub async fn fetch(
             ),
         });
     }
+    mkdir(&opts.data_dir)?;
+    // One fetch of a dataset at a time; one that waited finds it installed.
+    let _lock = limits::lock_dataset(&opts.data_dir, source.name, progress).await?;
+    if let Some(done) = present() {
+        return Ok(done);
+    }
     let downloads = opts.data_dir.join(".downloads");
     mkdir(&downloads)?;
-    let staging = opts.data_dir.join(format!(".{}.staging", source.name));
-    if staging.exists() {
-        std::fs::remove_dir_all(&staging).map_err(|e| FetchError::io(&staging, e))?;
-    }
-    mkdir(&staging)?;
+    let staging = Staging::new(opts.data_dir.join(format!(".{}.staging", source.name)))?;
     let client = reqwest::Client::builder()
         .user_agent(concat!("sleuth/", env!("CARGO_PKG_VERSION")))
         .connect_timeout(std::time::Duration::from_secs(20))
@@ -230,6 +191,10 @@ pub async fn fetch(
     let mut digests = Digests::read(&opts.data_dir)?;
     let mut files = Vec::new();
     let mut recorded = Vec::new();
+    let mut budget = unpack::Budget {
+        written: 0,
+        limit: source.max_unpacked,
+    };
     for (i, remote) in source.remotes.iter().enumerate() {
         let url = match &opts.mirror {
             Some(root) => format!("{}/{}", root.trim_end_matches('/'), remote.mirror_path),
@@ -240,11 +205,18 @@ pub async fn fetch(
             .rsplit('/')
             .next()
             .unwrap_or(remote.mirror_path);
+        let room = |n: u64| room_for(source, remote, n);
         let (path, from_local) = match opts.from.get(i) {
             Some(local) => (local.clone(), true),
             None => {
                 let part = downloads.join(format!("{name}.part"));
-                download::download(&client, &url, &part, name, progress).await?;
+                let bounds = download::Bounds {
+                    max_bytes: remote.max_bytes,
+                    expected: remote.bytes,
+                    room: &room,
+                    data_dir: &opts.data_dir,
+                };
+                download::download(&client, &url, &part, name, &bounds, progress).await?;
                 (part, false)
             }
         };
@@ -253,6 +225,11 @@ pub async fn fetch(
             if !from_local {
                 let _ = std::fs::remove_file(&path);
             }
+        };
+        let disposal = if from_local {
+            "the file you gave was left as it is"
+        } else {
+            "the download was deleted"
         };
         let what = format!(
             "{name} from {}",
@@ -270,18 +247,32 @@ pub async fn fetch(
                     expected: expected.to_string(),
                     actual: sha256,
                     why: "pinned in sleuth's source registry",
+                    disposal,
                 });
             }
         } else if let Some(seen) = digests.by_file.get(remote.mirror_path) {
             if seen.sha256 != sha256 {
                 discard();
+                let why = if from_local {
+                    "recorded at the first fetch in digests.json: this is not the file installed then; delete its entry there to accept this one"
+                } else {
+                    "recorded at the first fetch in digests.json: the file changed upstream; delete its entry there to accept the new one"
+                };
                 return Err(FetchError::Digest {
                     what,
                     expected: seen.sha256.clone(),
                     actual: sha256,
-                    why: "recorded at the first fetch in digests.json: the file changed upstream; delete its entry there to accept the new one",
+                    why,
+                    disposal,
                 });
             }
+        }
+        if from_local {
+            limits::check_room(
+                &opts.data_dir,
+                room(bytes),
+                limits::available(&opts.data_dir),
+            )?;
         }
         progress.note(&format!(
             "{name}: sha256 {sha256} ({bytes} bytes); unpacking"
@@ -289,30 +280,47 @@ pub async fn fetch(
         let how = match (remote.unpack, from_local) {
             // Never move the user's own file: unpack a copy.
             (registry::Unpack::Plain(dest), true) => {
-                let to = staging.join(dest);
-                std::fs::copy(&path, &to).map_err(|e| FetchError::io(&to, e))?;
+                let to = staging.path.join(dest);
+                std::fs::copy(&path, &to).map_err(|e| FetchError::WriteFailed {
+                    path: to.clone(),
+                    cause: e,
+                    cleaned: "the copy was deleted",
+                })?;
                 files.push(dest.to_string());
                 None
             }
             (how, _) => Some(how),
         };
         if let Some(how) = how {
-            files.extend(unpack::unpack(&path, how, &staging, progress)?);
+            let unpacked = unpack::unpack(&path, how, &staging.path, &mut budget, progress);
             if !from_local && path.exists() {
                 let _ = std::fs::remove_file(&path);
             }
+            files.extend(unpacked?);
         }
         let entry = Recorded { sha256, bytes, url };
+        recorded.push((remote.mirror_path, entry));
+    }
+    // Before anything is installed or recorded: the files are what the dataset holds.
+    let origin = match opts.from.as_slice() {
+        [] => "the download".to_string(),
+        from => from
+            .iter()
+            .map(|p| p.display().to_string())
+            .collect::<Vec<_>>()
+            .join(", "),
+    };
+    validate::check(source, &staging.path, &origin)?;
+    for (file, entry) in &recorded {
         digests
             .by_file
-            .entry(remote.mirror_path.to_string())
+            .entry(file.to_string())
             .or_insert_with(|| entry.clone());
-        recorded.push(entry);
     }
     let installed = Installed {
         source: source.name.to_string(),
         files,
-        downloads: recorded,
+        downloads: recorded.into_iter().map(|(_, e)| e).collect(),
     };
     // Swap the staged files in: first forget the old install, then move, then mark.
     mkdir(&dir)?;
@@ -321,13 +329,13 @@ pub async fn fetch(
         std::fs::remove_file(&marker).map_err(|e| FetchError::io(&marker, e))?;
     }
     for file in &installed.files {
-        let (from, to) = (staging.join(file), dir.join(file));
+        let (from, to) = (staging.path.join(file), dir.join(file));
         if to.is_dir() {
             std::fs::remove_dir_all(&to).map_err(|e| FetchError::io(&to, e))?;
         }
         std::fs::rename(&from, &to).map_err(|e| FetchError::io(&to, e))?;
     }
-    let _ = std::fs::remove_dir_all(&staging);
+    drop(staging);
     digests.write(&opts.data_dir)?;
     let text = serde_json::to_string_pretty(&installed).expect("marker serializes");
     write_atomic(&marker, text.as_bytes())?;
@@ -338,15 +346,13 @@ pub async fn fetch(
     })
 }
 
-fn mkdir(dir: &Path) -> Result<(), FetchError> {
+pub(super) fn mkdir(dir: &Path) -> Result<(), FetchError> {
     std::fs::create_dir_all(dir).map_err(|e| FetchError::io(dir, e))
 }
 
-/// Writes `bytes` to a temp file beside `path`, then renames it over `path`.
+/// Writes `bytes` over `path` through a synced temporary file ([`crate::atomic`]).
 fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), FetchError> {
-    let tmp = path.with_extension("tmp");
-    std::fs::write(&tmp, bytes).map_err(|e| FetchError::io(&tmp, e))?;
-    std::fs::rename(&tmp, path).map_err(|e| FetchError::io(path, e))
+    crate::atomic::write(path, bytes).map_err(|e| FetchError::io(path, e))
 }
 
 /// sha256 (hex) and length of a file.
@@ -387,6 +393,8 @@ mod tests {
             mirror_path: "v1/chat/completions",
             sha256: Some(sha256),
             unpack: Unpack::Plain("x.json"),
+            bytes: 100,
+            max_bytes: 1000,
         }]));
         Source {
             name: "pinned",
@@ -394,6 +402,9 @@ mod tests {
             size: "tiny",
             remotes,
             default_file: Some("x.json"),
+            unpacked: 100,
+            max_unpacked: 1000,
+            checks: &[],
         }
     }
 

@@ -23,6 +23,17 @@
 
 use crate::data::Dataset;
 
+const MB: u64 = 1_000_000;
+
+/// The most a fetch writes for something whose size is about `expected`: four times
+/// that plus 256 MiB, room for a bigger release while an endless or inflating download
+/// (a zip bomb) stops long before it fills a disk. The sizes below are estimates (the
+/// hosts publish none): the dev files' sizes from shared/data/SOURCES.md and the rest
+/// of each release scaled from its question counts.
+pub const fn limit(expected: u64) -> u64 {
+    expected * 4 + (256 << 20)
+}
+
 /// One downloadable file and what to do with it.
 #[derive(Debug, Clone, Copy)]
 pub struct Remote {
@@ -32,6 +43,22 @@ pub struct Remote {
     /// Known sha256 of the whole download, when one can be established.
     pub sha256: Option<&'static str>,
     pub unpack: Unpack,
+    /// About how large the download is, in bytes (the free-space check asks for it).
+    pub bytes: u64,
+    /// The most the download may be: a longer body is stopped and deleted.
+    pub max_bytes: u64,
+}
+
+/// What an installed file must be: it is checked before anything is installed or a
+/// digest recorded, so a download of the wrong thing never counts as the dataset.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Content {
+    /// Questions in this benchmark's schema (read off the first record).
+    Questions(Dataset),
+    /// 2Wiki's `id_aliases.json`: JSON Lines of `{Q_id, aliases, demonyms}`.
+    Aliases,
+    /// The HotpotQA Wikipedia dump: a folder of bz2 JSON Lines articles.
+    WikiDump,
 }
 
 /// How a download becomes files in the dataset folder.
@@ -58,6 +85,12 @@ pub struct Source {
     pub remotes: &'static [Remote],
     /// The benchmark file a command reads when `--dataset` is given without `--data`.
     pub default_file: Option<&'static str>,
+    /// About how much the installed files take, in bytes.
+    pub unpacked: u64,
+    /// The most unpacking may write: an archive inflating past it is stopped.
+    pub max_unpacked: u64,
+    /// Each installed file (as named in the dataset folder) and what it must hold.
+    pub checks: &'static [(&'static str, Content)],
 }
 
 pub const SOURCES: &[Source] = &[
@@ -71,15 +104,25 @@ pub const SOURCES: &[Source] = &[
                 mirror_path: "hotpotqa/hotpot_dev_distractor_v1.json",
                 sha256: None,
                 unpack: Unpack::Plain("hotpot_dev_distractor_v1.json"),
+                bytes: 47 * MB,
+                max_bytes: limit(47 * MB),
             },
             Remote {
                 url: "http://curtis.ml.cmu.edu/datasets/hotpot/hotpot_dev_fullwiki_v1.json",
                 mirror_path: "hotpotqa/hotpot_dev_fullwiki_v1.json",
                 sha256: None,
                 unpack: Unpack::Plain("hotpot_dev_fullwiki_v1.json"),
+                bytes: 48 * MB,
+                max_bytes: limit(48 * MB),
             },
         ],
         default_file: Some("hotpot_dev_distractor_v1.json"),
+        unpacked: 95 * MB,
+        max_unpacked: limit(95 * MB),
+        checks: &[
+            ("hotpot_dev_distractor_v1.json", Content::Questions(Dataset::HotpotQa)),
+            ("hotpot_dev_fullwiki_v1.json", Content::Questions(Dataset::HotpotQa)),
+        ],
     },
     Source {
         name: "musique",
@@ -93,8 +136,16 @@ pub const SOURCES: &[Source] = &[
                 ("musique_ans_v1.0_dev.jsonl", "musique_ans_v1.0_dev.jsonl"),
                 ("musique_full_v1.0_dev.jsonl", "musique_full_v1.0_dev.jsonl"),
             ]),
+            bytes: 450 * MB,
+            max_bytes: limit(450 * MB),
         }],
         default_file: Some("musique_ans_v1.0_dev.jsonl"),
+        unpacked: 90 * MB,
+        max_unpacked: limit(90 * MB),
+        checks: &[
+            ("musique_ans_v1.0_dev.jsonl", Content::Questions(Dataset::Musique)),
+            ("musique_full_v1.0_dev.jsonl", Content::Questions(Dataset::Musique)),
+        ],
     },
     Source {
         name: "2wiki",
@@ -108,8 +159,16 @@ pub const SOURCES: &[Source] = &[
                 ("dev.json", "dev.json"),
                 ("id_aliases.json", "id_aliases.json"),
             ]),
+            bytes: 350 * MB,
+            max_bytes: limit(350 * MB),
         }],
         default_file: Some("dev.json"),
+        unpacked: 80 * MB,
+        max_unpacked: limit(80 * MB),
+        checks: &[
+            ("dev.json", Content::Questions(Dataset::TwoWiki)),
+            ("id_aliases.json", Content::Aliases),
+        ],
     },
     Source {
         name: "hotpotqa-wiki",
@@ -120,8 +179,13 @@ pub const SOURCES: &[Source] = &[
             mirror_path: "hotpotqa-wiki/enwiki-20171001-pages-meta-current-withlinks-abstracts.tar.bz2",
             sha256: None,
             unpack: Unpack::TarBz2("abstracts"),
+            bytes: 1600 * MB,
+            max_bytes: limit(1600 * MB),
         }],
         default_file: None,
+        unpacked: 2000 * MB,
+        max_unpacked: limit(2000 * MB),
+        checks: &[("abstracts", Content::WikiDump)],
     },
 ];
 

@@ -199,35 +199,19 @@ fn is_records_file(p: &Path) -> bool {
     p.is_file() && name.starts_with("records") && name.ends_with(".jsonl")
 }
 
-/// Reads one JSON Lines file of records. A malformed line is an error naming the file
-/// and line, except a final line without a newline: that is a write the runner did not
-/// finish (it was interrupted), so it is skipped with a warning.
+/// Reads one JSON Lines file of records (`store::read_record_lines`). A malformed line
+/// is an error naming the file and line, except a final line without a newline: that
+/// is a write the runner did not finish (it was interrupted), so it is skipped with a
+/// warning, whatever byte it stops on.
 fn read_records(path: &Path, warnings: &mut Vec<String>) -> Result<Vec<RunRecord>> {
-    let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
-    let complete = text.ends_with('\n');
-    let lines: Vec<&str> = text.lines().collect();
-    let mut out = Vec::new();
-    for (i, line) in lines.iter().enumerate() {
-        if line.trim().is_empty() {
-            continue;
-        }
-        match serde_json::from_str::<RunRecord>(line) {
-            Ok(r) => out.push(r),
-            Err(e) if i + 1 == lines.len() && !complete => warnings.push(format!(
-                "{}:{}: skipped an unfinished last line ({e})",
-                path.display(),
-                i + 1
-            )),
-            Err(e) => {
-                return Err(Error::Invalid(format!(
-                    "{}:{}: not a run record: {e}",
-                    path.display(),
-                    i + 1
-                )))
-            }
-        }
+    let lines = crate::eval::store::read_record_lines(path)?;
+    if let Some((line, why)) = lines.torn {
+        warnings.push(format!(
+            "{}:{line}: skipped an unfinished last line ({why})",
+            path.display()
+        ));
     }
-    Ok(out)
+    Ok(lines.records.into_iter().map(|(_, r)| r).collect())
 }
 
 /// The group of runs a settings label distinguishes within.

@@ -161,8 +161,8 @@ impl ModelStack {
         if let Some(b) = &self.budget {
             m = Arc::new(BudgetLayer::new(m, b.clone(), self.prices.clone()));
         }
-        if let Some(c) = &self.cache {
-            m = Arc::new(CacheLayer::new(m, c.clone()));
+        if let (Some(c), Some(identity)) = (&self.cache, self.provider.cache_identity()) {
+            m = Arc::new(CacheLayer::new(m, c.clone(), identity));
         }
         Arc::new(MeteredModel::new(m, stats, self.prices.clone()))
     }

@@ -71,6 +71,18 @@ fn carries_options(rest: &str, kind: &str) -> bool {
     }
 }
 
+/// `BASE_URL#...` with the `user[:password]@` of its URL removed, when it has one.
+fn without_credentials(rest: &str) -> Option<String> {
+    let (url, tail) = rest
+        .split_once('#')
+        .map_or((rest, None), |(u, t)| (u, Some(t)));
+    let stripped = crate::llm::endpoint::without_credentials(url)?;
+    Some(match tail {
+        Some(t) => format!("{stripped}#{t}"),
+        None => stripped,
+    })
+}
+
 /// Whether `name` can be an environment variable's name.
 fn is_var_name(name: &str) -> bool {
     let mut chars = name.chars();
@@ -117,6 +129,13 @@ fn parse_anthropic(spec: &str, rest: &str) -> Result<ModelSpec, LlmError> {
 }
 
 fn parse_compat(spec: &str, rest: &str) -> Result<ModelSpec, LlmError> {
+    // First, before any message echoes the spec: credentials in the URL would be stored
+    // with the model's name (records, run.json, the cache) and shown in errors.
+    if let Some(shown) = without_credentials(rest) {
+        return Err(LlmError::Config(format!(
+            "invalid model spec `openai-compat:{shown}`: the base URL carries credentials (user:password@), which sleuth does not store or send from a URL; put the key in an environment variable and name it with ?key_env=VAR after the model (openai-compat:BASE_URL#MODEL?key_env=VAR)"
+        )));
+    }
     let Some((base_url, model_opts)) = rest.split_once('#') else {
         let why = if rest.contains('?') {
             "openai-compat needs BASE_URL#MODEL, with options after the model (BASE_URL#MODEL?key_env=VAR)"
@@ -322,6 +341,17 @@ mod tests {
         ] {
             let e = ModelSpec::parse(s).unwrap_err().to_string();
             assert!(e.contains(why), "{s}: {e}");
+        }
+        // Credentials in the URL are refused without echoing them, naming key_env.
+        for s in [
+            "openai-compat:http://user:sk-url-secret@h/v1#m",
+            "openai-compat:https://sk-url-secret@h:8000/v1#m?preset=vllm",
+        ] {
+            let e = ModelSpec::parse(s).unwrap_err().to_string();
+            assert!(
+                e.contains("credentials") && e.contains("key_env") && !e.contains("sk-url-secret"),
+                "{e}"
+            );
         }
         // A key pasted where its variable's name belongs is refused without echoing it.
         let e = ModelSpec::parse("openai-compat:http://h/v1#m?key_env=sk-live-123")

@@ -279,10 +279,12 @@ impl IndexBuilder {
             .write_index(&index_tmp, &sorted, &id_order, &id_rank)
             .map_err(|e| IndexError::io(&index_tmp, e))?;
         for name in [DOCS_FILE, INDEX_FILE] {
-            let final_path = self.dir.join(name);
-            std::fs::rename(tmp(&self.dir, name), &final_path)
-                .map_err(|e| IndexError::io(&final_path, e))?;
+            let (from, final_path) = (tmp(&self.dir, name), self.dir.join(name));
+            // On the disk before the rename makes it the index (`crate::atomic`).
+            crate::atomic::sync_file(&from).map_err(|e| IndexError::io(&from, e))?;
+            std::fs::rename(&from, &final_path).map_err(|e| IndexError::io(&final_path, e))?;
         }
+        crate::atomic::sync_parent(&self.dir.join(INDEX_FILE));
         let docs = self.doc_lens.len() as u64;
         let total_len: u64 = self.doc_lens.iter().map(|&l| u64::from(l)).sum();
         Ok(BuildSummary {
@@ -442,22 +444,28 @@ pub fn build_from_jsonl(
     let total_bytes = file.metadata().map(|m| m.len()).unwrap_or(0);
     let mut reader = BufReader::with_capacity(1 << 20, file);
     let mut builder = IndexBuilder::new(out, params)?;
-    let mut line = String::new();
+    let mut raw = Vec::new();
     let (mut number, mut bytes_read) = (0usize, 0u64);
     loop {
-        line.clear();
+        raw.clear();
         let n = reader
-            .read_line(&mut line)
+            .read_until(b'\n', &mut raw)
             .map_err(|e| IndexError::io(corpus, e))?;
         if n == 0 {
             break;
         }
         number += 1;
         bytes_read += n as u64;
+        // Decoded per line, so a bad byte is reported at its line.
+        let line = std::str::from_utf8(&raw).map_err(|e| IndexError::Corpus {
+            path: corpus.to_path_buf(),
+            line: number,
+            message: format!("not valid UTF-8 (byte {} of the line)", e.valid_up_to() + 1),
+        })?;
         if line.trim().is_empty() {
             continue;
         }
-        let doc = parse_line(&line, builder.docs()).map_err(|message| IndexError::Corpus {
+        let doc = parse_line(line, builder.docs()).map_err(|message| IndexError::Corpus {
             path: corpus.to_path_buf(),
             line: number,
             message,
@@ -472,11 +480,14 @@ pub fn build_from_jsonl(
         }
     }
     if builder.docs() == 0 {
-        return Err(IndexError::Corpus {
-            path: corpus.to_path_buf(),
-            line: number,
-            message: "the corpus has no paragraphs".into(),
-        });
+        let read = match number {
+            0 => "it is empty".to_string(),
+            n => format!("its {n} lines are all blank"),
+        };
+        return Err(IndexError::Invalid(format!(
+            "{}: the corpus has no paragraphs ({read}); no index was written",
+            corpus.display()
+        )));
     }
     progress(BuildProgress {
         docs: builder.docs(),

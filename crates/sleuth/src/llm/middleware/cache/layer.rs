@@ -129,11 +129,17 @@ impl ResponseCache {
 pub struct CacheLayer {
     inner: Arc<dyn ChatModel>,
     cache: Arc<ResponseCache>,
+    /// The provider's [`ChatModel::cache_identity`], hashed into every key.
+    identity: String,
 }
 
 impl CacheLayer {
-    pub fn new(inner: Arc<dyn ChatModel>, cache: Arc<ResponseCache>) -> Self {
-        CacheLayer { inner, cache }
+    pub fn new(inner: Arc<dyn ChatModel>, cache: Arc<ResponseCache>, identity: String) -> Self {
+        CacheLayer {
+            inner,
+            cache,
+            identity,
+        }
     }
 
     /// The leader's path: lookup, then claim (or wait on another process's), then
@@ -248,7 +254,7 @@ impl ChatModel for CacheLayer {
     }
 
     async fn complete(&self, request: &ChatRequest) -> Result<ChatResponse, LlmError> {
-        let key = cache_key(self.inner.name(), request);
+        let key = cache_key(&self.identity, request);
         let slot = self.cache.slot(&key);
         let mut led = false;
         let outcome = slot

@@ -8,8 +8,10 @@
 //! - [`RedisCache`] (`--cache redis://HOST:PORT/DB`): one cache for every shard of a
 //!   cluster run, every rerun and every colleague pointed at the same server.
 //!
-//! Key: SHA-256 of the format version, the model's name (provider, endpoint and model,
-//! never the key) and the serde JSON of the full [`ChatRequest`], including
+//! Key: SHA-256 of the format version, the provider's
+//! [`ChatModel::cache_identity`](crate::llm::ChatModel::cache_identity) (provider,
+//! endpoint, model, server preset and body options; never the key) and the serde JSON
+//! of the full [`ChatRequest`], including
 //! `temperature` and `sample_index`. Requests at `temperature > 0` are cached too: a
 //! rerun then replays the same samples, and deliberate repeated samples differ by
 //! `sample_index`. Entry: [`CacheEntry`], the response as first received (original
@@ -43,12 +45,13 @@ use std::sync::Arc;
 pub const FORMAT_VERSION: u32 = 1;
 const KEY_VERSION: &str = "sleuth-response-cache-v1";
 
-/// The cache key of `request` sent to the model named `model_name`: 64 hex digits.
-pub fn cache_key(model_name: &str, request: &ChatRequest) -> String {
+/// The cache key of `request` sent to the model whose cache identity is `identity`: 64
+/// hex digits.
+pub fn cache_key(identity: &str, request: &ChatRequest) -> String {
     let mut h = Sha256::new();
     h.update(KEY_VERSION.as_bytes());
     h.update([0]);
-    h.update(model_name.as_bytes());
+    h.update(identity.as_bytes());
     h.update([0]);
     h.update(serde_json::to_vec(request).expect("a ChatRequest always serializes"));
     h.finalize().iter().map(|b| format!("{b:02x}")).collect()
@@ -275,7 +278,7 @@ impl std::fmt::Display for CacheSpec {
 pub fn redact(url: &str) -> String {
     match url.split_once("://") {
         Some((scheme, rest)) => {
-            let authority_end = rest.find('/').unwrap_or(rest.len());
+            let authority_end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
             match rest[..authority_end].rfind('@') {
                 Some(at) => format!("{scheme}://{}", &rest[at + 1..]),
                 None => url.to_string(),

@@ -193,10 +193,23 @@ fn row_parts(r: &rusqlite::Row<'_>) -> rusqlite::Result<RowParts> {
     Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?))
 }
 
+/// A failed SQLite call. A damaged file (SQLite's "file is not a database", "database
+/// disk image is malformed") is named with the commands that inspect and clear it.
 fn unavailable(path: &Path, e: impl std::fmt::Display) -> CacheError {
+    let mut message = e.to_string();
+    let lower = message.to_ascii_lowercase();
+    if ["not a database", "malformed", "corrupt"]
+        .iter()
+        .any(|w| lower.contains(w))
+    {
+        let dir = path.parent().unwrap_or(path).display();
+        message.push_str(&format!(
+            " (the cache file is damaged: inspect it with `sleuth cache stats --cache {dir}`, clear it with `sleuth cache clear --cache {dir}`)"
+        ));
+    }
     CacheError::Unavailable {
         location: path.display().to_string(),
-        message: e.to_string(),
+        message,
     }
 }
 

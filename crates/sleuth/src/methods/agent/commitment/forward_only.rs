@@ -5,9 +5,9 @@
 //! agent already made (the same action, argument included) with an observation saying
 //! so, instead of running it. A refused repeat still counts as a tool call.
 
-use crate::methods::agent::template::render;
 use super::Strategy;
 use crate::env::Action;
+use crate::methods::agent::template::render;
 use crate::methods::AgentError;
 use crate::methods::PromptSet;
 use minijinja::context;

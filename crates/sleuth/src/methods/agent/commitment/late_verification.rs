@@ -9,8 +9,8 @@
 //! The check is asked for whenever the first finish comes, the last turn included (the
 //! episode then ends on the budget with no answer; kept as the runs so far had it).
 
-use crate::methods::agent::template::render;
 use super::Strategy;
+use crate::methods::agent::template::render;
 use crate::methods::AgentError;
 use crate::methods::PromptSet;
 use minijinja::context;

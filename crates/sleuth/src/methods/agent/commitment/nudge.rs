@@ -9,9 +9,9 @@
 //! Methods without a memory get it only with `nudge_all`, ungated (App. D.4's ReAct +
 //! nudge). `nudge_turn` in the record is that t.
 
-use crate::methods::agent::template::render;
 use super::{Strategy, Trigger, TurnState};
 use crate::memory::MemoryKind;
+use crate::methods::agent::template::render;
 use crate::methods::settings::AgentSettings;
 use crate::methods::AgentError;
 use crate::methods::PromptSet;

@@ -7,9 +7,9 @@
 //! or removed; the merge moves them to `resolved`), it is told to commit, once. A memory
 //! without an Open Questions section never completes.
 
-use crate::methods::agent::template::render;
 use super::{Strategy, Trigger, TurnState};
 use crate::memory::{MemorySchema, Section};
+use crate::methods::agent::template::render;
 use crate::methods::AgentError;
 use crate::methods::PromptSet;
 use minijinja::context;
