@@ -5,7 +5,7 @@
 //! OpenAI-compatible server (preset `llama-cpp`, so grammars and JSON schemas travel in
 //! the request too) whose replies are a pure function of the request ([`script`]). The
 //! transcript (the command, every request body the server received, `run.json` and the
-//! records) is compared with `crates/sleuth-cli/tests/golden/<case>.json`.
+//! records) is compared with `crates/sleuth-cli/tests/golden/case-<case>.json`.
 //!
 //! A transcript changes only on purpose: a fix that changes what a method sends or
 //! records regenerates the files it touches with
@@ -40,6 +40,13 @@ pub fn fixture(dataset: &str) -> PathBuf {
         other => panic!("no fixture for {other}"),
     };
     repo().join("fixtures/benchmarks").join(file)
+}
+
+/// The transcript file of a case. The `case-` prefix keeps a transcript named after a
+/// benchmark (`2wiki-eir`) from looking like a committed benchmark file to the checks
+/// that look for those.
+fn golden_file(case: &str) -> PathBuf {
+    golden_dir().join(format!("case-{case}.json"))
 }
 
 fn golden_dir() -> PathBuf {
@@ -195,7 +202,7 @@ fn transcript(case: &Case) -> Value {
 
 fn check(case: &Case) -> Result<(), String> {
     let text = serde_json::to_string_pretty(&transcript(case)).unwrap() + "\n";
-    let path = golden_dir().join(format!("{}.json", case.name));
+    let path = golden_file(case.name);
     if bless() {
         std::fs::create_dir_all(golden_dir()).unwrap();
         std::fs::write(&path, &text).unwrap();
@@ -251,9 +258,10 @@ fn every_golden_file_belongs_to_a_case() {
         if name.ends_with(".got.json") || !name.ends_with(".json") {
             continue;
         }
-        let case = name.trim_end_matches(".json");
         assert!(
-            CASES.iter().any(|c| c.name == case),
+            CASES
+                .iter()
+                .any(|c| golden_file(c.name).file_name() == Some(name.as_ref())),
             "tests/golden/{name} has no case in golden/cases.rs: delete it"
         );
     }
