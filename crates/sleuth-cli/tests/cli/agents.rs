@@ -51,6 +51,7 @@ fn has_nudge(req: &ReceivedRequest) -> bool {
 }
 
 #[test]
+#[cfg_attr(not(shared_data), ignore = "needs ../shared/data")]
 fn nudge_fires_at_turn_14_with_two_facts_and_not_with_one() {
     let server = MockServer::spawn(|_| Reply::text(memory(2, "search[more evidence]")));
     let dir = tempfile::tempdir().unwrap();
@@ -72,6 +73,7 @@ fn nudge_fires_at_turn_14_with_two_facts_and_not_with_one() {
 }
 
 #[test]
+#[cfg_attr(not(shared_data), ignore = "needs ../shared/data")]
 fn a_model_that_never_finishes_times_out_at_turn_20() {
     let server = MockServer::spawn(|_| {
         Reply::text("Thought: keep looking\nAction: search[anything at all]")
@@ -93,6 +95,7 @@ fn a_model_that_never_finishes_times_out_at_turn_20() {
 }
 
 #[test]
+#[cfg_attr(not(shared_data), ignore = "needs ../shared/data")]
 fn a_dropped_fact_stays_in_the_memory() {
     let server = MockServer::spawn(|req| {
         Reply::text(match turn_of(req) {
@@ -150,6 +153,7 @@ fn action_text_inside_a_paragraph_is_not_executed() {
 }
 
 #[test]
+#[cfg_attr(not(shared_data), ignore = "needs ../shared/data")]
 fn ask_prints_the_memory_turn_by_turn() {
     let server = MockServer::spawn(|req| {
         Reply::text(match turn_of(req) {

@@ -11,6 +11,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 #[test]
+#[cfg_attr(not(shared_data), ignore = "needs ../shared/data")]
 fn adaptive_nudge_is_recorded_with_its_condition_and_turn() {
     let dir = tempfile::tempdir().unwrap();
     let reply = "Confirmed Facts:\n- [F1] one (source: A)\n- [F2] two (source: B)\n\
@@ -48,6 +49,7 @@ fn adaptive_nudge_is_recorded_with_its_condition_and_turn() {
 }
 
 #[test]
+#[cfg_attr(not(shared_data), ignore = "needs ../shared/data")]
 fn compaction_sends_at_most_six_tenths_of_sleuths_input_tokens_at_t20() {
     let dir = tempfile::tempdir().unwrap();
     let server = MockServer::spawn(replay_answer);
@@ -187,6 +189,7 @@ fn beyond_figures() {
 }
 
 #[test]
+#[cfg_attr(not(shared_data), ignore = "needs ../shared/data")]
 fn sleuth_eir_answers_after_a_timeout_from_its_facts_source_sentences() {
     let dir = tempfile::tempdir().unwrap();
     // MuSiQue's first question: "What is the seat of the county where Van Hook Township
@@ -264,6 +267,7 @@ fn beyond_reply(req: &ReceivedRequest) -> Reply {
 const BEYOND_BASELINE: &str = "sleuth [compact=none,contradictions=false,nudge=0.7]";
 
 #[test]
+#[cfg_attr(not(shared_data), ignore = "needs ../shared/data")]
 fn the_beyond_recipe_runs_end_to_end_against_a_local_server() {
     let server = MockServer::spawn(beyond_reply);
     let dir = tempfile::tempdir().unwrap();
@@ -378,6 +382,7 @@ fn the_beyond_recipe_runs_end_to_end_against_a_local_server() {
 }
 
 #[test]
+#[cfg_attr(not(shared_data), ignore = "needs ../shared/data")]
 fn compaction_slack_lets_a_prompt_cache_read_what_compaction_every_turn_cannot() {
     let dir = tempfile::tempdir().unwrap();
     let server = || MockServer::spawn_with_cache(PromptCache::providers(), replay_answer);
@@ -398,6 +403,7 @@ fn compaction_slack_lets_a_prompt_cache_read_what_compaction_every_turn_cannot()
 }
 
 #[test]
+#[cfg_attr(not(shared_data), ignore = "needs ../shared/data")]
 fn a_contradiction_settled_by_the_newer_value_retracts_the_old_fact() {
     let dir = tempfile::tempdir().unwrap();
     let fact = |n: u32, seat: &str| {

@@ -153,6 +153,7 @@ fn env_refs<'a>(v: &'a [(&'static str, String)]) -> Vec<(&'a str, &'a str)> {
 }
 
 #[test]
+#[cfg_attr(not(shared_data), ignore = "needs ../shared/data")]
 fn shard_auto_follows_slurm_and_kubernetes_and_fails_outside_them() {
     let server = two_turn_server(Duration::ZERO);
     let model = model_of(&server);

@@ -6,6 +6,7 @@ use crate::util::*;
 use sleuth_testkit::{MockServer, Reply};
 
 #[test]
+#[cfg_attr(not(shared_data), ignore = "needs ../shared/data")]
 fn both_method_families_search_a_bm25_index_built_from_real_paragraphs() {
     let dir = tempfile::tempdir().unwrap();
     let index = crate::util::musique_index(dir.path());

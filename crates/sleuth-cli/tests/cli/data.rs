@@ -21,6 +21,7 @@ fn stats_json(dataset: &str, path: &Path, extra: &[&str]) -> Value {
 }
 
 #[test]
+#[cfg_attr(not(shared_data), ignore = "needs ../shared/data")]
 fn stats_hotpotqa_counts_match_the_provenance() {
     let s = stats_json("hotpotqa", &util::hotpot(), &[]);
     assert_eq!(s["questions"], 396);
@@ -33,6 +34,7 @@ fn stats_hotpotqa_counts_match_the_provenance() {
 }
 
 #[test]
+#[cfg_attr(not(shared_data), ignore = "needs ../shared/data")]
 fn stats_musique_counts_hops_from_id_prefixes() {
     let s = stats_json("musique", &util::musique(), &[]);
     assert_eq!(s["questions"], 200);
@@ -49,6 +51,7 @@ fn stats_musique_counts_hops_from_id_prefixes() {
 }
 
 #[test]
+#[cfg_attr(not(shared_data), ignore = "needs ../shared/data")]
 fn stats_twowiki_counts_types_and_hops() {
     let s = stats_json("2wiki", &util::twowiki(), &[]);
     assert_eq!(s["questions"], 657);
@@ -61,6 +64,7 @@ fn stats_twowiki_counts_types_and_hops() {
 }
 
 #[test]
+#[cfg_attr(not(shared_data), ignore = "needs ../shared/data")]
 fn stats_table_is_readable() {
     let out = ok(&[
         "data",
@@ -93,6 +97,7 @@ fn malformed_copy(dir: &Path) -> std::path::PathBuf {
 }
 
 #[test]
+#[cfg_attr(not(shared_data), ignore = "needs ../shared/data")]
 fn malformed_line_is_reported_with_file_and_line() {
     let dir = tempfile::tempdir().unwrap();
     let path = malformed_copy(dir.path());
@@ -111,6 +116,7 @@ fn malformed_line_is_reported_with_file_and_line() {
 }
 
 #[test]
+#[cfg_attr(not(shared_data), ignore = "needs ../shared/data")]
 fn unknown_dataset_is_a_one_line_error() {
     let o = sleuth(&[
         "data",
@@ -213,6 +219,7 @@ fn edited_copy(
 }
 
 #[test]
+#[cfg_attr(not(shared_data), ignore = "needs ../shared/data")]
 fn a_line_missing_its_answer_is_refused_in_every_schema() {
     let dir = tempfile::tempdir().unwrap();
     let user = dir.path().join("user.jsonl");
@@ -282,6 +289,7 @@ fn an_empty_file_is_refused() {
 }
 
 #[test]
+#[cfg_attr(not(shared_data), ignore = "needs ../shared/data")]
 fn a_file_read_as_the_wrong_schema_is_refused_and_detected_without_dataset() {
     let err = refused(Some("hotpotqa"), &util::twowiki());
     assert!(
@@ -319,6 +327,7 @@ fn stats_json_detected(path: &Path) -> Value {
 }
 
 #[test]
+#[cfg_attr(not(shared_data), ignore = "needs ../shared/data")]
 fn invalid_utf8_is_refused_at_its_line() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("latin1.jsonl");
@@ -354,6 +363,7 @@ fn read_jsonl(path: &Path) -> Vec<Value> {
 }
 
 #[test]
+#[cfg_attr(not(shared_data), ignore = "needs ../shared/data")]
 fn corpus_deduplicates_titles_across_files_first_wins() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("corpus.jsonl");
@@ -413,6 +423,7 @@ fn corpus_deduplicates_titles_across_files_first_wins() {
 }
 
 #[test]
+#[cfg_attr(not(shared_data), ignore = "needs ../shared/data")]
 fn corpus_of_musique_keeps_the_original_paragraph_text() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("m.jsonl");

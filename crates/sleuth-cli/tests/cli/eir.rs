@@ -67,6 +67,7 @@ fn records(dir: &std::path::Path) -> Vec<Value> {
 }
 
 #[test]
+#[cfg_attr(not(shared_data), ignore = "needs ../shared/data")]
 fn eval_runs_every_eir_setting_method_and_records_calls_by_kind() {
     let server = MockServer::spawn(reply);
     let out = tempfile::tempdir().unwrap();

@@ -89,6 +89,7 @@ fn search_read_submit(req: &ReceivedRequest) -> Reply {
 }
 
 #[test]
+#[cfg_attr(not(shared_data), ignore = "needs ../shared/data")]
 fn every_eir_setting_method_searches_reads_what_it_found_and_submits_in_the_corpus() {
     let dir = tempfile::tempdir().unwrap();
     let index = musique_index(dir.path());
@@ -190,6 +191,7 @@ fn exhaust_budgets(req: &ReceivedRequest) -> Reply {
 }
 
 #[test]
+#[cfg_attr(not(shared_data), ignore = "needs ../shared/data")]
 fn corpus_budgets_hold_at_their_edges_turn_twelve_the_seventh_read_an_invalid_action() {
     let dir = tempfile::tempdir().unwrap();
     let index = musique_index(dir.path());
@@ -330,6 +332,7 @@ fn titles_script(
 }
 
 #[test]
+#[cfg_attr(not(shared_data), ignore = "needs ../shared/data")]
 fn titles_setting_direct_sees_only_the_previous_result_and_repair_runs_applied_and_unapplied() {
     let dir = tempfile::tempdir().unwrap();
     let first = std::sync::Arc::new(std::sync::Mutex::new(String::new()));
@@ -413,6 +416,7 @@ fn titles_setting_direct_sees_only_the_previous_result_and_repair_runs_applied_a
 /// Every EIR analysis of the report appears for a titles-setting run of the five methods
 /// (and EIR with additional retrieval), with Reflexion's first trial as its own arm.
 #[test]
+#[cfg_attr(not(shared_data), ignore = "needs ../shared/data")]
 fn the_report_carries_every_eir_analysis() {
     let dir = tempfile::tempdir().unwrap();
     let first = std::sync::Arc::new(std::sync::Mutex::new(String::new()));
@@ -490,6 +494,7 @@ fn read_everything(req: &ReceivedRequest) -> Reply {
 
 /// Table 21 counts the calls after the read that completes the annotated support.
 #[test]
+#[cfg_attr(not(shared_data), ignore = "needs ../shared/data")]
 fn calls_after_support_is_acquired_are_counted_from_the_completing_read() {
     let dir = tempfile::tempdir().unwrap();
     let server = MockServer::spawn(read_everything);
@@ -537,6 +542,7 @@ fn calls_after_support_is_acquired_are_counted_from_the_completing_read() {
 /// Table 4's selection: scored and setup questions drawn from one seeded order of the
 /// whole dev set, disjoint by construction, and reproducible.
 #[test]
+#[cfg_attr(not(shared_data), ignore = "needs ../shared/data")]
 fn seeded_scored_and_setup_questions_are_disjoint_and_reproducible() {
     let dir = tempfile::tempdir().unwrap();
     let server = MockServer::spawn(|req: &ReceivedRequest| {
@@ -600,6 +606,7 @@ fn one_read_then_wrong(req: &ReceivedRequest) -> Reply {
 /// App. F.2, F.3 / Table 16: only the final call runs again on the known failures, with
 /// the missed support added, on unchanged evidence, or with model-selected reads.
 #[test]
+#[cfg_attr(not(shared_data), ignore = "needs ../shared/data")]
 fn recovery_reruns_only_the_final_call_on_known_failures() {
     let dir = tempfile::tempdir().unwrap();
     let server = MockServer::spawn(one_read_then_wrong);
@@ -690,6 +697,7 @@ fn recovery_reruns_only_the_final_call_on_known_failures() {
 /// Every EIR recipe runs with `--limit 2` against a local server, and its report shows
 /// the EIR analyses experiments/README.md points to.
 #[test]
+#[cfg_attr(not(shared_data), ignore = "needs ../shared/data")]
 fn every_eir_recipe_runs_briefly_and_reports_its_tables() {
     let dir = tempfile::tempdir().unwrap();
     let first = std::sync::Arc::new(std::sync::Mutex::new(String::new()));

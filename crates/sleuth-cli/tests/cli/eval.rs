@@ -54,6 +54,7 @@ fn oracle_eval(url: &str, out: &Path, limit: usize) -> Eval {
 }
 
 #[test]
+#[cfg_attr(not(shared_data), ignore = "needs ../shared/data")]
 fn eval_writes_scored_records_and_resumes_without_duplicates() {
     let server = oracle_server();
     let url = format!("openai-compat:{}#oracle", server.url());
@@ -106,6 +107,7 @@ fn eval_writes_scored_records_and_resumes_without_duplicates() {
 }
 
 #[test]
+#[cfg_attr(not(shared_data), ignore = "needs ../shared/data")]
 fn a_changed_configuration_is_refused_in_the_same_directory() {
     let server = oracle_server();
     let url = format!("openai-compat:{}#oracle", server.url());
@@ -122,6 +124,7 @@ fn a_changed_configuration_is_refused_in_the_same_directory() {
 }
 
 #[test]
+#[cfg_attr(not(shared_data), ignore = "needs ../shared/data")]
 fn server_errors_become_error_records_and_the_run_goes_on() {
     // Every other request fails permanently (400): those questions get error records.
     let server = MockServer::spawn(|req| {
@@ -151,6 +154,7 @@ fn server_errors_become_error_records_and_the_run_goes_on() {
 }
 
 #[test]
+#[cfg_attr(not(shared_data), ignore = "needs ../shared/data")]
 fn an_unreachable_endpoint_fails_with_a_clear_message() {
     let dir = tempfile::tempdir().unwrap();
     let o = Eval::new(
@@ -172,6 +176,7 @@ fn an_unreachable_endpoint_fails_with_a_clear_message() {
 }
 
 #[test]
+#[cfg_attr(not(shared_data), ignore = "needs ../shared/data")]
 fn bad_input_gets_one_line_errors() {
     let data = hotpot();
     let d = data.to_str().unwrap();
@@ -207,6 +212,7 @@ fn bad_input_gets_one_line_errors() {
 }
 
 #[test]
+#[cfg_attr(not(shared_data), ignore = "needs ../shared/data")]
 fn every_experiment_recipe_validates_and_plans() {
     let data = crate::util::recipe_data();
     let dir = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../experiments");
@@ -261,6 +267,7 @@ fn wait_for_lock(dir: &Path, pid: u32) {
 }
 
 #[test]
+#[cfg_attr(not(shared_data), ignore = "needs ../shared/data")]
 fn a_second_writer_is_refused_with_the_holders_pid_and_a_dead_holder_frees_the_directory() {
     // The server holds every reply until the test opens the gate (10 s at most, so a
     // broken lock fails the test instead of hanging it): the first run is certainly
@@ -319,6 +326,7 @@ fn a_second_writer_is_refused_with_the_holders_pid_and_a_dead_holder_frees_the_d
 }
 
 #[test]
+#[cfg_attr(not(shared_data), ignore = "needs ../shared/data")]
 fn report_warns_about_duplicate_records_in_one_run() {
     let server = MockServer::spawn(|_| Reply::text("Action: finish[yes]"));
     let url = format!("openai-compat:{}#m", server.url());
@@ -348,6 +356,7 @@ fn report_warns_about_duplicate_records_in_one_run() {
 }
 
 #[test]
+#[cfg_attr(not(shared_data), ignore = "needs ../shared/data")]
 fn rerunning_a_run_of_errors_fails_and_names_retry_errors() {
     let server = MockServer::spawn(|_| {
         Reply::openai_error(400, "invalid_request_error", "bad request for all")

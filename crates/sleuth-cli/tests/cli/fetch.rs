@@ -164,6 +164,7 @@ fn stats(dir: &Path, dataset: &str) -> Value {
 }
 
 #[test]
+#[cfg_attr(not(shared_data), ignore = "needs ../shared/data")]
 fn fetches_all_four_and_commands_need_no_data_path() {
     let server = FileServer::start(Behaviour {
         ranges: true,
@@ -262,6 +263,7 @@ fn fetches_all_four_and_commands_need_no_data_path() {
 }
 
 #[test]
+#[cfg_attr(not(shared_data), ignore = "needs ../shared/data")]
 fn dropped_connection_resumes_with_a_range_request() {
     let server = FileServer::start(Behaviour {
         ranges: true,
@@ -290,6 +292,7 @@ fn dropped_connection_resumes_with_a_range_request() {
 }
 
 #[test]
+#[cfg_attr(not(shared_data), ignore = "needs ../shared/data")]
 fn server_without_ranges_restarts_the_file() {
     let server = FileServer::start(Behaviour {
         ranges: false,
@@ -310,6 +313,7 @@ fn server_without_ranges_restarts_the_file() {
 }
 
 #[test]
+#[cfg_attr(not(shared_data), ignore = "needs ../shared/data")]
 fn half_download_never_looks_installed_and_the_next_fetch_resumes() {
     let server = FileServer::start(Behaviour {
         ranges: true,
@@ -377,6 +381,7 @@ fn half_download_never_looks_installed_and_the_next_fetch_resumes() {
 }
 
 #[test]
+#[cfg_attr(not(shared_data), ignore = "needs ../shared/data")]
 fn changed_upstream_file_is_refused_and_the_install_kept() {
     let server = FileServer::start(Behaviour {
         ranges: true,
@@ -419,6 +424,7 @@ fn changed_upstream_file_is_refused_and_the_install_kept() {
 }
 
 #[test]
+#[cfg_attr(not(shared_data), ignore = "needs ../shared/data")]
 fn web_page_instead_of_the_file_is_an_error() {
     let server = FileServer::start(Behaviour {
         html: true,
@@ -434,6 +440,7 @@ fn web_page_instead_of_the_file_is_an_error() {
 }
 
 #[test]
+#[cfg_attr(not(shared_data), ignore = "needs ../shared/data")]
 fn from_a_file_downloaded_by_hand() {
     let dir = tempfile::tempdir().unwrap();
     let zip_path = dir.path().join("musique_v1.0.zip");

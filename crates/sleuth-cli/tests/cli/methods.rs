@@ -63,6 +63,7 @@ fn methods_lists_every_method_and_shows_one_with_resolved_settings() {
 }
 
 #[test]
+#[cfg_attr(not(shared_data), ignore = "needs ../shared/data")]
 fn a_key_no_chosen_method_reads_is_refused_with_the_methods_that_read_it() {
     let out = tempfile::tempdir().unwrap();
     let o = Eval::new(
@@ -105,6 +106,7 @@ fn the_readme_method_table_is_the_registry() {
 }
 
 #[test]
+#[cfg_attr(not(shared_data), ignore = "needs ../shared/data")]
 fn every_record_and_run_file_carries_resolved_settings_and_the_documented_fields() {
     let dir = tempfile::tempdir().unwrap();
     let pool = replies(dir.path(), "pool.json", &["Action: search[x]".into()]);
@@ -241,6 +243,7 @@ fn planned_and_spent(recipe: &Path, model: &str, out: &Path) -> (f64, f64) {
 }
 
 #[test]
+#[cfg_attr(not(shared_data), ignore = "needs ../shared/data")]
 fn a_recipes_estimate_is_what_a_run_that_uses_every_budget_spends() {
     let dir = tempfile::tempdir().unwrap();
     // Pool family: a model that never answers uses every turn; Reflexion retries.
@@ -286,6 +289,7 @@ data = "hotpotqa/hotpot_dev_distractor_subset.jsonl"
 }
 
 #[test]
+#[cfg_attr(not(shared_data), ignore = "needs ../shared/data")]
 fn agentic_ssr_spends_its_estimate_when_every_check_refines() {
     let dir = tempfile::tempdir().unwrap();
     let action = r#"{"reasoning": "r", "action": {"type": "read", "title": "zzz"}}"#;

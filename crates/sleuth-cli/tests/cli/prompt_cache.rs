@@ -117,6 +117,7 @@ const SONNET: [f64; 4] = [3.00, 0.30, 3.75, 15.00];
 const MINI: [f64; 4] = [0.15, 0.075, 0.15, 0.60];
 
 #[test]
+#[cfg_attr(not(shared_data), ignore = "needs ../shared/data")]
 fn anthropic_breakpoints_read_most_of_the_prompt_and_cost_less() {
     let dir = tempfile::tempdir().unwrap();
     let (on_dir, off_dir) = (dir.path().join("on"), dir.path().join("off"));
@@ -191,6 +192,7 @@ fn anthropic_breakpoints_read_most_of_the_prompt_and_cost_less() {
 }
 
 #[test]
+#[cfg_attr(not(shared_data), ignore = "needs ../shared/data")]
 fn openai_prefix_caching_is_counted_and_priced_below_fresh() {
     let dir = tempfile::tempdir().unwrap();
     let records = run(

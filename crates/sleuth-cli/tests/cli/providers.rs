@@ -34,6 +34,7 @@ fn faulty(req: &sleuth_testkit::ReceivedRequest) -> Reply {
 }
 
 #[test]
+#[cfg_attr(not(shared_data), ignore = "needs ../shared/data")]
 fn fifty_questions_with_thirty_percent_faults_lose_nothing_and_count_retries() {
     let server = MockServer::spawn(faulty);
     let url = format!("openai-compat:{}#m", server.url());
@@ -79,6 +80,7 @@ fn sorted_lines(dir: &Path) -> Vec<String> {
 }
 
 #[test]
+#[cfg_attr(not(shared_data), ignore = "needs ../shared/data")]
 fn a_rerun_from_the_cache_makes_no_calls_and_reproduces_the_records() {
     let server = MockServer::spawn(|req| {
         let turn = req.body["messages"]
@@ -126,6 +128,7 @@ fn a_rerun_from_the_cache_makes_no_calls_and_reproduces_the_records() {
 }
 
 #[test]
+#[cfg_attr(not(shared_data), ignore = "needs ../shared/data")]
 fn the_cost_budget_stops_the_run_cleanly_and_a_resume_finishes_it() {
     let server = MockServer::spawn(|_| Reply::text("Action: search[words words words words]"));
     let url = format!("openai-compat:{}#gpt-4o", server.url());
@@ -170,6 +173,7 @@ fn the_cost_budget_stops_the_run_cleanly_and_a_resume_finishes_it() {
 }
 
 #[test]
+#[cfg_attr(not(shared_data), ignore = "needs ../shared/data")]
 fn a_planted_key_never_appears_in_any_output() {
     const CANARY: &str = "sk-canary-7f3a9c1e5b";
     let server = MockServer::spawn(|req| {
@@ -251,6 +255,7 @@ fn eval_with_env(model: &str, out: &Path, env: &[(&str, &str)]) -> std::process:
 }
 
 #[test]
+#[cfg_attr(not(shared_data), ignore = "needs ../shared/data")]
 fn misplaced_or_unknown_options_and_unset_key_variables_stop_before_any_request() {
     let server = MockServer::spawn(|_| Reply::text("Action: finish[x]"));
     let url = server.url();
@@ -305,6 +310,7 @@ fn misplaced_or_unknown_options_and_unset_key_variables_stop_before_any_request(
 }
 
 #[test]
+#[cfg_attr(not(shared_data), ignore = "needs ../shared/data")]
 fn a_request_that_cannot_succeed_is_sent_once_and_the_record_says_why() {
     // llama-cpp-python reports a failed request validation as HTTP 500.
     let server = MockServer::spawn(|_| {
@@ -333,6 +339,7 @@ fn a_request_that_cannot_succeed_is_sent_once_and_the_record_says_why() {
 }
 
 #[test]
+#[cfg_attr(not(shared_data), ignore = "needs ../shared/data")]
 fn a_refused_schema_form_is_dropped_and_the_run_says_so() {
     // A server that, like llama-cpp-python, refuses `json_schema` response formats.
     let server = MockServer::spawn(|req| {

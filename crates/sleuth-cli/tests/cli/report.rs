@@ -509,6 +509,7 @@ fn recipes() -> std::path::PathBuf {
 }
 
 #[test]
+#[cfg_attr(not(shared_data), ignore = "needs ../shared/data")]
 fn every_recipe_expands_in_a_dry_run() {
     let data = crate::util::recipe_data();
     let mut seen = 0;
@@ -540,6 +541,7 @@ fn every_recipe_expands_in_a_dry_run() {
 }
 
 #[test]
+#[cfg_attr(not(shared_data), ignore = "needs ../shared/data")]
 fn nudge_sweep_plan_counts_real_musique_splits() {
     let data = crate::util::recipe_data();
     let recipe = recipes().join("nudge-sweep.toml");
@@ -593,6 +595,7 @@ fn nudge_sweep_plan_counts_real_musique_splits() {
 }
 
 #[test]
+#[cfg_attr(not(shared_data), ignore = "needs ../shared/data")]
 fn experiment_errors_are_clear() {
     let data = crate::util::recipe_data();
     let tmp = tempfile::tempdir().unwrap();

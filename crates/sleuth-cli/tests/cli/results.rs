@@ -201,6 +201,7 @@ fn close(got: &Value, want: f64, what: &str) {
 }
 
 #[test]
+#[cfg_attr(not(shared_data), ignore = "needs ../shared/data")]
 fn export_then_score_gives_the_records_numbers_and_eval_prints_them() {
     let r = runs();
     for ((dataset, gold, dir), eval_err) in r.runs.iter().zip(&r.eval_stderr) {
@@ -317,6 +318,7 @@ fn export_then_score_gives_the_records_numbers_and_eval_prints_them() {
 }
 
 #[test]
+#[cfg_attr(not(shared_data), ignore = "needs ../shared/data")]
 fn report_pivots_methods_by_dataset_and_hops_and_writes_tidy_files() {
     let r = runs();
     let out = r.tmp.path().join("out");
@@ -425,6 +427,7 @@ fn report_pivots_methods_by_dataset_and_hops_and_writes_tidy_files() {
 }
 
 #[test]
+#[cfg_attr(not(shared_data), ignore = "needs ../shared/data")]
 fn a_baseline_with_several_arms_is_an_error_listing_them() {
     let server = server();
     let model = format!("openai-compat:{}#m", server.url());
@@ -451,6 +454,7 @@ fn a_baseline_with_several_arms_is_an_error_listing_them() {
 }
 
 #[test]
+#[cfg_attr(not(shared_data), ignore = "needs ../shared/data")]
 fn html_index_links_every_trace_and_a_side_by_side_view() {
     let r = runs();
     // A working-memory run beside them: its facts cite one shown and one unseen source.
@@ -532,6 +536,7 @@ fn cells(line: &str) -> Vec<String> {
 }
 
 #[test]
+#[cfg_attr(not(shared_data), ignore = "needs ../shared/data")]
 fn dry_runs_estimate_tokens_and_dollars_and_unpriced_models_are_flagged() {
     let tmp = tempfile::tempdir().unwrap();
     let gold = subset(tmp.path(), "hotpot.jsonl", &hotpot(), |_| true, 4);
@@ -637,6 +642,7 @@ fn dry_runs_estimate_tokens_and_dollars_and_unpriced_models_are_flagged() {
 }
 
 #[test]
+#[cfg_attr(not(shared_data), ignore = "needs ../shared/data")]
 fn ask_marks_what_changed_since_the_previous_turn_and_fits_the_width() {
     let server = MockServer::spawn(|req: &ReceivedRequest| {
         let turn = req.body["messages"]
@@ -749,6 +755,7 @@ fn every_subcommand_help_has_examples() {
 }
 
 #[test]
+#[cfg_attr(not(shared_data), ignore = "needs ../shared/data")]
 fn completions_and_the_user_config_file() {
     let bash = ok(&["completions", "bash"]);
     assert!(

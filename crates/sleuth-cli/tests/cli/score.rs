@@ -55,6 +55,7 @@ fn plain(answer: &str) -> bool {
 }
 
 #[test]
+#[cfg_attr(not(shared_data), ignore = "needs ../shared/data")]
 fn hotpot_right_wrong_partial_and_missing() {
     let gold = rows(&util::hotpot());
     let dir = tempfile::tempdir().unwrap();
@@ -115,6 +116,7 @@ fn hotpot_right_wrong_partial_and_missing() {
 }
 
 #[test]
+#[cfg_attr(not(shared_data), ignore = "needs ../shared/data")]
 fn hotpot_without_sp_reports_no_support() {
     let gold = rows(&util::hotpot());
     let dir = tempfile::tempdir().unwrap();
@@ -146,6 +148,7 @@ fn hotpot_without_sp_reports_no_support() {
 }
 
 #[test]
+#[cfg_attr(not(shared_data), ignore = "needs ../shared/data")]
 fn yes_no_rule_changes_f1_only_where_the_dataset_has_it() {
     // Answer every yes/no comparison question with "yes of course": HotpotQA gives F1 0
     // even when the gold is "yes".
@@ -173,6 +176,7 @@ fn yes_no_rule_changes_f1_only_where_the_dataset_has_it() {
 }
 
 #[test]
+#[cfg_attr(not(shared_data), ignore = "needs ../shared/data")]
 fn musique_aliases_support_and_hop_filter() {
     let gold = rows(&util::musique());
     let dir = tempfile::tempdir().unwrap();
@@ -246,6 +250,7 @@ fn musique_aliases_support_and_hop_filter() {
 }
 
 #[test]
+#[cfg_attr(not(shared_data), ignore = "needs ../shared/data")]
 fn twowiki_support_titles_are_case_insensitive() {
     let gold = rows(&util::twowiki());
     let dir = tempfile::tempdir().unwrap();
@@ -287,6 +292,7 @@ fn jsonl_from_twowiki(dir: &Path, gold: &[Value]) -> PathBuf {
 }
 
 #[test]
+#[cfg_attr(not(shared_data), ignore = "needs ../shared/data")]
 fn explain_shows_normalization() {
     let gold = rows(&util::hotpot());
     let dir = tempfile::tempdir().unwrap();
@@ -313,6 +319,7 @@ fn explain_shows_normalization() {
 }
 
 #[test]
+#[cfg_attr(not(shared_data), ignore = "needs ../shared/data")]
 fn malformed_predictions_name_file_and_line() {
     let dir = tempfile::tempdir().unwrap();
     let preds = write(dir.path(), "pred.jsonl", "{\"id\": \"a\", \"predicted_answer\": \"x\"}\n{\"id\": \"b\", \"predicted_answer\": \"y\"}\n{\"id\": \"c\", \"predicted_answer\": 5}\n".into());

@@ -39,6 +39,7 @@ fn dropping_server() -> MockServer {
 }
 
 #[test]
+#[cfg_attr(not(shared_data), ignore = "needs ../shared/data")]
 fn dropped_facts_stay_in_the_record_and_are_handed_back_only_when_asked() {
     // Default (Table 1's setting, App. M): no runtime help.
     let server = dropping_server();
@@ -72,6 +73,7 @@ fn dropped_facts_stay_in_the_record_and_are_handed_back_only_when_asked() {
 }
 
 #[test]
+#[cfg_attr(not(shared_data), ignore = "needs ../shared/data")]
 fn every_action_of_a_turn_runs_and_one_beyond_the_cap_is_answered() {
     let reply = |req: &ReceivedRequest| {
         Reply::text(if turn_of(req) == 1 {
@@ -106,6 +108,7 @@ fn every_action_of_a_turn_runs_and_one_beyond_the_cap_is_answered() {
 }
 
 #[test]
+#[cfg_attr(not(shared_data), ignore = "needs ../shared/data")]
 fn notes_gets_the_commitment_nudge_and_the_verbatim_rule() {
     let server = MockServer::spawn(|_| {
         Reply::text(
@@ -138,6 +141,7 @@ const Q1_RESOLVED: &str = "Confirmed Facts:\n- [F1] The album is by Charles Ming
 const ALL_RESOLVED: &str = "Confirmed Facts:\n- [F1] The album is by Charles Mingus (source: Mingus Plays Piano)\n- [F2] Charles Mingus was born in Nogales, Arizona (source: Charles Mingus)\nActive Hypotheses:\n- [H1] Arizona | confidence: high | supports: F1, F2 | contradicts: -\nOpen Questions:\n- none\nAction: search[Nogales]";
 
 #[test]
+#[cfg_attr(not(shared_data), ignore = "needs ../shared/data")]
 fn structural_completion_triggers_on_the_memory_state() {
     let server = MockServer::spawn(|req| {
         Reply::text(match turn_of(req) {
@@ -207,6 +211,7 @@ fn structural_completion_triggers_on_the_memory_state() {
 }
 
 #[test]
+#[cfg_attr(not(shared_data), ignore = "needs ../shared/data")]
 fn late_verification_searches_without_memory_then_checks_the_chain() {
     let server = MockServer::spawn(|req| {
         Reply::text(match turn_of(req) {
@@ -253,6 +258,7 @@ fn late_verification_searches_without_memory_then_checks_the_chain() {
 }
 
 #[test]
+#[cfg_attr(not(shared_data), ignore = "needs ../shared/data")]
 fn prompts_carry_the_shared_answer_format_and_sleuths_extraction_rule() {
     let prompt = |method: &str| {
         let server = MockServer::spawn(|_| Reply::text("Action: finish[x]"));
@@ -315,6 +321,7 @@ fn shell_words(line: &str) -> Vec<String> {
 }
 
 #[test]
+#[cfg_attr(not(shared_data), ignore = "needs ../shared/data")]
 fn every_sleuth_recipe_runs_two_questions_and_its_report_command_works() {
     let root = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../experiments");
     let recipes = [
@@ -516,6 +523,7 @@ fn app_l_script(turn: usize) -> String {
 }
 
 #[test]
+#[cfg_attr(not(shared_data), ignore = "needs ../shared/data")]
 fn app_l_worked_example_replays_with_its_memory_states_turns_and_tool_calls() {
     let dir = tempfile::tempdir().unwrap();
     let data = app_l_question(dir.path());
@@ -613,6 +621,7 @@ fn find_below(dir: &std::path::Path, name: &str) -> Option<std::path::PathBuf> {
 }
 
 #[test]
+#[cfg_attr(not(shared_data), ignore = "needs ../shared/data")]
 fn native_tool_calls_run_like_action_lines_and_give_the_same_trace() {
     // An OpenAI-compatible server answering with parallel native tool calls.
     let native = |req: &ReceivedRequest| {

@@ -20,6 +20,7 @@ fn score(data: &Path, predictions: &Path) -> Value {
 }
 
 #[test]
+#[cfg_attr(not(shared_data), ignore = "needs ../shared/data")]
 fn answers_and_evidence_are_scored_through_id_aliases() {
     let all: Vec<Value> = std::fs::read_to_string(util::twowiki())
         .unwrap()

@@ -4,13 +4,14 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-/// `../shared/data` relative to the repository root.
+/// A file of the benchmark subsets: `../shared/data` beside the repository, or
+/// `SLEUTH_SHARED_DATA` (see `build.rs`). Tests that call this carry
+/// `#[cfg_attr(not(shared_data), ignore = ...)]`, so a clone without the folder skips them.
 pub fn shared_data(rel: &str) -> PathBuf {
-    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../..");
-    let p = root.join("shared/data").join(rel);
+    let p = PathBuf::from(env!("SLEUTH_SHARED_DATA_DIR")).join(rel);
     assert!(
         p.exists(),
-        "benchmark file missing: {} (is ../shared present?)",
+        "benchmark file missing: {} (is ../shared/data present? SLEUTH_SHARED_DATA points elsewhere)",
         p.display()
     );
     p

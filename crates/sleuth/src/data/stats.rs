@@ -105,8 +105,11 @@ mod tests {
 
     #[test]
     fn real_hotpot_stats_match_the_provenance() {
-        let path = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-            .join("../../../shared/data/hotpotqa/hotpot_dev_distractor_subset.jsonl");
+        let Some(path) =
+            crate::data::load::tests::shared("hotpotqa/hotpot_dev_distractor_subset.jsonl")
+        else {
+            return;
+        };
         let qs = super::super::load(Dataset::HotpotQa, path).unwrap();
         let s = DatasetStats::of(Dataset::HotpotQa, &qs);
         assert_eq!(s.questions, 396);

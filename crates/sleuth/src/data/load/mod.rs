@@ -165,4 +165,4 @@ fn positions_of(paragraphs: &[super::Paragraph], titles: &[&str]) -> Vec<usize> 
 }
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;
