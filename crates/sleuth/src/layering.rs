@@ -17,57 +17,28 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
+/// Every layer, lowest first (`protocol` and `llm` are siblings); the file utilities
+/// import none of them.
+const EVERY_LAYER: &[&str] = &[
+    "data",
+    "retrieval",
+    "protocol",
+    "env",
+    "memory",
+    "llm",
+    "methods",
+    "eval",
+    "report",
+];
+
 /// A folder (or top-level file) and the folders it must never import (ARCHITECTURE.md,
 /// "Layers").
 const LAYERS: &[(&str, &[&str])] = &[
     // File utilities at the bottom: every layer may write atomically and lock a file.
-    (
-        "atomic",
-        &[
-            "data",
-            "retrieval",
-            "protocol",
-            "env",
-            "memory",
-            "llm",
-            "methods",
-            "eval",
-            "report",
-        ],
-    ),
-    (
-        "file_lock",
-        &[
-            "data",
-            "retrieval",
-            "protocol",
-            "env",
-            "memory",
-            "llm",
-            "methods",
-            "eval",
-            "report",
-        ],
-    ),
-    (
-        "data",
-        &[
-            "retrieval",
-            "protocol",
-            "env",
-            "memory",
-            "llm",
-            "methods",
-            "eval",
-            "report",
-        ],
-    ),
-    (
-        "retrieval",
-        &[
-            "protocol", "env", "memory", "llm", "methods", "eval", "report",
-        ],
-    ),
+    ("atomic", EVERY_LAYER),
+    ("file_lock", EVERY_LAYER),
+    ("data", EVERY_LAYER.split_at(1).1),
+    ("retrieval", EVERY_LAYER.split_at(2).1),
     (
         "protocol",
         &["env", "memory", "methods", "llm", "eval", "report"],
