@@ -2,59 +2,26 @@
 //! model warns once, and is an error under `--max-cost`), and the estimate tables of
 //! `eval --dry-run` and `experiment --dry-run`.
 
-use anyhow::bail;
-use sleuth::eval::analysis::{self, Arm};
-use sleuth::eval::estimate::{
-    Estimate, Pricing, Usage, DEFAULT_INPUT_PER_CALL, DEFAULT_OUTPUT_PER_CALL,
-};
-use sleuth::llm::middleware::{price_id, PRICES_CHECKED};
-use sleuth::llm::PriceTable;
+use sleuth::eval::estimate::{Estimate, Usage, DEFAULT_INPUT_PER_CALL, DEFAULT_OUTPUT_PER_CALL};
+use sleuth::llm::middleware::PRICES_CHECKED;
 use sleuth::report::table::{Cell, Table};
-use std::path::{Path, PathBuf};
+use sleuth::study::{ModelSetup, PriceCheck};
 use std::sync::atomic::{AtomicBool, Ordering};
 
 static WARNED: AtomicBool = AtomicBool::new(false);
 
-/// The price table in force (built-in, or with `prices` over it) and how it prices
-/// `model`. A model with no price warns once per process; with a cost budget it is an
-/// error, since the budget could not be enforced.
-pub fn pricing(
-    model: &str,
-    prices: Option<&Path>,
-    max_cost: Option<f64>,
-) -> anyhow::Result<(PriceTable, Pricing)> {
-    // A malformed spec is reported as such (by the same parser the stack uses), not
-    // as an unpriced model.
-    sleuth::llm::ModelSpec::parse(model)?;
-    let table = match prices {
-        Some(p) => PriceTable::defaults_with_file(p)?,
-        None => PriceTable::defaults(),
-    };
-    let pricing = Pricing::of(model, &table);
-    if pricing == Pricing::Unknown {
-        let id = price_id(model);
-        if max_cost.is_some() {
-            bail!(
-                "--max-cost: the price table has no entry for `{id}`, so the budget cannot be enforced; pass --prices FILE with an `[{id}]` entry (docs/prices.md)"
-            );
-        }
+/// How `model` is priced (the library's check), with the warning for an unpriced
+/// model shown once per process.
+pub fn price_check(model: &ModelSetup) -> anyhow::Result<PriceCheck> {
+    let check = model.price_check()?;
+    if let Some(id) = &check.unpriced {
         if !WARNED.swap(true, Ordering::Relaxed) {
             eprintln!(
                 "warning: no price for `{id}` (built-in prices checked {PRICES_CHECKED}); its cost is counted as unknown. Pass --prices FILE to price it (docs/prices.md)."
             );
         }
     }
-    Ok((table, pricing))
-}
-
-/// Records of earlier runs below `dir`, for measured per-call means; none when there
-/// are none (or they cannot be read: an estimate never fails on them).
-pub fn history(dirs: &[PathBuf]) -> Vec<Arm> {
-    dirs.iter()
-        .filter(|d| d.exists())
-        .filter_map(|d| analysis::load(std::slice::from_ref(d)).ok())
-        .flat_map(|s| s.arms)
-        .collect()
+    Ok(check)
 }
 
 /// One row of an estimate table.

@@ -11,7 +11,6 @@ mod examples;
 mod local;
 mod progress;
 mod resolve;
-mod shard;
 mod show;
 
 use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};

@@ -1,25 +1,15 @@
 //! Turning parsed arguments into real objects, in one place: benchmark questions,
 //! the model, the methods. Every failure here is a one-line error that says what to do.
 
-use crate::shard::Shard;
 use anyhow::{anyhow, bail, Result};
 use clap::Args;
-use rand::seq::SliceRandom;
-use rand::SeedableRng;
-use sleuth::data::{self, Dataset, Question};
-use sleuth::env::CorpusOptions;
-use sleuth::eval::RecordedRuns;
-use sleuth::llm::{
-    open_stack, stack_with, CacheSpec, CostBudget, ModelOptions, ModelSpec, ModelStack, PriceTable,
-    RateLimit,
+use sleuth::data::Dataset;
+use sleuth::llm::{CacheSpec, ModelSpec, ModelStack};
+use sleuth::study::{
+    CacheChoice, CorpusChoice, MethodSetup, ModelSetup, Sample, Selection, Shard, Source,
 };
-use sleuth::methods::corpus::CorpusSetting;
-use sleuth::methods::registry::{self, MethodConfig};
-use sleuth::methods::{PromptSet, RegisteredMethod};
-use sleuth::retrieval::bm25::Bm25Index;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
-use std::sync::Arc;
 use std::time::Duration;
 
 /// Which questions to use.
@@ -57,52 +47,42 @@ pub struct QuestionArgs {
 }
 
 impl QuestionArgs {
-    /// The schema and the file, resolved as every data-reading command does.
-    pub fn resolved(&self) -> Result<(Dataset, PathBuf)> {
-        crate::commands::data::resolve(self.dataset.as_deref(), self.data.as_deref())
-    }
-
     /// The shard this process runs (`auto` resolved from the scheduler's environment).
     pub fn shard(&self) -> Result<Option<Shard>> {
-        self.shard.as_deref().map(Shard::resolve).transpose()
+        Ok(self.shard.as_deref().map(Shard::resolve).transpose()?)
     }
 
-    pub fn load(&self) -> Result<Vec<Question>> {
-        let (dataset, path) = self.resolved()?;
-        let mut questions = data::load(dataset, &path)?;
-        if let Some(h) = self.hops {
-            questions = data::filter_hops(questions, h);
-        }
-        if let Some(n) = self.sample {
-            let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(self.seed);
-            let mut idx: Vec<usize> = (0..questions.len()).collect();
-            idx.shuffle(&mut rng);
-            idx.drain(..self.sample_offset.unwrap_or(0).min(idx.len()));
-            idx.truncate(n);
-            idx.sort_unstable();
-            questions = idx.into_iter().map(|i| questions[i].clone()).collect();
-        }
-        if let Some(n) = self.limit {
-            questions.truncate(n);
-        }
-        if questions.is_empty() {
-            bail!(
-                "no questions selected from {} (check --hops/--limit)",
-                path.display()
-            );
-        }
-        if let Some(shard) = self.shard()? {
-            // May leave none: an array with more tasks than a split has questions is
-            // fine, the extra tasks have nothing to do (see `commands::eval`).
-            questions = questions
-                .into_iter()
-                .enumerate()
-                .filter(|(k, _)| shard.owns(*k))
-                .map(|(_, q)| q)
-                .collect();
-        }
-        Ok(questions)
+    /// The selection these flags describe.
+    pub fn selection(&self) -> Result<Selection> {
+        let source = match (&self.dataset, &self.data) {
+            (name, Some(path)) => Source::File {
+                dataset: name.as_deref().map(dataset).transpose()?,
+                path: path.clone(),
+            },
+            (Some(name), None) => Source::Fetched(dataset(name)?),
+            (None, None) => bail!(
+                "give --data FILE (its schema is detected), or --dataset NAME to read the \
+                 fetched dev set (`sleuth data fetch --list`)"
+            ),
+        };
+        Ok(Selection {
+            source,
+            hops: self.hops,
+            limit: self.limit,
+            sample: self.sample.map(|size| Sample {
+                size,
+                seed: self.seed,
+                offset: self.sample_offset.unwrap_or(0),
+            }),
+            shard: self.shard()?,
+            ids: None,
+        })
     }
+}
+
+/// A `--dataset` name.
+fn dataset(name: &str) -> Result<Dataset> {
+    crate::commands::data::dataset(name)
 }
 
 /// Which model to call and how: provider spec, transport, and the middleware stack
@@ -179,60 +159,48 @@ impl ModelArgs {
         }
     }
 
-    fn options(&self) -> Result<ModelOptions> {
-        let mut opts = ModelOptions {
+    /// The model and its middleware options.
+    pub fn setup(&self) -> ModelSetup {
+        ModelSetup {
+            spec: self.model.clone(),
+            name: None,
             timeout: Duration::from_secs(self.timeout.max(1)),
+            attempts: self.attempts,
+            cache: match (self.no_cache, &self.cache) {
+                (true, _) => CacheChoice::Off,
+                (false, Some(at)) => CacheChoice::At(at.clone()),
+                (false, None) => CacheChoice::Default,
+            },
+            max_cost: self.max_cost,
+            rpm: self.rpm,
+            tpm: self.tpm,
+            prices: self.prices.clone(),
             max_reply_bytes: self.max_reply_bytes,
-            ..ModelOptions::default()
-        };
-        opts.retry.max_attempts = self.attempts.max(1);
-        if !self.no_cache {
-            opts.cache = Some(cache_spec(self.cache.as_deref())?);
         }
-        if let Some(path) = &self.prices {
-            opts.prices = Arc::new(PriceTable::defaults_with_file(path)?);
-        }
-        if let Some(limit) = self.max_cost {
-            if limit <= 0.0 {
-                bail!("--max-cost must be positive (USD)");
-            }
-            opts.budget = Some(CostBudget::new(limit));
-        }
-        if self.rpm.is_some() || self.tpm.is_some() {
-            opts.rate_limit = Some(RateLimit {
-                requests_per_minute: self.rpm,
-                tokens_per_minute: self.tpm,
-            });
-        }
-        Ok(opts)
     }
 
-    /// The model with its middleware stack.
+    /// The model with its middleware stack (the embedded model opened here, every
+    /// other provider by the library).
     pub fn open_stack(&self) -> Result<ModelStack> {
-        let spec = ModelSpec::parse(&self.model)?;
-        let opts = self.options()?;
-        if spec.is_core() {
-            return Ok(open_stack(&spec, &opts)?);
-        }
-        Ok(stack_with(crate::local::open(&spec, &self.local)?, &opts)?)
+        open_stack(&self.setup(), &self.local)
     }
+}
+
+/// Opens `setup`'s model: the embedded one through this binary's backend.
+pub fn open_stack(setup: &ModelSetup, local: &crate::local::LocalArgs) -> Result<ModelStack> {
+    let spec = ModelSpec::parse(&setup.spec)?;
+    if spec.is_core() {
+        return Ok(setup.open()?);
+    }
+    Ok(setup.open_with(crate::local::open(&spec, local)?)?)
 }
 
 /// `--cache` resolved: a Redis URL or a directory, else the default directory.
 pub fn cache_spec(cache: Option<&str>) -> Result<CacheSpec> {
     match cache {
         Some(text) => Ok(CacheSpec::parse(text)?),
-        None => Ok(CacheSpec::Sqlite(default_cache_dir()?)),
+        None => Ok(CacheSpec::Sqlite(sleuth::study::default_cache_dir()?)),
     }
-}
-
-/// `$XDG_CACHE_HOME/sleuth/responses`, else `~/.cache/sleuth/responses`.
-fn default_cache_dir() -> Result<PathBuf> {
-    let base = std::env::var_os("XDG_CACHE_HOME")
-        .map(PathBuf::from)
-        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))
-        .ok_or_else(|| anyhow!("no cache directory: set --cache DIR or --no-cache"))?;
-    Ok(base.join("sleuth").join("responses"))
 }
 
 /// Method options shared by `ask`, `eval` and `experiment`.
@@ -270,61 +238,27 @@ impl MethodArgs {
         Ok(map)
     }
 
-    pub fn config(&self) -> Result<MethodConfig> {
-        let prompts = match &self.prompts {
-            Some(dir) => PromptSet::with_overrides(dir)?,
-            None => PromptSet::default(),
-        };
-        let mut config = MethodConfig::new(self.settings()?);
-        config.prompts = Arc::new(prompts);
-        config.corpus = self.corpus()?;
-        config.earlier = Some(Arc::new(RecordedRuns));
-        Ok(config)
+    /// The methods named by `names` (comma-separated) with these options.
+    pub fn setup(&self, names: &str) -> Result<MethodSetup> {
+        Ok(MethodSetup {
+            names: names.split(',').map(str::to_string).collect(),
+            settings: self.settings()?,
+            prompts: self.prompts.clone(),
+            corpus: self.corpus()?,
+        })
     }
-}
 
-impl MethodArgs {
-    fn corpus(&self) -> Result<Option<Arc<CorpusSetting>>> {
+    fn corpus(&self) -> Result<Option<CorpusChoice>> {
         match (self.env.as_str(), &self.index) {
             ("corpus", None) => {
                 bail!("--env corpus needs --index DIR (build one with `sleuth index build`)")
             }
-            ("corpus", Some(dir)) => {
-                let index = Bm25Index::open(dir).map_err(|e| anyhow!("{}: {e}", dir.display()))?;
-                let options = CorpusOptions {
-                    max_reads: self.corpus_reads,
-                    ..CorpusOptions::default()
-                };
-                Ok(Some(Arc::new(CorpusSetting {
-                    index: Arc::new(index),
-                    options,
-                })))
-            }
+            ("corpus", Some(dir)) => Ok(Some(CorpusChoice {
+                index: dir.clone(),
+                reads: self.corpus_reads,
+            })),
             (_, Some(_)) => bail!("--index is only used with --env corpus"),
             _ => Ok(None),
         }
     }
-}
-
-/// Builds methods from a comma-separated list of names, after checking that every
-/// `--set` key is read by at least one of them.
-pub fn methods(names: &str, config: &MethodConfig) -> Result<Vec<Arc<RegisteredMethod>>> {
-    let mut chosen: Vec<&str> = Vec::new();
-    for name in names.split(',').map(str::trim).filter(|n| !n.is_empty()) {
-        if !chosen.contains(&name) {
-            chosen.push(name);
-        }
-    }
-    if chosen.is_empty() {
-        bail!("no method given (e.g. --methods react,sleuth)");
-    }
-    registry::check_keys(&chosen, &config.settings).map_err(|e| anyhow!(e))?;
-    chosen
-        .into_iter()
-        .map(|name| {
-            registry::build(name, config)
-                .map(Arc::new)
-                .map_err(|e| anyhow!(e))
-        })
-        .collect()
 }

@@ -60,7 +60,10 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
 pub fn to_py(e: sleuth::Error) -> PyErr {
     let message = e.to_string();
     match e {
-        sleuth::Error::Data(_) | sleuth::Error::Index(_) => DataError::new_err(message),
+        sleuth::Error::Data(_) | sleuth::Error::Index(_) | sleuth::Error::IndexAt { .. } => {
+            DataError::new_err(message)
+        }
+        sleuth::Error::Method(_) => MethodError::new_err(message),
         sleuth::Error::Llm(_) => ModelError::new_err(message),
         sleuth::Error::Agent(_) => ModelError::new_err(message),
         sleuth::Error::RunLocked { .. } => RunLockedError::new_err(message),
@@ -70,10 +73,6 @@ pub fn to_py(e: sleuth::Error) -> PyErr {
 
 pub fn data(e: sleuth::data::DataError) -> PyErr {
     DataError::new_err(e.to_string())
-}
-
-pub fn model(e: sleuth::llm::LlmError) -> PyErr {
-    ModelError::new_err(e.to_string())
 }
 
 pub fn method(message: impl std::fmt::Display) -> PyErr {

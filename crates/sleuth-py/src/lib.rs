@@ -71,6 +71,7 @@ fn native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(question::default_data_file, m)?)?;
     m.add_function(wrap_pyfunction!(run::ask, m)?)?;
     m.add_function(wrap_pyfunction!(run::eval, m)?)?;
+    m.add_function(wrap_pyfunction!(run::experiment, m)?)?;
     m.add_function(wrap_pyfunction!(run::methods, m)?)?;
     m.add_function(wrap_pyfunction!(report::records, m)?)?;
     m.add_function(wrap_pyfunction!(report::record_fields, m)?)?;

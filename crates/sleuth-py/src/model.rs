@@ -13,9 +13,9 @@ use async_trait::async_trait;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
 use sleuth::llm::{
-    open_stack, stack_with, CacheSpec, ChatModel, ChatRequest, ChatResponse, CostBudget, LlmError,
-    ModelOptions, ModelSpec, ModelStack, OutputConstraint, PriceTable, RateLimit, Usage,
+    ChatModel, ChatRequest, ChatResponse, LlmError, ModelStack, OutputConstraint, Usage,
 };
+use sleuth::study::{CacheChoice, ModelSetup};
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
@@ -181,78 +181,50 @@ pub struct ModelArgs {
 }
 
 impl ModelArgs {
-    fn options(&self, callable: bool) -> PyResult<ModelOptions> {
-        let mut opts = ModelOptions {
-            timeout: Duration::from_secs(self.timeout.max(1)),
-            ..ModelOptions::default()
-        };
-        opts.retry.max_attempts = self.attempts.max(1);
-        opts.cache = match (&self.cache, self.no_cache) {
-            (_, true) => None,
-            (Some(c), _) if c.is_empty() => None,
-            (Some(c), _) => {
-                Some(CacheSpec::parse(c).map_err(|e| errors::ModelError::new_err(e.to_string()))?)
-            }
+    /// The library's model setup for `spec` (a callable's name for a callable).
+    fn setup(&self, spec: String, callable: bool) -> ModelSetup {
+        let mut setup = ModelSetup::new(spec);
+        setup.timeout = Duration::from_secs(self.timeout.max(1));
+        setup.attempts = self.attempts;
+        setup.cache = match (&self.cache, self.no_cache) {
+            (_, true) => CacheChoice::Off,
+            (Some(c), _) if c.is_empty() => CacheChoice::Off,
+            (Some(c), _) => CacheChoice::At(c.clone()),
             // A Python function's replies can change with its code while its name
             // stays: never cache it unless asked to.
-            (None, _) if callable => None,
-            (None, _) => Some(CacheSpec::Sqlite(default_cache_dir()?)),
+            (None, _) if callable => CacheChoice::Off,
+            (None, _) => CacheChoice::Default,
         };
-        if let Some(path) = &self.prices {
-            opts.prices = Arc::new(PriceTable::defaults_with_file(path).map_err(errors::model)?);
-        }
-        if let Some(limit) = self.max_cost {
-            if limit.is_nan() || limit <= 0.0 {
-                return Err(errors::ModelError::new_err(
-                    "max_cost must be positive (USD)",
-                ));
-            }
-            opts.budget = Some(CostBudget::new(limit));
-        }
-        if self.rpm.is_some() || self.tpm.is_some() {
-            opts.rate_limit = Some(RateLimit {
-                requests_per_minute: self.rpm,
-                tokens_per_minute: self.tpm,
-            });
-        }
-        Ok(opts)
+        setup.max_cost = self.max_cost;
+        setup.rpm = self.rpm;
+        setup.tpm = self.tpm;
+        setup.prices = self.prices.clone();
+        setup
     }
 }
 
-/// `$XDG_CACHE_HOME/sleuth/responses`, else `~/.cache/sleuth/responses` (as the CLI).
-fn default_cache_dir() -> PyResult<PathBuf> {
-    let base = std::env::var_os("XDG_CACHE_HOME")
-        .map(PathBuf::from)
-        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))
-        .ok_or_else(|| {
-            errors::ModelError::new_err("no cache directory: set --cache DIR or --no-cache")
-        })?;
-    Ok(base.join("sleuth").join("responses"))
-}
-
-/// An opened model: its stack and the name records carry.
+/// An opened model: its stack and the setup it came from (whose name records carry).
 pub struct Opened {
     pub stack: ModelStack,
-    pub name: String,
+    pub setup: ModelSetup,
 }
 
 /// Opens `model` (a spec string or a Python callable) with the middleware `args` ask for.
 pub fn open(model: &Bound<'_, PyAny>, name: Option<String>, args: &ModelArgs) -> PyResult<Opened> {
     if let Ok(spec_text) = model.extract::<String>() {
-        let spec = ModelSpec::parse(&spec_text).map_err(errors::model)?;
+        let mut setup = args.setup(spec_text, false);
+        setup.name = name;
+        let spec = setup.parsed().map_err(errors::to_py)?;
         if !spec.is_core() {
             return Err(errors::ModelError::new_err(format!(
                 "`{spec}` is the embedded llama.cpp model, which the Python package does not include; serve it with llama.cpp's server and use openai-compat:, or pass a Python callable"
             )));
         }
-        let stack = open_stack(&spec, &args.options(false)?).map_err(errors::model)?;
-        return Ok(Opened {
-            stack,
-            name: name.unwrap_or(spec_text),
-        });
+        let stack = setup.open().map_err(errors::to_py)?;
+        return Ok(Opened { stack, setup });
     }
     let provider = PyModel::new(model, name)?;
-    let name = provider.name.clone();
-    let stack = stack_with(Arc::new(provider), &args.options(true)?).map_err(errors::model)?;
-    Ok(Opened { stack, name })
+    let setup = args.setup(provider.name.clone(), true);
+    let stack = setup.open_with(Arc::new(provider)).map_err(errors::to_py)?;
+    Ok(Opened { stack, setup })
 }

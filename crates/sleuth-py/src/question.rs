@@ -4,10 +4,9 @@
 use crate::errors;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
-use rand::seq::SliceRandom;
-use rand::SeedableRng;
 use sleuth::data::{self, Dataset, Paragraph};
-use std::path::{Path, PathBuf};
+use sleuth::study::{Sample, Selection, Source};
+use std::path::PathBuf;
 
 /// A multi-hop question with its gold answers and its paragraph pool.
 #[pyclass(module = "sleuth", frozen)]
@@ -162,45 +161,63 @@ impl Question {
     }
 }
 
-/// The selection of `sleuth eval`: `hops` filter, then a seeded `sample` or the first
-/// `limit` (the same questions the CLI picks for the same numbers).
-pub fn select(
-    dataset: &str,
-    path: &Path,
+/// Where `eval` and `load` take their questions from: a benchmark file, or questions
+/// already in Python (any iterable of `Question`: a filtered list, a slice, a
+/// `Questions` built by hand).
+pub enum Given {
+    File {
+        dataset: String,
+        path: PathBuf,
+    },
+    Questions {
+        questions: Vec<Question>,
+        files: Vec<PathBuf>,
+    },
+}
+
+/// The selection of `sleuth eval` (the library's): `hops` filter, then a seeded
+/// `sample` (after skipping `sample_offset` of its order) or the first `limit`.
+pub fn selection(
+    given: Given,
     hops: Option<u8>,
     limit: Option<usize>,
     sample: Option<usize>,
     seed: u64,
-) -> PyResult<(Dataset, Vec<data::Question>)> {
-    let dataset: Dataset = dataset.parse().map_err(errors::data)?;
-    if !path.exists() {
-        return Err(errors::DataError::new_err(format!(
-            "data file {} does not exist (pass a benchmark file with --data)",
-            path.display()
-        )));
+    sample_offset: usize,
+) -> PyResult<Selection> {
+    let source = match given {
+        Given::File { dataset, path } => Source::File {
+            dataset: Some(dataset.parse().map_err(errors::data)?),
+            path,
+        },
+        Given::Questions { questions, files } => {
+            let Some(first) = questions.first() else {
+                return Err(errors::DataError::new_err("no questions given"));
+            };
+            Source::Given {
+                dataset: first.inner.dataset,
+                questions: questions.into_iter().map(|q| q.inner).collect(),
+                files,
+            }
+        }
+    };
+    if sample.is_none() && sample_offset > 0 {
+        return Err(errors::DataError::new_err(
+            "sample_offset needs sample (it skips that many of the seeded order)",
+        ));
     }
-    let mut questions = data::load(dataset, path).map_err(errors::data)?;
-    if let Some(h) = hops {
-        questions = data::filter_hops(questions, h);
-    }
-    if let Some(n) = sample {
-        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
-        let mut idx: Vec<usize> = (0..questions.len()).collect();
-        idx.shuffle(&mut rng);
-        idx.truncate(n);
-        idx.sort_unstable();
-        questions = idx.into_iter().map(|i| questions[i].clone()).collect();
-    }
-    if let Some(n) = limit {
-        questions.truncate(n);
-    }
-    if questions.is_empty() {
-        return Err(errors::DataError::new_err(format!(
-            "no questions selected from {} (check --hops/--limit)",
-            path.display()
-        )));
-    }
-    Ok((dataset, questions))
+    Ok(Selection {
+        source,
+        hops,
+        limit,
+        sample: sample.map(|size| Sample {
+            size,
+            seed,
+            offset: sample_offset,
+        }),
+        shard: None,
+        ids: None,
+    })
 }
 
 /// The file `sleuth data fetch DATASET` installed, or a `DataError` naming the fetch
@@ -215,18 +232,31 @@ pub fn default_data_file(dataset: &str) -> PyResult<String> {
 
 /// Loads benchmark questions (see the Python wrapper `sleuth.load`).
 #[pyfunction]
-#[pyo3(signature = (dataset, path, hops=None, limit=None, sample=None, seed=0))]
+#[pyo3(signature = (dataset, path, hops=None, limit=None, sample=None, seed=0, sample_offset=0))]
+#[allow(clippy::too_many_arguments)]
 pub fn load(
     py: Python<'_>,
-    dataset: &str,
+    dataset: String,
     path: PathBuf,
     hops: Option<u8>,
     limit: Option<usize>,
     sample: Option<usize>,
     seed: u64,
+    sample_offset: usize,
 ) -> PyResult<Vec<Question>> {
-    let (_, questions) = py.allow_threads(|| select(dataset, &path, hops, limit, sample, seed))?;
-    Ok(questions
+    let selection = selection(
+        Given::File { dataset, path },
+        hops,
+        limit,
+        sample,
+        seed,
+        sample_offset,
+    )?;
+    let selected = py
+        .allow_threads(|| selection.select())
+        .map_err(errors::to_py)?;
+    Ok(selected
+        .questions
         .into_iter()
         .map(|inner| Question { inner })
         .collect())

@@ -1,71 +1,37 @@
-//! `ask` (one method on one question) and `eval` (methods over a benchmark into a run
-//! directory), through the same seams as the CLI: the registry builds the methods,
-//! `run_episode` turns an episode into a record, `Runner` + `RunStore` write and
-//! resume the run directory.
+//! `ask` (one method on one question), `eval` (methods over a selection into a run
+//! directory) and `experiment` (a recipe's jobs): the library's application layer
+//! (`sleuth::study`), as `sleuth ask`, `eval` and `experiment` call it. This file only
+//! converts keyword arguments into the library's types and results into JSON text.
 
 use crate::errors;
 use crate::model::{self, ModelArgs};
-use crate::question::{self, Question};
+use crate::question::{self, Given, Question};
 use pyo3::prelude::*;
-use sleuth::env::CorpusOptions;
-use sleuth::eval::{run_episode, Outcome, Quiet, RecordedRuns, RunConfig, RunStore, Runner};
-use sleuth::methods::corpus::CorpusSetting;
-use sleuth::methods::registry::{self, MethodConfig};
-use sleuth::methods::{PromptSet, RegisteredMethod};
-use sleuth::retrieval::bm25::Bm25Index;
+use sleuth::data::Dataset;
+use sleuth::eval::{run_episode, Outcome, Quiet};
+use sleuth::llm::ChatModel;
+use sleuth::methods::registry;
+use sleuth::study::{CorpusChoice, Experiment, Finished, Job, MethodSetup, Plan, Running, Shard};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
-use std::sync::Arc;
 
 /// `--set`, `--prompts`, `--env corpus --index DIR --corpus-reads N`.
-fn method_config(
+fn method_setup(
+    names: Vec<String>,
     settings: BTreeMap<String, String>,
     prompts: Option<PathBuf>,
     index: Option<PathBuf>,
     corpus_reads: usize,
-) -> PyResult<MethodConfig> {
-    let mut config = MethodConfig::new(settings);
-    config.earlier = Some(Arc::new(RecordedRuns));
-    if let Some(dir) = prompts {
-        config.prompts = Arc::new(PromptSet::with_overrides(&dir).map_err(errors::to_py)?);
+) -> MethodSetup {
+    MethodSetup {
+        names,
+        settings,
+        prompts,
+        corpus: index.map(|index| CorpusChoice {
+            index,
+            reads: corpus_reads,
+        }),
     }
-    if let Some(dir) = index {
-        let index = Bm25Index::open(&dir)
-            .map_err(|e| errors::DataError::new_err(format!("{}: {e}", dir.display())))?;
-        config.corpus = Some(Arc::new(CorpusSetting {
-            index: Arc::new(index),
-            options: CorpusOptions {
-                max_reads: corpus_reads.max(1),
-                ..CorpusOptions::default()
-            },
-        }));
-    }
-    Ok(config)
-}
-
-/// Builds the named methods after checking every setting is read by one of them (the
-/// CLI's `resolve::methods`).
-fn build_methods(names: &[String], config: &MethodConfig) -> PyResult<Vec<Arc<RegisteredMethod>>> {
-    let mut chosen: Vec<&str> = Vec::new();
-    for name in names.iter().map(|n| n.trim()).filter(|n| !n.is_empty()) {
-        if !chosen.contains(&name) {
-            chosen.push(name);
-        }
-    }
-    if chosen.is_empty() {
-        return Err(errors::method(
-            "no method given (e.g. --methods react,sleuth)",
-        ));
-    }
-    registry::check_keys(&chosen, &config.settings).map_err(errors::method)?;
-    chosen
-        .into_iter()
-        .map(|name| {
-            registry::build(name, config)
-                .map(Arc::new)
-                .map_err(errors::method)
-        })
-        .collect()
 }
 
 /// Runs one method on one question; returns its record as JSON text (an error record
@@ -87,8 +53,11 @@ pub fn ask(
     attempts: u32,
     prompts: Option<PathBuf>,
 ) -> PyResult<String> {
-    let config = method_config(settings, prompts, None, 6)?;
-    let method = build_methods(&[method], &config)?.remove(0);
+    let method = method_setup(vec![method], settings, prompts, None, 6)
+        .build()
+        .map_err(errors::to_py)?
+        .built
+        .remove(0);
     let args = ModelArgs {
         cache,
         no_cache,
@@ -98,8 +67,9 @@ pub fn ask(
         ..ModelArgs::default()
     };
     let opened = model::open(model, model_name, &args)?;
+    let name = opened.setup.name().to_string();
     let outcome = crate::block_on(py, || {
-        run_episode(&opened.stack, &opened.name, &question.inner, &method, None)
+        run_episode(&opened.stack, &name, &question.inner, &method, None)
     })?;
     match outcome {
         Outcome::Record(record) => Ok(serde_json::to_string(&record).expect("records serialize")),
@@ -110,23 +80,80 @@ pub fn ask(
     }
 }
 
+/// What a finished job did, as the wrapper's `EvalSummary` reads it.
+fn finished_json(done: &Finished) -> serde_json::Value {
+    let (summary, totals) = (&done.summary, &done.totals);
+    serde_json::json!({
+        "planned": summary.planned,
+        "skipped": summary.skipped,
+        "skipped_errors": summary.skipped_errors,
+        "written": summary.written,
+        "errors": summary.errors,
+        "first_error": summary.first_error,
+        "halted": summary.halted,
+        "records": done.records,
+        "dir": done.dir,
+        "calls": totals.calls,
+        "retries": totals.retries,
+        "cache_hits": totals.cache_hits,
+        "input_tokens": totals.usage.input_tokens,
+        "output_tokens": totals.usage.output_tokens,
+        "cost_usd": totals.cost_usd,
+    })
+}
+
+/// A plan as JSON: questions, per-method and total estimates.
+fn plan_json(plan: &Plan) -> serde_json::Value {
+    serde_json::json!({
+        "questions": plan.questions,
+        "max_calls": plan.budget_calls(),
+        "methods": plan.methods.iter().map(|m| serde_json::json!({
+            "method": m.method,
+            "calls_per_question": m.usage.calls_per_question,
+            "measured_records": m.usage.measured_records,
+            "estimate": m.estimate,
+        })).collect::<Vec<_>>(),
+        "total": plan.total,
+    })
+}
+
+/// Runs a prepared job, opening the model (a spec or a callable) for it.
+fn run_job(
+    py: Python<'_>,
+    job: &Job,
+    model: &Bound<'_, PyAny>,
+    model_name: Option<String>,
+    args: &ModelArgs,
+) -> PyResult<Finished> {
+    let prepared = py.allow_threads(|| job.prepare()).map_err(errors::to_py)?;
+    let opened = model::open(model, model_name, args)?;
+    let mut job = job.clone();
+    job.model = opened.setup;
+    let done = crate::block_on(py, || prepared.run(&job, opened.stack, &Quiet))?;
+    done.map_err(errors::to_py)
+}
+
 /// Every method over the selected questions into the run directory `out`, resuming it;
-/// returns the run's summary as JSON text.
+/// returns the run's summary as JSON text. The questions come from `dataset` + `path`,
+/// or are `questions` (any Python iterable of `Question`, already selected).
 #[pyfunction]
-#[pyo3(signature = (dataset, path, methods, model, out, *, settings, hops=None, limit=None, sample=None, seed=0, concurrency=4, retry_errors=false, model_name=None, cache=None, no_cache=false, max_cost=None, timeout=120, attempts=6, rpm=None, tpm=None, prices=None, prompts=None, index=None, corpus_reads=6))]
+#[pyo3(signature = (methods, model, out, *, settings, dataset=None, path=None, questions=None, files=Vec::new(), hops=None, limit=None, sample=None, seed=0, sample_offset=0, concurrency=4, retry_errors=false, model_name=None, cache=None, no_cache=false, max_cost=None, timeout=120, attempts=6, rpm=None, tpm=None, prices=None, prompts=None, index=None, corpus_reads=6))]
 #[allow(clippy::too_many_arguments)]
 pub fn eval(
     py: Python<'_>,
-    dataset: String,
-    path: PathBuf,
     methods: Vec<String>,
     model: &Bound<'_, PyAny>,
     out: PathBuf,
     settings: BTreeMap<String, String>,
+    dataset: Option<String>,
+    path: Option<PathBuf>,
+    questions: Option<Vec<Question>>,
+    files: Vec<PathBuf>,
     hops: Option<u8>,
     limit: Option<usize>,
     sample: Option<usize>,
     seed: u64,
+    sample_offset: usize,
     concurrency: usize,
     retry_errors: bool,
     model_name: Option<String>,
@@ -142,11 +169,15 @@ pub fn eval(
     index: Option<PathBuf>,
     corpus_reads: usize,
 ) -> PyResult<String> {
-    let (dataset, questions) =
-        py.allow_threads(|| question::select(&dataset, &path, hops, limit, sample, seed))?;
-    let env = if index.is_some() { "corpus" } else { "pool" };
-    let config = method_config(settings, prompts, index, corpus_reads)?;
-    let methods = build_methods(&methods, &config)?;
+    let given = match (questions, dataset, path) {
+        (Some(questions), None, None) => Given::Questions { questions, files },
+        (None, Some(dataset), Some(path)) => Given::File { dataset, path },
+        _ => {
+            return Err(errors::DataError::new_err(
+                "eval: give either questions, or a dataset with its path",
+            ))
+        }
+    };
     let args = ModelArgs {
         cache,
         no_cache,
@@ -157,51 +188,122 @@ pub fn eval(
         tpm,
         prices,
     };
-    let opened = model::open(model, model_name, &args)?;
-    let run_config = RunConfig {
-        sleuth_version: env!("CARGO_PKG_VERSION").to_string(),
-        dataset: dataset.name().to_string(),
-        data: vec![path],
-        model: opened.name.clone(),
-        methods: methods.iter().map(|m| m.name().to_string()).collect(),
-        settings: config.settings.clone(),
-        method_settings: methods
-            .iter()
-            .map(|m| (m.name().to_string(), m.settings().clone()))
-            .collect(),
-        hops,
-        limit,
-        sample,
-        seed: sample.map(|_| seed),
-        sample_offset: None,
-        shard: None,
-        env: Some(env.to_string()),
+    let job = Job {
+        selection: question::selection(given, hops, limit, sample, seed, sample_offset)?,
+        methods: method_setup(methods, settings, prompts, index, corpus_reads),
+        // Replaced by the opened model's setup in `run_job`.
+        model: sleuth::study::ModelSetup::new(""),
+        out,
+        concurrency: Some(concurrency.max(1)),
+        retry_errors,
     };
-    let store = RunStore::open(&out, &run_config).map_err(errors::to_py)?;
-    let mut runner = Runner::new(opened.stack, opened.name, methods);
-    runner.concurrency = concurrency.max(1);
-    runner.retry_errors = retry_errors;
-    let summary =
-        crate::block_on(py, || runner.run(&questions, &store, &Quiet))?.map_err(errors::to_py)?;
-    let totals = runner.stack.totals();
-    let value = serde_json::json!({
-        "planned": summary.planned,
-        "skipped": summary.skipped,
-        "skipped_errors": summary.skipped_errors,
-        "written": summary.written,
-        "errors": summary.errors,
-        "first_error": summary.first_error,
-        "halted": summary.halted,
-        "records": store.records_path(),
-        "dir": store.dir(),
-        "calls": totals.calls,
-        "retries": totals.retries,
-        "cache_hits": totals.cache_hits,
-        "input_tokens": totals.usage.input_tokens,
-        "output_tokens": totals.usage.output_tokens,
-        "cost_usd": totals.cost_usd,
-    });
-    Ok(value.to_string())
+    let done = run_job(py, &job, model, model_name, &args)?;
+    Ok(finished_json(&done).to_string())
+}
+
+/// A recipe's jobs (`sleuth experiment`): with `dry_run`, each job's plan; else each
+/// job run into its directory under `out`. Returns JSON text: the recipe's name and
+/// description, the output root, and per job its dataset, hops, methods, settings,
+/// run directory, plan, and (when run) its summary.
+#[pyfunction]
+#[pyo3(signature = (file, model, *, out=None, dry_run=false, data_root=None, data=BTreeMap::new(), limit=None, shard=None, model_name=None, cache=None, no_cache=false, max_cost=None, timeout=120, attempts=6, rpm=None, tpm=None, prices=None))]
+#[allow(clippy::too_many_arguments)]
+pub fn experiment(
+    py: Python<'_>,
+    file: PathBuf,
+    model: &Bound<'_, PyAny>,
+    out: Option<PathBuf>,
+    dry_run: bool,
+    data_root: Option<PathBuf>,
+    data: BTreeMap<String, PathBuf>,
+    limit: Option<usize>,
+    shard: Option<String>,
+    model_name: Option<String>,
+    cache: Option<String>,
+    no_cache: bool,
+    max_cost: Option<f64>,
+    timeout: u64,
+    attempts: u32,
+    rpm: Option<f64>,
+    tpm: Option<f64>,
+    prices: Option<PathBuf>,
+) -> PyResult<String> {
+    let mut files = BTreeMap::new();
+    for (name, path) in data {
+        let dataset: Dataset = name.parse().map_err(errors::data)?;
+        files.insert(dataset, path);
+    }
+    let experiment =
+        Experiment::load(&file, data_root.as_deref(), &files).map_err(errors::to_py)?;
+    let shard = shard
+        .as_deref()
+        .map(Shard::resolve)
+        .transpose()
+        .map_err(errors::to_py)?;
+    let mut out_root = out.unwrap_or_else(|| PathBuf::from("runs").join(&experiment.name));
+    if let Some(s) = shard {
+        out_root = out_root.join(format!("shard-{}-of-{}", s.index, s.count));
+    }
+    let args = ModelArgs {
+        cache,
+        no_cache,
+        max_cost,
+        timeout,
+        attempts,
+        rpm,
+        tpm,
+        prices,
+    };
+    // The name records carry: the spec, or the callable's name.
+    let spec = match model.extract::<String>() {
+        Ok(spec) => spec,
+        Err(_) => model::PyModel::new(model, model_name.clone())?
+            .name()
+            .to_string(),
+    };
+    let mut setup = sleuth::study::ModelSetup::new(spec);
+    setup.name = model_name.clone();
+    setup.prices = args.prices.clone();
+    let running = Running {
+        model: setup,
+        out_root: out_root.clone(),
+        shard,
+        limit,
+    };
+    let price = running.model.price_check().ok();
+    let history = [out_root.clone()];
+    let mut jobs = Vec::new();
+    for (spec, job) in experiment.jobs.iter().zip(experiment.jobs(&running)) {
+        let plan = match &price {
+            Some(price) => {
+                let prepared = py.allow_threads(|| job.prepare()).map_err(errors::to_py)?;
+                Some(plan_json(&prepared.plan(&running.model, price, &history)))
+            }
+            None => None,
+        };
+        let summary = if dry_run {
+            None
+        } else {
+            let done = run_job(py, &job, model, model_name.clone(), &args)?;
+            Some(finished_json(&done))
+        };
+        jobs.push(serde_json::json!({
+            "dataset": spec.dataset.name(),
+            "hops": spec.hops,
+            "methods": spec.methods,
+            "settings": spec.settings,
+            "out": job.out,
+            "plan": plan,
+            "summary": summary,
+        }));
+    }
+    Ok(serde_json::json!({
+        "name": experiment.name,
+        "description": experiment.description,
+        "out": out_root,
+        "jobs": jobs,
+    })
+    .to_string())
 }
 
 /// The registry's rows: name, setting, summary, the keys each reads.

@@ -145,3 +145,63 @@ def test_report_gives_tables_figures_and_html(musique, tmp_path):
         sleuth.report(tmp_path / "empty")
     with pytest.raises(sleuth.SleuthError, match="missing: no such file or directory"):
         sleuth.report(tmp_path / "missing")
+
+
+def test_eval_runs_exactly_the_questions_it_is_given(musique, tmp_path):
+    qs = sleuth.load("musique", musique)
+    assert len(qs) == 200
+    # A slice, a filtered list and a Questions built by hand each run just themselves.
+    sliced = sleuth.eval(qs[:3], methods="react", model=searcher, out=tmp_path / "a", turns=2)
+    assert (sliced.planned, sliced.written) == (3, 3)
+    three_hop = [q for q in qs if q.hops == 3][:2]
+    filtered = sleuth.eval(three_hop, methods="react", model=searcher, out=tmp_path / "b", turns=2)
+    assert filtered.planned == 2
+    assert set(sleuth.records(tmp_path / "b")["id"]) == {q.id for q in three_hop}
+    mine = sleuth.Question("Who wrote it?", [{"title": "A", "text": "Ann wrote it."}], id="mine", answers=["Ann"])
+    built = sleuth.Questions([mine], "jsonl", "")
+    hand = sleuth.eval(built, methods="react", model=searcher, out=tmp_path / "c", turns=2)
+    assert hand.planned == 1 and list(sleuth.records(tmp_path / "c")["id"]) == ["mine"]
+    # Selection arguments still narrow given questions.
+    narrowed = sleuth.eval(qs[:10], methods="react", model=searcher, out=tmp_path / "d", limit=4, turns=2)
+    assert narrowed.planned == 4
+    with pytest.raises(sleuth.SleuthError, match="path= is only for a dataset name"):
+        sleuth.eval(qs[:3], musique, methods="react", model=searcher, out=tmp_path / "e")
+    with pytest.raises(sleuth.SleuthError, match="expected Question objects"):
+        sleuth.eval(["not a question"], methods="react", model=searcher, out=tmp_path / "f")
+
+
+def test_sample_offset_holds_out_setup_questions_disjoint_from_the_sample(musique, tmp_path):
+    scored = sleuth.load("musique", musique, sample=50, seed=3)
+    setup = sleuth.load("musique", musique, sample=20, seed=3, sample_offset=50)
+    assert len(scored) == 50 and len(setup) == 20
+    assert not {q.id for q in scored} & {q.id for q in setup}
+    # The CLI's flags pick the same questions: eval records the offset in run.json.
+    sleuth.eval("musique", musique, methods="react", model=searcher, out=tmp_path / "s",
+                sample=20, seed=3, sample_offset=50, turns=1)
+    run = json.loads((tmp_path / "s" / "run.json").read_text())
+    assert (run["sample"], run["seed"], run["sample_offset"]) == (20, 3, 50)
+    assert set(sleuth.records(tmp_path / "s")["id"]) == {q.id for q in setup}
+
+
+def test_experiment_plans_and_runs_a_recipe(musique, tmp_path):
+    recipe = tmp_path / "tiny.toml"
+    recipe.write_text(
+        'name = "tiny"\ndescription = "two splits"\nlimit = 2\nmethods = ["react"]\n'
+        "[settings]\nturns = 2\n"
+        '[[datasets]]\nname = "musique"\nhops = [2, 3]\n'
+        '[[groups]]\nmethods = ["react"]\ngrid = { turns = [1, 2] }\n'
+    )
+    out = tmp_path / "out"
+    plan = sleuth.experiment(recipe, model="openai:gpt-4o-mini", out=out, dry_run=True,
+                             data={"musique": musique})
+    assert len(plan.jobs) == 4 and all(j["summary"] is None for j in plan.jobs)
+    first = plan.jobs[0]
+    assert (first["dataset"], first["hops"], first["settings"]["turns"]) == ("musique", 2, "1")
+    assert first["plan"]["questions"] == 2
+    assert 0 < first["plan"]["total"]["calls"] < plan.jobs[1]["plan"]["total"]["calls"]
+    assert not out.exists()
+    done = sleuth.experiment(recipe, model=searcher, out=out, data={"musique": musique})
+    assert [j["summary"].written for j in done.jobs] == [2, 2, 2, 2]
+    turns = [set(sleuth.records(j["out"])["turns"]) for j in done.jobs]
+    assert turns == [{1}, {2}, {1}, {2}]
+    assert len(done.to_pandas()) == 4

@@ -17,6 +17,16 @@ pub enum Error {
     Agent(#[from] crate::methods::AgentError),
     #[error(transparent)]
     Index(#[from] crate::retrieval::bm25::IndexError),
+    /// An index directory the user named that cannot be opened.
+    #[error("{}: {source}", .dir.display())]
+    IndexAt {
+        dir: PathBuf,
+        #[source]
+        source: crate::retrieval::bm25::IndexError,
+    },
+    /// An unknown method or setting, or a value a method does not accept.
+    #[error("{0}")]
+    Method(String),
     #[error("{path}: {source}")]
     Io {
         path: PathBuf,

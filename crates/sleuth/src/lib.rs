@@ -14,6 +14,8 @@
 //! - [`methods`]: the agents, built by composing prompts and policies on one loop.
 //! - [`eval`]: run records, the runner, official metrics and statistics.
 //! - [`report`]: tables, plots and trace viewers built from run records alone.
+//! - [`study`]: what a run is (selection, methods, model, job, experiment): the layer
+//!   the CLI and the Python package both call.
 //! - [`terminal`]: untrusted text made safe to print on a terminal.
 //! - [`atomic`]: files rewritten in place without ever leaving a cut one.
 
@@ -29,6 +31,7 @@ pub mod methods;
 pub mod protocol;
 pub mod report;
 pub mod retrieval;
+pub mod study;
 pub mod terminal;
 
 #[cfg(test)]

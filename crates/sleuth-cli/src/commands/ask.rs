@@ -3,7 +3,7 @@
 //! their observations cut to the terminal's width, and a spinner on stderr while the
 //! model is thinking (only on a terminal).
 
-use crate::resolve::{self, MethodArgs, ModelArgs};
+use crate::resolve::{MethodArgs, ModelArgs};
 use crate::show;
 use anyhow::{anyhow, bail, Context, Result};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
@@ -80,13 +80,8 @@ fn spinner() -> ProgressBar {
 
 pub fn run(args: Args) -> Result<()> {
     let question = question(&args)?;
-    let config = args.options.config()?;
-    let method = resolve::methods(&args.method, &config)?.remove(0);
-    crate::cost::pricing(
-        &args.model.model,
-        args.model.prices.as_deref(),
-        args.model.max_cost,
-    )?;
+    let method = args.options.setup(&args.method)?.build()?.built.remove(0);
+    crate::cost::price_check(&args.model.setup())?;
     let stack = args.model.open_stack()?;
     println!("Question: {}", terminal_safe(&question.text));
     println!("(memory marks: + new, ~ changed, - dropped since the previous turn)\n");

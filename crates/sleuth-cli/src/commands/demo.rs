@@ -2,7 +2,7 @@
 //! embedded model (pulled on first use) runs `sleuth` and `react` on a few multi-hop
 //! questions we wrote ourselves, showing every turn as it happens.
 
-use crate::resolve::{self, MethodArgs, ModelArgs};
+use crate::resolve::{MethodArgs, ModelArgs};
 use crate::show;
 use anyhow::{bail, Result};
 use sleuth::data::{self, Dataset, Question};
@@ -68,8 +68,7 @@ pub fn run(args: Args) -> Result<()> {
         set,
         ..MethodArgs::default()
     };
-    let config = options.config()?;
-    let methods = resolve::methods(&args.methods, &config)?;
+    let methods = options.setup(&args.methods)?.build()?.built;
     let model = ModelArgs::for_demo(&args.model, args.local.clone());
     crate::local::ensure_pulled(&args.model)?;
     let stack = model.open_stack()?;

@@ -1,10 +1,12 @@
 //! `sleuth eval`: every method on every selected question, one record per line.
 
+use crate::local::LocalArgs;
 use crate::progress::EvalProgress;
-use crate::resolve::{self, MethodArgs, ModelArgs, QuestionArgs};
+use crate::resolve::{MethodArgs, ModelArgs, QuestionArgs};
 use anyhow::Result;
-use sleuth::eval::{RunConfig, RunStore, RunSummary, Runner};
-use std::path::PathBuf;
+use sleuth::eval::RunSummary;
+use sleuth::study::{Job, Plan, Prepared};
+use std::path::{Path, PathBuf};
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -39,96 +41,80 @@ pub struct Args {
     pub dry_run: bool,
 }
 
-/// The ids of `run`'s EIR EM errors that missed annotated support.
-fn known_failures(run: &std::path::Path) -> Result<std::collections::BTreeSet<String>> {
-    let file = if run.is_dir() {
-        run.join("records.jsonl")
-    } else {
-        run.to_path_buf()
-    };
-    let records = sleuth::eval::store::read_records(&file)?;
-    Ok(records
-        .into_iter()
-        .filter(|r| r.method == "eir" && r.em < 1.0)
-        .filter(|r| sleuth::eval::analysis::missing_gold(r).is_some_and(|m| m > 0))
-        .map(|r| r.id)
-        .collect())
+impl Args {
+    /// The job these flags describe.
+    pub fn job(&self) -> Result<Job> {
+        let mut selection = self.questions.selection()?;
+        if let Some(run) = &self.failures_of {
+            selection.ids = Some(sleuth::study::known_failures(run)?);
+        }
+        Ok(Job {
+            selection,
+            methods: self.method.setup(&self.methods)?,
+            model: self.model.setup(),
+            out: self.out.clone(),
+            concurrency: self.concurrency,
+            retry_errors: self.retry_errors,
+        })
+    }
 }
 
 pub fn run(args: Args) -> Result<()> {
-    let mut questions = args.questions.load()?;
-    let (dataset, data) = args.questions.resolved()?;
-    if let Some(run) = &args.failures_of {
-        let failures = known_failures(run)?;
-        questions.retain(|q| failures.contains(&q.id));
-        if questions.is_empty() {
+    let job = args.job()?;
+    if args.dry_run {
+        let prepared = prepare(&job, args.failures_of.as_deref())?;
+        if prepared.selected.questions.is_empty() {
+            return Ok(());
+        }
+        let price = crate::cost::price_check(&job.model)?;
+        let plan = prepared.plan(&job.model, &price, std::slice::from_ref(&job.out));
+        return dry_run(&plan, &job.model.spec);
+    }
+    run_job(&job, &args.model.local, args.failures_of.as_deref())
+}
+
+/// The job prepared; nothing selected is an error when an earlier run's failures were
+/// asked for, and a note for an empty shard.
+fn prepare(job: &Job, failures_of: Option<&Path>) -> Result<Prepared> {
+    let prepared = job.prepare()?;
+    if prepared.selected.questions.is_empty() {
+        if let Some(run) = failures_of {
             anyhow::bail!(
                 "{} has no known failures among the selected questions",
                 run.display()
             );
         }
-    }
-    if questions.is_empty() {
-        // Only a shard can be empty (load refuses an empty selection).
-        if let Some(shard) = args.questions.shard()? {
+        // Only a shard can be empty (selection refuses an empty filter).
+        if let Some(shard) = job.selection.shard {
             eprintln!("shard {shard} has no questions of this selection: nothing to do");
         }
-        return Ok(());
     }
-    let config = args.method.config()?;
-    let methods = resolve::methods(&args.methods, &config)?;
-    let pricing = || {
-        crate::cost::pricing(
-            &args.model.model,
-            args.model.prices.as_deref(),
-            args.model.max_cost,
-        )
-    };
-    if args.dry_run {
-        let (_, pricing) = pricing()?;
-        return dry_run(&args, questions.len(), &methods, pricing);
+    Ok(prepared)
+}
+
+/// Runs a job into its directory with `eval`'s progress and closing summary (each job
+/// of `sleuth experiment` too).
+pub fn run_job(job: &Job, local: &LocalArgs, failures_of: Option<&Path>) -> Result<()> {
+    let prepared = prepare(job, failures_of)?;
+    if prepared.selected.questions.is_empty() {
+        return Ok(());
     }
     // The model first: a spec that cannot be opened (an unset key variable) is the
     // one error to show, before any price warning.
-    let stack = args.model.open_stack()?;
-    pricing()?;
-    let run_config = RunConfig {
-        sleuth_version: env!("CARGO_PKG_VERSION").to_string(),
-        dataset: dataset.name().to_string(),
-        data: vec![data],
-        model: args.model.model.clone(),
-        methods: methods.iter().map(|m| m.name().to_string()).collect(),
-        settings: config.settings.clone(),
-        method_settings: methods
-            .iter()
-            .map(|m| (m.name().to_string(), m.settings().clone()))
-            .collect(),
-        hops: args.questions.hops,
-        limit: args.questions.limit,
-        sample: args.questions.sample,
-        seed: args.questions.sample.map(|_| args.questions.seed),
-        sample_offset: args.questions.sample_offset,
-        shard: args.questions.shard()?.map(|s| s.to_string()),
-        env: Some(args.method.env.clone()),
-    };
-    let store = RunStore::open(&args.out, &run_config)?;
-    let mut runner = Runner::new(stack, args.model.model.clone(), methods);
-    runner.concurrency = args
-        .concurrency
-        .unwrap_or_else(|| default_concurrency(&args.model.model));
-    runner.retry_errors = args.retry_errors;
+    let stack = crate::resolve::open_stack(&job.model, local)?;
+    crate::cost::price_check(&job.model)?;
     let progress = EvalProgress::new();
-    let summary =
-        tokio::runtime::Runtime::new()?.block_on(runner.run(&questions, &store, &progress))?;
+    let done = tokio::runtime::Runtime::new()?.block_on(prepared.run(job, stack, &progress))?;
+    let summary = &done.summary;
     eprintln!(
         "{} records written to {} ({} with errors); {} already there ({} with errors)",
         summary.written,
-        store.records_path().display(),
+        done.records.display(),
         summary.errors,
         summary.skipped,
         summary.skipped_errors
     );
-    let totals = runner.stack.totals();
+    let totals = &done.totals;
     eprintln!(
         "model calls {} (retries {}, cache hits {}), tokens {} in / {} out, billed ${:.4}",
         totals.calls,
@@ -144,18 +130,18 @@ pub fn run(args: Args) -> Result<()> {
             totals.constraints_dropped
         );
     }
-    print_scores(&store, &run_config.methods)?;
+    print_scores(&done.dir, &done.methods)?;
     if let Some(reason) = &summary.halted {
         anyhow::bail!("stopped before exceeding the cost budget ({reason}); rerun with a larger --max-cost to continue");
     }
-    failures(&summary, &store)
+    failures(summary, &done.dir)
 }
 
 /// A run whose selected questions all ended in errors is a failure, whether they
 /// failed now or in an earlier run of the directory (a re-run skips error records
 /// unless told to retry them); leftover errors in a run that otherwise worked are a
 /// hint, not a failure.
-fn failures(summary: &RunSummary, store: &RunStore) -> Result<()> {
+fn failures(summary: &RunSummary, dir: &Path) -> Result<()> {
     let errors = summary.errors + summary.skipped_errors;
     let first = summary.first_error.as_deref().unwrap_or_default();
     let all_failed = summary.errors == summary.written && summary.skipped_errors == summary.skipped;
@@ -173,7 +159,7 @@ fn failures(summary: &RunSummary, store: &RunStore) -> Result<()> {
         anyhow::bail!(
             "nothing ran: all {} selected records in {} ended in errors (first error: {first}); rerun with --retry-errors to run them again",
             summary.skipped,
-            store.dir().display()
+            dir.display()
         );
     }
     if errors > 0 {
@@ -183,43 +169,30 @@ fn failures(summary: &RunSummary, store: &RunStore) -> Result<()> {
 }
 
 /// `--dry-run`: one row per method, then the total.
-fn dry_run(
-    args: &Args,
-    questions: usize,
-    methods: &[std::sync::Arc<sleuth::methods::RegisteredMethod>],
-    pricing: sleuth::eval::estimate::Pricing,
-) -> Result<()> {
-    use sleuth::eval::estimate::{Estimate, Usage};
+fn dry_run(plan: &Plan, model: &str) -> Result<()> {
     use sleuth::report::table::Cell;
-    let history = crate::cost::history(std::slice::from_ref(&args.out));
-    let mut rows = Vec::new();
-    let mut usages = Vec::new();
-    let mut estimates = Vec::new();
-    for m in methods {
-        let budget = crate::commands::experiment::calls_per_episode(m.name(), m.settings())?;
-        let usage = Usage::of(m.name(), &args.model.model, &history, budget);
-        let e = Estimate::new(questions, &usage, pricing);
-        rows.push(crate::cost::Row {
-            label: vec![Cell::text(m.name()), Cell::Int(questions as u64)],
-            estimate: Some(e),
-        });
-        usages.push((m.name().to_string(), usage));
-        estimates.push(e);
-    }
-    let title = format!("Estimated cost with {}", args.model.model);
+    let rows = plan
+        .methods
+        .iter()
+        .map(|m| crate::cost::Row {
+            label: vec![Cell::text(&m.method), Cell::Int(plan.questions as u64)],
+            estimate: Some(m.estimate),
+        })
+        .collect();
+    let title = format!("Estimated cost with {model}");
     let table = crate::cost::table(&title, &["method", "questions"], rows);
     print!("{}", table.to_markdown());
     print!(
         "\n{}",
-        crate::cost::footer(&Estimate::total(&estimates), &args.model.model, &usages)
+        crate::cost::footer(&plan.total, model, &plan.usages())
     );
     Ok(())
 }
 
 /// The run directory's scores per method (every record there, earlier runs' too):
 /// EM, F1 and, for methods that cite, Support F1, as `report` computes them.
-fn print_scores(store: &RunStore, methods: &[String]) -> Result<()> {
-    let set = sleuth::eval::analysis::load(&[store.dir().to_path_buf()])?;
+fn print_scores(dir: &Path, methods: &[String]) -> Result<()> {
+    let set = sleuth::eval::analysis::load(&[dir.to_path_buf()])?;
     let mut arms: Vec<&sleuth::eval::analysis::Arm> = set
         .arms
         .iter()
@@ -255,13 +228,4 @@ fn print_scores(store: &RunStore, methods: &[String]) -> Result<()> {
         );
     }
     Ok(())
-}
-
-/// Questions in flight by default: a provider serves requests in parallel, the embedded
-/// model serves one at a time and reuses the KV cache only within a question's sequence.
-fn default_concurrency(model: &str) -> usize {
-    match sleuth::llm::ModelSpec::parse(model) {
-        Ok(sleuth::llm::ModelSpec::Local { .. }) => 1,
-        _ => 4,
-    }
 }

@@ -2,8 +2,8 @@
 //! settings (resolved defaults, what each accepts) and its call estimate. Everything
 //! shown comes from the registry rows, so it cannot drift from what runs.
 
-use anyhow::{anyhow, Result};
-use sleuth::methods::registry::{self, MethodConfig};
+use anyhow::Result;
+use sleuth::methods::registry;
 use sleuth::methods::settings;
 
 #[derive(clap::Args)]
@@ -39,10 +39,8 @@ pub fn run(args: Args) -> Result<()> {
         set: args.set.clone(),
         ..Default::default()
     };
-    let config = MethodConfig::new(options.settings()?);
-    let method = crate::resolve::methods(name, &config)?.remove(0);
+    let method = options.setup(name)?.build()?.built.remove(0);
     let spec = method.spec();
-    let typed = config.resolve().map_err(|e| anyhow!(e))?;
     println!(
         "{} ({} setting{})",
         spec.name,
@@ -62,7 +60,7 @@ pub fn run(args: Args) -> Result<()> {
     }
     println!(
         "\nmodel calls per question: at most {} (every budget used up)",
-        (spec.estimate)(&typed)
+        method.calls_per_episode()
     );
     Ok(())
 }

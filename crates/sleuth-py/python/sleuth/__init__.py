@@ -42,6 +42,7 @@ __all__ = [
     "load",
     "ask",
     "eval",
+    "experiment",
     "records",
     "report",
     "methods",
@@ -50,6 +51,7 @@ __all__ = [
     "Episode",
     "Turn",
     "EvalSummary",
+    "ExperimentResult",
     "Report",
     "SleuthError",
     "DataError",
@@ -95,7 +97,8 @@ def _pandas():
 
 class Questions(list):
     """Questions loaded by :func:`load`: a list of :class:`Question` that remembers
-    where it came from (so :func:`eval` can take it in place of a dataset name)."""
+    where it came from. :func:`eval` runs exactly the questions it holds (filter it,
+    slice it, or build one by hand: what is in the list is what runs)."""
 
     def __init__(
         self,
@@ -106,6 +109,7 @@ class Questions(list):
         limit: Optional[int] = None,
         sample: Optional[int] = None,
         seed: int = 0,
+        sample_offset: int = 0,
     ) -> None:
         super().__init__(items)
         self.dataset = dataset
@@ -114,6 +118,7 @@ class Questions(list):
         self.limit = limit
         self.sample = sample
         self.seed = seed
+        self.sample_offset = sample_offset
 
     def to_pandas(self):
         """One row per question: id, dataset, question, answer, answers, hops, kind,
@@ -151,11 +156,15 @@ def load(
     *,
     sample: Optional[int] = None,
     seed: int = 0,
+    sample_offset: int = 0,
 ) -> Questions:
     """Loads a benchmark file (``hotpotqa``, ``musique``, ``2wiki`` or ``jsonl``).
 
     ``hops`` keeps questions with that many hops; then ``sample`` picks N at random
     (seeded) or ``limit`` keeps the first N: the same questions ``sleuth eval`` selects.
+    ``sample_offset`` skips that many of the seeded order first, so with one seed
+    ``sample=1000`` and ``sample=20, sample_offset=1000`` never share a question (the
+    EIR paper's scored and setup questions).
     Without ``path``, ``$SLEUTH_DATA`` names the file, else the file ``sleuth data fetch
     DATASET`` installed. Raises :class:`DataError` with the file and line of a bad record,
     or with the fetch command to run when the dataset is not installed.
@@ -163,8 +172,8 @@ def load(
     if path is None:
         path = os.environ.get("SLEUTH_DATA") or _native.default_data_file(dataset)
     path = os.fspath(path)
-    items = _native.load(dataset, path, hops, limit, sample, seed)
-    return Questions(items, dataset, path, hops, limit, sample, seed)
+    items = _native.load(dataset, path, hops, limit, sample, seed, sample_offset)
+    return Questions(items, dataset, path, hops, limit, sample, seed, sample_offset)
 
 
 class Turn:
@@ -314,7 +323,7 @@ class EvalSummary(dict):
 
 
 def eval(  # noqa: A001 - the CLI's verb
-    dataset: Union[str, Questions],
+    dataset: Union[str, Iterable[Question]],
     path: Optional[PathLike] = None,
     *,
     methods: Union[str, Sequence[str]],
@@ -324,6 +333,7 @@ def eval(  # noqa: A001 - the CLI's verb
     limit: Optional[int] = None,
     sample: Optional[int] = None,
     seed: int = 0,
+    sample_offset: int = 0,
     concurrency: int = 4,
     retry_errors: bool = False,
     model_name: Optional[str] = None,
@@ -345,7 +355,10 @@ def eval(  # noqa: A001 - the CLI's verb
     already there are skipped; error records are rerun only with ``retry_errors``).
 
     ``dataset`` is a benchmark name (with ``path``, ``hops``, ``limit``, ``sample``,
-    ``seed``) or the :class:`Questions` returned by :func:`load`. Method settings come
+    ``seed``, ``sample_offset``), or the questions themselves: any iterable of
+    :class:`Question` (the :class:`Questions` from :func:`load`, a slice or filtered
+    list of it, questions you built), run as given; ``hops``/``limit``/``sample`` still
+    narrow them. Method settings come
     as ``settings={...}`` or extra keyword arguments. ``index`` switches to the
     open-corpus setting (a ``sleuth index build`` directory). The GIL is released
     while it runs; Ctrl-C stops it (what was recorded stays).
@@ -353,32 +366,38 @@ def eval(  # noqa: A001 - the CLI's verb
     Raises :class:`BudgetExceeded` when ``max_cost`` stopped it, and
     :class:`SleuthError` when every question failed; both carry ``summary``.
     """
-    if isinstance(dataset, Questions):
-        if path is not None or hops is not None or limit is not None or sample is not None:
-            raise SleuthError("eval: give either Questions from load(), or dataset with path/hops/limit/sample")
-        name, path, hops, limit, sample, seed = (
-            dataset.dataset, dataset.path, dataset.hops, dataset.limit, dataset.sample, dataset.seed,
-        )
-    else:
-        name = dataset
+    source: Dict[str, Any] = {}
+    if isinstance(dataset, (str, os.PathLike)):
         if path is None:
-            path = os.environ.get("SLEUTH_DATA") or _native.default_data_file(name)
+            path = os.environ.get("SLEUTH_DATA") or _native.default_data_file(os.fspath(dataset))
+        source = {"dataset": os.fspath(dataset), "path": os.fspath(path)}
+    else:
+        if path is not None:
+            raise SleuthError("eval: path= is only for a dataset name; these questions are already loaded")
+        questions = list(dataset)
+        bad = [type(q).__name__ for q in questions if not isinstance(q, Question)]
+        if bad:
+            raise SleuthError(f"eval: expected Question objects, got {bad[0]}")
+        if not questions:
+            raise DataError("eval: no questions given")
+        files = [dataset.path] if isinstance(dataset, Questions) and dataset.path else []
+        source = {"questions": questions, "files": files}
     if isinstance(methods, str):
         methods = methods.split(",")
     all_settings = dict(settings or {})
     all_settings.update(more_settings)
     cache_dir, no_cache = _cache(cache)
     text = _native.eval(
-        name,
-        os.fspath(path),
         list(methods),
         model,
         os.fspath(out),
         settings=_settings(all_settings),
+        **source,
         hops=hops,
         limit=limit,
         sample=sample,
         seed=seed,
+        sample_offset=sample_offset,
         concurrency=concurrency,
         retry_errors=retry_errors,
         model_name=model_name,
@@ -424,6 +443,106 @@ def _check(s: EvalSummary) -> None:
         err = SleuthError(message)
         err.summary = s  # type: ignore[attr-defined]
         raise err
+
+
+class ExperimentResult(dict):
+    """What :func:`experiment` planned or did: ``name``, ``description``, ``out`` (the
+    output root) and ``jobs``, one dict per job with ``dataset``, ``hops``,
+    ``methods``, ``settings``, ``out`` (its run directory), ``plan`` (questions and
+    estimated ``calls``, tokens and ``usd`` per method and in ``total``; ``None`` for a
+    model with no price check, such as a callable) and ``summary`` (an
+    :class:`EvalSummary` once the job ran, else ``None``)."""
+
+    def __getattr__(self, name: str) -> Any:
+        try:
+            return self[name]
+        except KeyError as e:
+            raise AttributeError(name) from e
+
+    def to_pandas(self):
+        """One row per job: its dataset, hops, methods, settings, run directory,
+        questions, estimated calls and dollars, and (when run) records written."""
+        pd = _pandas()
+        rows = []
+        for j in self["jobs"]:
+            plan = j["plan"] or {}
+            total = plan.get("total") or {}
+            summary = j["summary"] or {}
+            rows.append(
+                {
+                    "dataset": j["dataset"],
+                    "hops": j["hops"],
+                    "methods": ",".join(j["methods"]),
+                    "settings": " ".join(f"{k}={v}" for k, v in j["settings"].items()),
+                    "out": j["out"],
+                    "questions": plan.get("questions"),
+                    "calls_est": total.get("calls"),
+                    "usd_est": total.get("usd"),
+                    "written": summary.get("written"),
+                    "errors": summary.get("errors"),
+                }
+            )
+        return pd.DataFrame(rows)
+
+    def __repr__(self) -> str:
+        ran = sum(1 for j in self["jobs"] if j["summary"] is not None)
+        return f"ExperimentResult({self['name']}: {len(self['jobs'])} jobs, {ran} run, out={self['out']})"
+
+
+def experiment(
+    recipe: PathLike,
+    *,
+    model: Model,
+    out: Optional[PathLike] = None,
+    dry_run: bool = False,
+    data_root: Optional[PathLike] = None,
+    data: Optional[Dict[str, PathLike]] = None,
+    limit: Optional[int] = None,
+    shard: Optional[str] = None,
+    model_name: Optional[str] = None,
+    cache: Union[None, bool, PathLike] = None,
+    max_cost: Optional[float] = None,
+    timeout: int = 120,
+    attempts: int = 6,
+    rpm: Optional[float] = None,
+    tpm: Optional[float] = None,
+    prices: Optional[PathLike] = None,
+) -> ExperimentResult:
+    """``sleuth experiment`` from Python: a recipe (``experiments/*.toml``) expanded
+    into jobs, each run into its own directory under ``out`` (default
+    ``runs/NAME``), so :func:`report` on ``out`` finds them all. ``dry_run=True`` runs
+    nothing and returns each job's plan (questions, estimated calls, tokens, dollars).
+    ``data`` maps a dataset to your own file (``{"musique": "subset.jsonl"}``),
+    ``limit`` caps every split (a smoke run). Every job is checked before the first
+    runs; when every question of a job failed, it raises once the jobs are done (what
+    they wrote stays on disk).
+    """
+    cache_dir, no_cache = _cache(cache)
+    text = _native.experiment(
+        os.fspath(recipe),
+        model,
+        out=os.fspath(out) if out is not None else None,
+        dry_run=dry_run,
+        data_root=os.fspath(data_root) if data_root is not None else None,
+        data={k: os.fspath(v) for k, v in (data or {}).items()},
+        limit=limit,
+        shard=shard,
+        model_name=model_name,
+        cache=cache_dir,
+        no_cache=no_cache,
+        max_cost=max_cost,
+        timeout=timeout,
+        attempts=attempts,
+        rpm=rpm,
+        tpm=tpm,
+        prices=os.fspath(prices) if prices is not None else None,
+    )
+    result = ExperimentResult(json.loads(text))
+    for job in result["jobs"]:
+        if job["summary"] is not None:
+            job["summary"] = EvalSummary(job["summary"])
+            _check(job["summary"])
+    return result
 
 
 def record_fields() -> List[str]:

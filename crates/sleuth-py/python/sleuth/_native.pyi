@@ -51,6 +51,7 @@ def load(
     limit: Optional[int] = None,
     sample: Optional[int] = None,
     seed: int = 0,
+    sample_offset: int = 0,
 ) -> List[Question]: ...
 def ask(
     method: str,
@@ -67,17 +68,20 @@ def ask(
     prompts: Optional[str] = None,
 ) -> str: ...
 def eval(
-    dataset: str,
-    path: str,
     methods: List[str],
     model: Any,
     out: str,
     *,
     settings: Dict[str, str],
+    dataset: Optional[str] = None,
+    path: Optional[str] = None,
+    questions: Optional[List[Question]] = None,
+    files: List[str] = ...,
     hops: Optional[int] = None,
     limit: Optional[int] = None,
     sample: Optional[int] = None,
     seed: int = 0,
+    sample_offset: int = 0,
     concurrency: int = 4,
     retry_errors: bool = False,
     model_name: Optional[str] = None,
@@ -92,6 +96,26 @@ def eval(
     prompts: Optional[str] = None,
     index: Optional[str] = None,
     corpus_reads: int = 6,
+) -> str: ...
+def experiment(
+    file: str,
+    model: Any,
+    *,
+    out: Optional[str] = None,
+    dry_run: bool = False,
+    data_root: Optional[str] = None,
+    data: Dict[str, str] = ...,
+    limit: Optional[int] = None,
+    shard: Optional[str] = None,
+    model_name: Optional[str] = None,
+    cache: Optional[str] = None,
+    no_cache: bool = False,
+    max_cost: Optional[float] = None,
+    timeout: int = 120,
+    attempts: int = 6,
+    rpm: Optional[float] = None,
+    tpm: Optional[float] = None,
+    prices: Optional[str] = None,
 ) -> str: ...
 def methods() -> str: ...
 def records(run: str) -> str: ...

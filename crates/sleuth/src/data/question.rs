@@ -5,7 +5,7 @@ use std::fmt;
 use std::str::FromStr;
 
 /// Which benchmark a question comes from. Only the metrics care.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 pub enum Dataset {
     #[serde(rename = "hotpotqa")]
     HotpotQa,

@@ -416,14 +416,15 @@ pub struct MethodConfig {
 }
 
 impl MethodConfig {
-    /// Built-in prompts, each question's own pool, the official exact-match judge, and
-    /// these settings.
-    pub fn new(settings: BTreeMap<String, String>) -> Self {
+    /// Built-in prompts, each question's own pool, these settings, and the judge of the
+    /// retry wrappers: the caller assembling the run passes it in (the evaluation
+    /// layer's official exact match, usually), since a method never imports `eval`.
+    pub fn new(settings: BTreeMap<String, String>, judge: Arc<dyn Judge>) -> Self {
         MethodConfig {
             settings,
             prompts: Arc::new(PromptSet::default()),
             corpus: None,
-            judge: Arc::new(crate::eval::metrics::OfficialExactMatch),
+            judge,
             earlier: None,
         }
     }
@@ -438,6 +439,8 @@ impl MethodConfig {
 pub struct RegisteredMethod {
     spec: &'static MethodSpec,
     settings: BTreeMap<String, String>,
+    /// Model calls one episode spends at most under these settings (the planner's).
+    calls_per_episode: f64,
     method: Box<dyn Method>,
 }
 
@@ -453,6 +456,12 @@ impl RegisteredMethod {
     /// Every key this method reads, with its resolved value.
     pub fn settings(&self) -> &BTreeMap<String, String> {
         &self.settings
+    }
+
+    /// Model calls one episode spends at most: the row's estimate under the settings
+    /// it was built with (the open-corpus defaults included where they apply).
+    pub fn calls_per_episode(&self) -> f64 {
+        self.calls_per_episode
     }
 
     pub async fn run(&self, question: &Question, ctx: &RunContext) -> Result<Episode, AgentError> {
@@ -473,6 +482,7 @@ pub fn build(name: &str, config: &MethodConfig) -> Result<RegisteredMethod, Stri
     Ok(RegisteredMethod {
         spec,
         settings: settings.resolved(&spec.reads(), spec.setting.family()),
+        calls_per_episode: (spec.estimate)(&settings),
         method: (spec.build)(config, &settings),
     })
 }
@@ -550,7 +560,14 @@ mod tests {
             for k in m.reads() {
                 assert!(super::super::settings::def(k).is_some(), "{}: {k}", m.name);
             }
-            let built = build(m.name, &MethodConfig::new(BTreeMap::new())).unwrap();
+            let built = build(
+                m.name,
+                &MethodConfig::new(
+                    BTreeMap::new(),
+                    std::sync::Arc::new(crate::eval::metrics::OfficialExactMatch),
+                ),
+            )
+            .unwrap();
             assert_eq!(built.name(), m.name);
             assert_eq!(built.settings().len(), m.reads().len(), "{}", m.name);
         }

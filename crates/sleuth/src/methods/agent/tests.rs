@@ -43,7 +43,14 @@ fn method(name: &str, pairs: &[(&str, &str)]) -> RegisteredMethod {
         .iter()
         .map(|(k, v)| (k.to_string(), v.to_string()))
         .collect();
-    build(name, &MethodConfig::new(settings)).unwrap()
+    build(
+        name,
+        &MethodConfig::new(
+            settings,
+            std::sync::Arc::new(crate::eval::metrics::OfficialExactMatch),
+        ),
+    )
+    .unwrap()
 }
 
 fn memory_reply(facts: usize, action: &str) -> String {
@@ -665,7 +672,15 @@ async fn compaction_slack_keeps_the_prefix_stable_between_compactions() {
         }
     }
     let alone: BTreeMap<String, String> = [("compact_slack".to_string(), "2".to_string())].into();
-    let refused = build("sleuth", &MethodConfig::new(alone)).err().unwrap();
+    let refused = build(
+        "sleuth",
+        &MethodConfig::new(
+            alone,
+            std::sync::Arc::new(crate::eval::metrics::OfficialExactMatch),
+        ),
+    )
+    .err()
+    .unwrap();
     assert!(refused.contains("needs compaction on"), "{refused}");
 }
 

@@ -57,7 +57,14 @@ fn method(name: &str, settings: &[(&str, &str)]) -> RegisteredMethod {
         .iter()
         .map(|(k, v)| (k.to_string(), v.to_string()))
         .collect();
-    build(name, &MethodConfig::new(settings)).unwrap()
+    build(
+        name,
+        &MethodConfig::new(
+            settings,
+            std::sync::Arc::new(crate::eval::metrics::OfficialExactMatch),
+        ),
+    )
+    .unwrap()
 }
 
 /// The episode scored as `eval` scores it (Support F1, gold recall, first attempt).
@@ -864,7 +871,15 @@ fn every_setting_name_builds_and_bad_settings_are_refused() {
         assert_eq!(method(name, &[]).name(), name);
     }
     let settings = [("extra_reads".to_string(), "two".to_string())].into();
-    let err = build("eir", &MethodConfig::new(settings)).err().unwrap();
+    let err = build(
+        "eir",
+        &MethodConfig::new(
+            settings,
+            std::sync::Arc::new(crate::eval::metrics::OfficialExactMatch),
+        ),
+    )
+    .err()
+    .unwrap();
     assert!(err.contains("extra_reads=two"), "{err}");
 }
 
@@ -893,7 +908,10 @@ async fn recovery_rebuilds_an_earlier_eir_runs_evidence_from_its_records() {
         ("recover".to_string(), "unchanged".to_string()),
     ]
     .into();
-    let mut config = MethodConfig::new(settings);
+    let mut config = MethodConfig::new(
+        settings,
+        std::sync::Arc::new(crate::eval::metrics::OfficialExactMatch),
+    );
     let without_reader = build("eir-recover", &config).unwrap();
     config.earlier = Some(std::sync::Arc::new(crate::eval::RecordedRuns));
     let recover = build("eir-recover", &config).unwrap();

@@ -22,7 +22,14 @@ fn reflexion(episodes: &str) -> RegisteredMethod {
     let settings = [("episodes".to_string(), episodes.to_string())]
         .into_iter()
         .collect();
-    build("reflexion", &MethodConfig::new(settings)).unwrap()
+    build(
+        "reflexion",
+        &MethodConfig::new(
+            settings,
+            std::sync::Arc::new(crate::eval::metrics::OfficialExactMatch),
+        ),
+    )
+    .unwrap()
 }
 
 #[tokio::test]
@@ -98,7 +105,10 @@ async fn the_judge_is_the_one_passed_in() {
             false
         }
     }
-    let mut config = MethodConfig::new([("episodes".into(), "2".into())].into());
+    let mut config = MethodConfig::new(
+        [("episodes".into(), "2".into())].into(),
+        std::sync::Arc::new(crate::eval::metrics::OfficialExactMatch),
+    );
     config.judge = Arc::new(Never);
     let model = Arc::new(ScriptedModel::new(vec![
         "Action: finish[Zanzibar Quillfeather]".into(),

@@ -18,8 +18,13 @@
 //!
 //! Outside both, `auto` fails with a message naming the variables it looked for.
 
-use anyhow::{anyhow, bail, Result};
+use crate::{Error, Result};
 use std::fmt;
+
+/// A shard error: the message names the flag and what to do.
+fn invalid(message: impl Into<String>) -> Error {
+    Error::Invalid(message.into())
+}
 
 /// One slice of a question list: `index` in 1..=`count`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -52,7 +57,11 @@ impl Shard {
 
 /// Parses `I/N` with 1 <= I <= N.
 pub fn parse(spec: &str) -> Result<Shard> {
-    let err = || anyhow!("--shard {spec}: expected I/N with 1 <= I <= N (e.g. 2/4) or `auto`");
+    let err = || {
+        invalid(format!(
+            "--shard {spec}: expected I/N with 1 <= I <= N (e.g. 2/4) or `auto`"
+        ))
+    };
     let (i, n) = spec.split_once('/').ok_or_else(err)?;
     let (index, count): (usize, usize) = (
         i.trim().parse().map_err(|_| err())?,
@@ -74,22 +83,23 @@ pub fn from_env(get: impl Fn(&str) -> Option<String>) -> Result<Shard> {
         return kubernetes(&index, &get);
     }
     if get("SLURM_JOB_ID").is_some() {
-        bail!("--shard auto: this Slurm job is not a job array (SLURM_ARRAY_TASK_ID is unset); submit it with `sbatch --array=1-N` or pass --shard I/N");
+        return Err(invalid("--shard auto: this Slurm job is not a job array (SLURM_ARRAY_TASK_ID is unset); submit it with `sbatch --array=1-N` or pass --shard I/N"));
     }
-    bail!("--shard auto: not inside a Slurm job array (SLURM_ARRAY_TASK_ID) or a Kubernetes indexed Job (JOB_COMPLETION_INDEX); pass --shard I/N instead")
+    Err(invalid("--shard auto: not inside a Slurm job array (SLURM_ARRAY_TASK_ID) or a Kubernetes indexed Job (JOB_COMPLETION_INDEX); pass --shard I/N instead"))
 }
 
 fn number(name: &str, value: &str) -> Result<usize> {
-    value
-        .trim()
-        .parse()
-        .map_err(|_| anyhow!("--shard auto: {name}={value} is not a non-negative integer"))
+    value.trim().parse().map_err(|_| {
+        invalid(format!(
+            "--shard auto: {name}={value} is not a non-negative integer"
+        ))
+    })
 }
 
 fn slurm(id: &str, get: &impl Fn(&str) -> Option<String>) -> Result<Shard> {
     let need = |name: &str| {
         let v = get(name).ok_or_else(|| {
-            anyhow!("--shard auto: SLURM_ARRAY_TASK_ID is set but {name} is not (Slurm sets both in a job array)")
+            invalid(format!("--shard auto: SLURM_ARRAY_TASK_ID is set but {name} is not (Slurm sets both in a job array)"))
         })?;
         number(name, &v)
     };
@@ -100,9 +110,9 @@ fn slurm(id: &str, get: &impl Fn(&str) -> Option<String>) -> Result<Shard> {
         need("SLURM_ARRAY_TASK_MAX")?,
     );
     if count == 0 || min > max || id < min || id > max {
-        bail!(
+        return Err(invalid(format!(
             "--shard auto: inconsistent Slurm array (task {id}, {count} tasks from {min} to {max})"
-        );
+        )));
     }
     if count == 1 {
         return Ok(Shard { index: 1, count: 1 });
@@ -110,7 +120,7 @@ fn slurm(id: &str, get: &impl Fn(&str) -> Option<String>) -> Result<Shard> {
     let span = max - min;
     let step = span / (count - 1);
     if step == 0 || span % (count - 1) != 0 || (id - min) % step != 0 {
-        bail!("--shard auto: Slurm array task {id} of {count} tasks from {min} to {max}: the ids are not an evenly spaced range (use --array=A-B or A-B:STEP, or pass --shard I/N)");
+        return Err(invalid(format!("--shard auto: Slurm array task {id} of {count} tasks from {min} to {max}: the ids are not an evenly spaced range (use --array=A-B or A-B:STEP, or pass --shard I/N)")));
     }
     Ok(Shard {
         index: (id - min) / step + 1,
@@ -121,11 +131,11 @@ fn slurm(id: &str, get: &impl Fn(&str) -> Option<String>) -> Result<Shard> {
 fn kubernetes(index: &str, get: &impl Fn(&str) -> Option<String>) -> Result<Shard> {
     let index = number("JOB_COMPLETION_INDEX", index)?;
     let count = get("SLEUTH_SHARD_COUNT").ok_or_else(|| {
-        anyhow!("--shard auto: JOB_COMPLETION_INDEX={index} (a Kubernetes indexed Job) but the Job's completion count is not in the pod's environment; set SLEUTH_SHARD_COUNT to the Job's spec.completions")
+        invalid(format!("--shard auto: JOB_COMPLETION_INDEX={index} (a Kubernetes indexed Job) but the Job's completion count is not in the pod's environment; set SLEUTH_SHARD_COUNT to the Job's spec.completions"))
     })?;
     let count = number("SLEUTH_SHARD_COUNT", &count)?;
     if index >= count {
-        bail!("--shard auto: JOB_COMPLETION_INDEX={index} is not below SLEUTH_SHARD_COUNT={count} (set it to the Job's spec.completions)");
+        return Err(invalid(format!("--shard auto: JOB_COMPLETION_INDEX={index} is not below SLEUTH_SHARD_COUNT={count} (set it to the Job's spec.completions)")));
     }
     Ok(Shard {
         index: index + 1,

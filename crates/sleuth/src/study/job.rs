@@ -1,0 +1,124 @@
+//! A job: methods × a question selection × a model, written into one run directory.
+//!
+//! [`Job::prepare`] selects the questions and builds the methods (every mistake in the
+//! job is reported here, before a model is opened); the prepared job gives its plan
+//! ([`Prepared::plan`]) or runs into its directory ([`Prepared::run`]), resuming what an
+//! earlier run of the directory recorded. `sleuth eval`, each job of `sleuth
+//! experiment`, and Python's `sleuth.eval` are this, with their own printing.
+
+use super::methods::{MethodSetup, Methods};
+use super::model::{ModelSetup, PriceCheck};
+use super::plan::{history, Plan};
+use super::selection::{Selected, Selection};
+use crate::eval::{Progress, RunConfig, RunStore, RunSummary, Runner};
+use crate::llm::middleware::StatsSnapshot;
+use crate::llm::ModelStack;
+use crate::Result;
+use std::path::PathBuf;
+
+/// Everything one run directory needs.
+#[derive(Debug, Clone)]
+pub struct Job {
+    pub selection: Selection,
+    pub methods: MethodSetup,
+    pub model: ModelSetup,
+    /// The run directory (`records.jsonl`, `run.json`).
+    pub out: PathBuf,
+    /// Questions in flight; `None`: the model's default.
+    pub concurrency: Option<usize>,
+    /// Run again the questions whose earlier record ended in an error.
+    pub retry_errors: bool,
+}
+
+/// A job with its questions selected and its methods built.
+pub struct Prepared {
+    pub selected: Selected,
+    pub methods: Methods,
+}
+
+/// What running a job did.
+pub struct Finished {
+    pub summary: RunSummary,
+    /// The model stack's counts (calls, retries, cache hits, tokens, dollars).
+    pub totals: StatsSnapshot,
+    pub dir: PathBuf,
+    pub records: PathBuf,
+    /// The methods of the run, in order.
+    pub methods: Vec<String>,
+}
+
+impl Job {
+    /// Selects the questions and builds the methods.
+    pub fn prepare(&self) -> Result<Prepared> {
+        let selected = self.selection.select()?;
+        let methods = self.methods.build()?;
+        Ok(Prepared { selected, methods })
+    }
+
+    /// What `run.json` records of this job.
+    pub fn run_config(&self, prepared: &Prepared) -> RunConfig {
+        let methods = &prepared.methods.built;
+        let sample = self.selection.sample;
+        RunConfig {
+            sleuth_version: env!("CARGO_PKG_VERSION").to_string(),
+            dataset: prepared.selected.dataset.name().to_string(),
+            data: prepared.selected.files.clone(),
+            model: self.model.name().to_string(),
+            methods: methods.iter().map(|m| m.name().to_string()).collect(),
+            settings: prepared.methods.config.settings.clone(),
+            method_settings: methods
+                .iter()
+                .map(|m| (m.name().to_string(), m.settings().clone()))
+                .collect(),
+            hops: self.selection.hops,
+            limit: self.selection.limit,
+            sample: sample.map(|s| s.size),
+            seed: sample.map(|s| s.seed),
+            sample_offset: sample.map(|s| s.offset).filter(|o| *o > 0),
+            shard: self.selection.shard.map(|s| s.to_string()),
+            env: Some(self.methods.env().to_string()),
+        }
+    }
+}
+
+impl Prepared {
+    /// The estimated spend, with means measured in earlier records under `history_in`
+    /// (the job's own directory, or an experiment's root).
+    pub fn plan(&self, model: &ModelSetup, price: &PriceCheck, history_in: &[PathBuf]) -> Plan {
+        Plan::new(
+            &self.methods.built,
+            self.selected.questions.len(),
+            model.name(),
+            &history(history_in),
+            price.pricing,
+        )
+    }
+
+    /// Runs every method on every selected question not yet recorded in the job's
+    /// directory.
+    pub async fn run(
+        &self,
+        job: &Job,
+        stack: ModelStack,
+        progress: &dyn Progress,
+    ) -> Result<Finished> {
+        let config = job.run_config(self);
+        let store = RunStore::open(&job.out, &config)?;
+        let mut runner = Runner::new(stack, job.model.name(), self.methods.built.clone());
+        runner.concurrency = job
+            .concurrency
+            .unwrap_or_else(|| job.model.default_concurrency())
+            .max(1);
+        runner.retry_errors = job.retry_errors;
+        let summary = runner
+            .run(&self.selected.questions, &store, progress)
+            .await?;
+        Ok(Finished {
+            summary,
+            totals: runner.stack.totals(),
+            dir: store.dir().to_path_buf(),
+            records: store.records_path(),
+            methods: config.methods,
+        })
+    }
+}

@@ -1,0 +1,29 @@
+//! What a run *is*, shared by every front end: the application layer.
+//!
+//! A run answers a [`Selection`] of questions with the methods a [`MethodSetup`]
+//! builds, calling the model a [`ModelSetup`] describes, into one run directory: a
+//! [`Job`]. A job is prepared (questions selected, methods built: every mistake is
+//! reported here, before a model is opened or a dollar spent), then planned (its
+//! estimated calls, tokens and dollars: a [`Plan`]) or run. An [`Experiment`] is a
+//! recipe's list of jobs. `sleuth eval`, `experiment`, `ask`, `demo` and the Python
+//! package only turn their arguments into these types and print what comes back, so
+//! the same numbers pick the same questions and build the same methods everywhere.
+//!
+//! This is the top layer of the crate: it may use every other, and none uses it
+//! (ARCHITECTURE.md, "Layers").
+
+mod experiment;
+mod job;
+mod methods;
+mod model;
+mod plan;
+mod selection;
+mod shard;
+
+pub use experiment::{Experiment, RecipeJob, Running};
+pub use job::{Finished, Job, Prepared};
+pub use methods::{CorpusChoice, MethodSetup, Methods};
+pub use model::{default_cache_dir, CacheChoice, ModelSetup, PriceCheck};
+pub use plan::{history, MethodPlan, Plan};
+pub use selection::{known_failures, Sample, Selected, Selection, Source};
+pub use shard::Shard;

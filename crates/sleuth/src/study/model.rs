@@ -1,0 +1,186 @@
+//! Which model a run calls and how: the spec and the middleware options (timeout,
+//! attempts, response cache, cost budget, rate limits, prices). The CLI's `--model`,
+//! `--cache`, `--max-cost` … and the Python keyword arguments become one
+//! [`ModelSetup`]; the embedded model and a Python callable are providers the front end
+//! opens itself and hands to [`ModelSetup::open_with`].
+
+use crate::eval::estimate::Pricing;
+use crate::llm::middleware::price_id;
+use crate::llm::{
+    open_stack, stack_with, CacheSpec, ChatModel, CostBudget, LlmError, ModelOptions, ModelSpec,
+    ModelStack, PriceTable, RateLimit,
+};
+use crate::{Error, Result};
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// Where responses are cached.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub enum CacheChoice {
+    /// `$XDG_CACHE_HOME/sleuth/responses`, else `~/.cache/sleuth/responses`.
+    #[default]
+    Default,
+    /// A directory (SQLite) or `redis://HOST:PORT/DB`.
+    At(String),
+    /// Neither read nor written.
+    Off,
+}
+
+/// A model and its middleware options.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ModelSetup {
+    /// The spec (`openai:gpt-4.1-mini`, `scripted:FILE`, …).
+    pub spec: String,
+    /// The name records carry when it is not the spec (a Python callable's).
+    pub name: Option<String>,
+    /// One request's timeout.
+    pub timeout: Duration,
+    /// Attempts per call, the first included.
+    pub attempts: u32,
+    pub cache: CacheChoice,
+    /// Stop cleanly before the billed cost would exceed this many USD.
+    pub max_cost: Option<f64>,
+    pub rpm: Option<f64>,
+    pub tpm: Option<f64>,
+    /// A price table (TOML or JSON) over the built-in one.
+    pub prices: Option<PathBuf>,
+    /// The longest reply read from a server, in bytes.
+    pub max_reply_bytes: usize,
+}
+
+/// How a run's model is priced, checked before anything is spent.
+pub struct PriceCheck {
+    pub table: PriceTable,
+    pub pricing: Pricing,
+    /// Set when the table has no price for the model (a warning to show once).
+    pub unpriced: Option<String>,
+}
+
+impl ModelSetup {
+    /// The CLI's defaults: 120 s, 6 attempts, the default cache.
+    pub fn new(spec: impl Into<String>) -> ModelSetup {
+        ModelSetup {
+            spec: spec.into(),
+            name: None,
+            timeout: Duration::from_secs(120),
+            attempts: 6,
+            cache: CacheChoice::Default,
+            max_cost: None,
+            rpm: None,
+            tpm: None,
+            prices: None,
+            max_reply_bytes: crate::llm::DEFAULT_MAX_REPLY_BYTES,
+        }
+    }
+
+    /// The name records and `run.json` carry.
+    pub fn name(&self) -> &str {
+        self.name.as_deref().unwrap_or(&self.spec)
+    }
+
+    /// The middleware options.
+    pub fn options(&self) -> Result<ModelOptions> {
+        let mut opts = ModelOptions {
+            timeout: self.timeout.max(Duration::from_secs(1)),
+            max_reply_bytes: self.max_reply_bytes,
+            ..ModelOptions::default()
+        };
+        opts.retry.max_attempts = self.attempts.max(1);
+        opts.cache = match &self.cache {
+            CacheChoice::Off => None,
+            CacheChoice::At(text) => {
+                Some(CacheSpec::parse(text).map_err(|e| LlmError::Config(e.to_string()))?)
+            }
+            CacheChoice::Default => Some(CacheSpec::Sqlite(default_cache_dir()?)),
+        };
+        if let Some(path) = &self.prices {
+            opts.prices = Arc::new(PriceTable::defaults_with_file(path)?);
+        }
+        if let Some(limit) = self.max_cost {
+            if limit.is_nan() || limit <= 0.0 {
+                return Err(LlmError::Config(
+                    "the cost budget (--max-cost, max_cost) must be positive (USD)".into(),
+                )
+                .into());
+            }
+            opts.budget = Some(CostBudget::new(limit));
+        }
+        if self.rpm.is_some() || self.tpm.is_some() {
+            opts.rate_limit = Some(RateLimit {
+                requests_per_minute: self.rpm,
+                tokens_per_minute: self.tpm,
+            });
+        }
+        Ok(opts)
+    }
+
+    /// The parsed spec (a malformed one is reported as such).
+    pub fn parsed(&self) -> Result<ModelSpec> {
+        Ok(ModelSpec::parse(&self.spec)?)
+    }
+
+    /// Opens a spec the library serves itself (every provider but the embedded model).
+    pub fn open(&self) -> Result<ModelStack> {
+        let spec = self.parsed()?;
+        if !spec.is_core() {
+            return Err(LlmError::Config(format!(
+                "`{spec}` is the embedded llama.cpp model, which this build does not include; serve it with llama.cpp's server and use openai-compat:"
+            ))
+            .into());
+        }
+        Ok(open_stack(&spec, &self.options()?)?)
+    }
+
+    /// Wraps a provider the front end opened (the embedded model, a Python callable)
+    /// in the middleware.
+    pub fn open_with(&self, provider: Arc<dyn ChatModel>) -> Result<ModelStack> {
+        Ok(stack_with(provider, &self.options()?)?)
+    }
+
+    /// The price table in force and how it prices the model. No price is an error
+    /// under a cost budget (it could not be enforced), else a warning to show.
+    pub fn price_check(&self) -> Result<PriceCheck> {
+        self.parsed()?;
+        let table = match &self.prices {
+            Some(p) => PriceTable::defaults_with_file(p)?,
+            None => PriceTable::defaults(),
+        };
+        let pricing = Pricing::of(&self.spec, &table);
+        let mut unpriced = None;
+        if pricing == Pricing::Unknown {
+            let id = price_id(&self.spec);
+            if self.max_cost.is_some() {
+                return Err(Error::Invalid(format!(
+                    "--max-cost: the price table has no entry for `{id}`, so the budget cannot be enforced; pass --prices FILE with an `[{id}]` entry (docs/prices.md)"
+                )));
+            }
+            unpriced = Some(id.to_string());
+        }
+        Ok(PriceCheck {
+            table,
+            pricing,
+            unpriced,
+        })
+    }
+
+    /// Questions in flight by default: a provider serves requests in parallel, the
+    /// embedded model one at a time (it reuses its KV cache only within a question).
+    pub fn default_concurrency(&self) -> usize {
+        match ModelSpec::parse(&self.spec) {
+            Ok(ModelSpec::Local { .. }) => 1,
+            _ => 4,
+        }
+    }
+}
+
+/// `$XDG_CACHE_HOME/sleuth/responses`, else `~/.cache/sleuth/responses`.
+pub fn default_cache_dir() -> Result<PathBuf> {
+    let base = std::env::var_os("XDG_CACHE_HOME")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))
+        .ok_or_else(|| {
+            Error::Invalid("no cache directory: set --cache DIR or --no-cache".into())
+        })?;
+    Ok(base.join("sleuth").join("responses"))
+}

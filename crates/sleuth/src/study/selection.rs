@@ -1,0 +1,304 @@
+//! Which questions a run answers: a source (a benchmark file, the fetched dev set, or
+//! questions already in memory) narrowed by hop count, a seeded sample or the first N,
+//! a shard, and a set of ids.
+//!
+//! The CLI's `--dataset/--data/--hops/--limit/--sample/--seed/--sample-offset/--shard`
+//! and the Python package's keyword arguments both become one [`Selection`], so the
+//! same numbers pick the same questions from either. The sample is a seeded shuffle of
+//! the filtered questions; skipping its first `offset` is what makes a scored sample
+//! and a set of setup questions disjoint (EIR paper §4.1 and Table 4: 1,000 scored
+//! questions, 20 more for prompt development, drawn from one order):
+//! [`Selection::held_out`] builds the second from the first.
+
+use super::Shard;
+use crate::data::{self, DataError, Dataset, Question};
+use crate::Result;
+use rand::seq::SliceRandom;
+use rand::SeedableRng;
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+
+/// Where the questions come from.
+#[derive(Debug, Clone)]
+pub enum Source {
+    /// A benchmark file: JSON array or JSON Lines, its schema given or detected.
+    File {
+        dataset: Option<Dataset>,
+        path: PathBuf,
+    },
+    /// The dev set of a benchmark that `sleuth data fetch` installed.
+    Fetched(Dataset),
+    /// Questions already loaded (a filtered list, a slice, questions built by hand);
+    /// `files` names where they came from, for `run.json` (may be empty).
+    Given {
+        dataset: Dataset,
+        questions: Vec<Question>,
+        files: Vec<PathBuf>,
+    },
+}
+
+/// A seeded random sample: shuffle with `seed`, skip `offset`, keep `size`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Sample {
+    pub size: usize,
+    pub seed: u64,
+    pub offset: usize,
+}
+
+/// A question selection, applied in this order: hops, then the sample or the first
+/// `limit`, then the shard, then the ids.
+#[derive(Debug, Clone)]
+pub struct Selection {
+    pub source: Source,
+    /// Keep only questions with this many hops (MuSiQue's splits).
+    pub hops: Option<u8>,
+    /// Keep the first N (after hops and sample).
+    pub limit: Option<usize>,
+    pub sample: Option<Sample>,
+    /// This process's slice, dealt round-robin.
+    pub shard: Option<Shard>,
+    /// Keep only these question ids (an earlier run's known failures); the rest of the
+    /// selection is applied first, so a shard deals the same questions with or without.
+    pub ids: Option<BTreeSet<String>>,
+}
+
+/// The questions a selection picked, with the schema and the files they came from.
+#[derive(Debug, Clone)]
+pub struct Selected {
+    pub dataset: Dataset,
+    pub files: Vec<PathBuf>,
+    pub questions: Vec<Question>,
+}
+
+impl Selection {
+    /// Every question of `source`.
+    pub fn all(source: Source) -> Selection {
+        Selection {
+            source,
+            hops: None,
+            limit: None,
+            sample: None,
+            shard: None,
+            ids: None,
+        }
+    }
+
+    /// The schema and the file of a file source, resolved as every data-reading command
+    /// does: a named dataset without a file reads the fetched dev set, a file without a
+    /// name has its schema detected. `None` for questions given in memory.
+    pub fn resolve_file(&self) -> Result<Option<(Dataset, PathBuf)>> {
+        match &self.source {
+            Source::File { dataset, path } => {
+                if !path.is_file() {
+                    return Err(DataError::Invalid(format!(
+                        "data file {} does not exist (pass a benchmark file with --data, or leave \
+                         --data out to use a dataset installed by `sleuth data fetch`)",
+                        path.display()
+                    ))
+                    .into());
+                }
+                let dataset = match dataset {
+                    Some(d) => *d,
+                    None => data::detect(path, &data::read_text(path)?)?,
+                };
+                Ok(Some((dataset, path.clone())))
+            }
+            Source::Fetched(dataset) => {
+                let file = data::fetch::default_file(*dataset, &data::fetch::data_dir())?;
+                Ok(Some((*dataset, file)))
+            }
+            Source::Given { .. } => Ok(None),
+        }
+    }
+
+    /// The schema of the questions.
+    pub fn dataset(&self) -> Result<Dataset> {
+        match &self.source {
+            Source::Given { dataset, .. } => Ok(*dataset),
+            _ => Ok(self.resolve_file()?.expect("a file source").0),
+        }
+    }
+
+    /// Loads and narrows the questions. An empty result before the shard is an error
+    /// (the filters left nothing); a shard may be empty (an array with more tasks than
+    /// questions), and so may the id filter: the caller says what that means.
+    pub fn select(&self) -> Result<Selected> {
+        let (dataset, files, questions, origin) = match &self.source {
+            Source::Given {
+                dataset,
+                questions,
+                files,
+            } => (
+                *dataset,
+                files.clone(),
+                questions.clone(),
+                "the given questions".to_string(),
+            ),
+            _ => {
+                let (dataset, path) = self.resolve_file()?.expect("a file source");
+                let questions = data::load(dataset, &path)?;
+                let origin = path.display().to_string();
+                (dataset, vec![path], questions, origin)
+            }
+        };
+        let mut questions = self.narrow(questions);
+        if questions.is_empty() {
+            return Err(DataError::Invalid(format!(
+                "no questions selected from {origin} (check --hops/--limit)"
+            ))
+            .into());
+        }
+        if let Some(shard) = self.shard {
+            questions = questions
+                .into_iter()
+                .enumerate()
+                .filter(|(k, _)| shard.owns(*k))
+                .map(|(_, q)| q)
+                .collect();
+        }
+        if let Some(ids) = &self.ids {
+            questions.retain(|q| ids.contains(&q.id));
+        }
+        Ok(Selected {
+            dataset,
+            files,
+            questions,
+        })
+    }
+
+    /// Hops, then the sample (or the first `limit`).
+    fn narrow(&self, mut questions: Vec<Question>) -> Vec<Question> {
+        if let Some(h) = self.hops {
+            questions = data::filter_hops(questions, h);
+        }
+        if let Some(sample) = self.sample {
+            questions = sample.apply(questions);
+        }
+        if let Some(n) = self.limit {
+            questions.truncate(n);
+        }
+        questions
+    }
+
+    /// The `n` setup questions held out from this selection's sample: the next `n` of
+    /// the same seeded order, so they never meet the scored ones (EIR paper §4.1, the 20
+    /// prompt-development questions beside the 1,000). `None` without a sample.
+    pub fn held_out(&self, n: usize) -> Option<Selection> {
+        let sample = self.sample?;
+        Some(Selection {
+            sample: Some(Sample {
+                size: n,
+                seed: sample.seed,
+                offset: sample.offset + sample.size,
+            }),
+            limit: None,
+            ids: None,
+            ..self.clone()
+        })
+    }
+}
+
+/// The ids of an earlier run's EIR exact-match errors that missed annotated support:
+/// the known failures `eir-recover` is run on (EIR paper App. F.2, F.3). `run` is a run
+/// directory or its records file.
+pub fn known_failures(run: &Path) -> Result<BTreeSet<String>> {
+    let file = if run.is_dir() {
+        run.join(crate::eval::store::RECORDS)
+    } else {
+        run.to_path_buf()
+    };
+    let records = crate::eval::store::read_records(&file)?;
+    Ok(records
+        .into_iter()
+        .filter(|r| r.method == "eir" && r.em < 1.0)
+        .filter(|r| crate::eval::analysis::missing_gold(r).is_some_and(|m| m > 0))
+        .map(|r| r.id)
+        .collect())
+}
+
+impl Sample {
+    /// The sampled questions, in their original order.
+    pub fn apply(&self, questions: Vec<Question>) -> Vec<Question> {
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(self.seed);
+        let mut idx: Vec<usize> = (0..questions.len()).collect();
+        idx.shuffle(&mut rng);
+        idx.drain(..self.offset.min(idx.len()));
+        idx.truncate(self.size);
+        idx.sort_unstable();
+        let mut slots: Vec<Option<Question>> = questions.into_iter().map(Some).collect();
+        idx.into_iter()
+            .map(|i| slots[i].take().expect("sampled indices are distinct"))
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn questions(n: usize) -> Vec<Question> {
+        (0..n)
+            .map(|i| Question {
+                id: format!("q{i}"),
+                dataset: Dataset::Jsonl,
+                text: format!("question {i}"),
+                answers: vec!["a".into()],
+                paragraphs: vec![],
+                supporting_facts: vec![],
+                supporting_paragraphs: vec![],
+                hops: Some(2 + (i % 3) as u8),
+                kind: None,
+            })
+            .collect()
+    }
+
+    fn given(n: usize) -> Selection {
+        Selection::all(Source::Given {
+            dataset: Dataset::Jsonl,
+            questions: questions(n),
+            files: vec![],
+        })
+    }
+
+    fn ids(s: &Selection) -> Vec<String> {
+        s.select()
+            .unwrap()
+            .questions
+            .into_iter()
+            .map(|q| q.id)
+            .collect()
+    }
+
+    #[test]
+    fn the_held_out_setup_questions_never_meet_the_sample() {
+        let mut scored = given(60);
+        scored.sample = Some(Sample {
+            size: 40,
+            seed: 7,
+            offset: 0,
+        });
+        let setup = scored.held_out(20).unwrap();
+        let (a, b) = (ids(&scored), ids(&setup));
+        assert_eq!((a.len(), b.len()), (40, 20));
+        assert!(a.iter().all(|id| !b.contains(id)));
+        // Together they are the whole pool: one seeded order, split in two.
+        let all: BTreeSet<_> = a.iter().chain(&b).collect();
+        assert_eq!(all.len(), 60);
+        assert!(given(5).held_out(2).is_none());
+    }
+
+    #[test]
+    fn filters_apply_in_order_and_only_the_filters_may_not_empty_it() {
+        let mut s = given(12);
+        s.hops = Some(3);
+        s.limit = Some(2);
+        assert_eq!(ids(&s), ["q1", "q4"]);
+        s.shard = Some(Shard { index: 2, count: 2 });
+        assert_eq!(ids(&s), ["q4"]);
+        s.ids = Some(["q1".to_string()].into());
+        assert!(ids(&s).is_empty());
+        s.hops = Some(9);
+        let err = s.select().unwrap_err().to_string();
+        assert!(err.contains("no questions selected"), "{err}");
+    }
+}
