@@ -165,8 +165,10 @@ impl ChatModel for PyModel {
     }
 }
 
-/// The CLI's model options (`--cache`, `--max-cost`, `--rpm`, ...), as keyword arguments.
-#[derive(Debug, Clone, Default)]
+/// The CLI's model options (`--cache`, `--max-cost`, `--rpm`, ...): the wrapper's
+/// `model_options` dict, one key per field.
+#[derive(Debug, Clone, Default, FromPyObject)]
+#[pyo3(from_item_all)]
 pub struct ModelArgs {
     /// `None`: the CLI's default cache for a spec, none for a callable; `Some("")` or
     /// `no_cache`: none.

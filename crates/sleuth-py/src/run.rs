@@ -37,7 +37,7 @@ fn method_setup(
 /// Runs one method on one question; returns its record as JSON text (an error record
 /// too: the wrapper decides how to raise it).
 #[pyfunction]
-#[pyo3(signature = (method, question, model, *, settings, model_name=None, cache=None, no_cache=false, max_cost=None, timeout=120, attempts=6, prompts=None))]
+#[pyo3(signature = (method, question, model, *, settings, model_name=None, model_options, prompts=None))]
 #[allow(clippy::too_many_arguments)]
 pub fn ask(
     py: Python<'_>,
@@ -46,11 +46,7 @@ pub fn ask(
     model: &Bound<'_, PyAny>,
     settings: BTreeMap<String, String>,
     model_name: Option<String>,
-    cache: Option<String>,
-    no_cache: bool,
-    max_cost: Option<f64>,
-    timeout: u64,
-    attempts: u32,
+    model_options: ModelArgs,
     prompts: Option<PathBuf>,
 ) -> PyResult<String> {
     let method = method_setup(vec![method], settings, prompts, None, 6)
@@ -58,15 +54,7 @@ pub fn ask(
         .map_err(errors::to_py)?
         .built
         .remove(0);
-    let args = ModelArgs {
-        cache,
-        no_cache,
-        max_cost,
-        timeout,
-        attempts,
-        ..ModelArgs::default()
-    };
-    let opened = model::open(model, model_name, &args)?;
+    let opened = model::open(model, model_name, &model_options)?;
     let name = opened.setup.name().to_string();
     let outcome = crate::block_on(py, || {
         run_episode(&opened.stack, &name, &question.inner, &method, None)
@@ -137,7 +125,7 @@ fn run_job(
 /// returns the run's summary as JSON text. The questions come from `dataset` + `path`,
 /// or are `questions` (any Python iterable of `Question`, already selected).
 #[pyfunction]
-#[pyo3(signature = (methods, model, out, *, settings, dataset=None, path=None, questions=None, files=Vec::new(), hops=None, limit=None, sample=None, seed=0, sample_offset=0, concurrency=4, retry_errors=false, model_name=None, cache=None, no_cache=false, max_cost=None, timeout=120, attempts=6, rpm=None, tpm=None, prices=None, prompts=None, index=None, corpus_reads=6))]
+#[pyo3(signature = (methods, model, out, *, settings, dataset=None, path=None, questions=None, files=Vec::new(), hops=None, limit=None, sample=None, seed=0, sample_offset=0, concurrency=4, retry_errors=false, model_name=None, model_options, prompts=None, index=None, corpus_reads=6))]
 #[allow(clippy::too_many_arguments)]
 pub fn eval(
     py: Python<'_>,
@@ -157,14 +145,7 @@ pub fn eval(
     concurrency: usize,
     retry_errors: bool,
     model_name: Option<String>,
-    cache: Option<String>,
-    no_cache: bool,
-    max_cost: Option<f64>,
-    timeout: u64,
-    attempts: u32,
-    rpm: Option<f64>,
-    tpm: Option<f64>,
-    prices: Option<PathBuf>,
+    model_options: ModelArgs,
     prompts: Option<PathBuf>,
     index: Option<PathBuf>,
     corpus_reads: usize,
@@ -178,16 +159,7 @@ pub fn eval(
             ))
         }
     };
-    let args = ModelArgs {
-        cache,
-        no_cache,
-        max_cost,
-        timeout,
-        attempts,
-        rpm,
-        tpm,
-        prices,
-    };
+    let args = model_options;
     let job = Job {
         selection: question::selection(given, hops, limit, sample, seed, sample_offset)?,
         methods: method_setup(methods, settings, prompts, index, corpus_reads),
@@ -206,7 +178,7 @@ pub fn eval(
 /// description, the output root, and per job its dataset, hops, methods, settings,
 /// run directory, plan, and (when run) its summary.
 #[pyfunction]
-#[pyo3(signature = (file, model, *, out=None, dry_run=false, data_root=None, data=BTreeMap::new(), limit=None, shard=None, model_name=None, cache=None, no_cache=false, max_cost=None, timeout=120, attempts=6, rpm=None, tpm=None, prices=None))]
+#[pyo3(signature = (file, model, *, out=None, dry_run=false, data_root=None, data=BTreeMap::new(), limit=None, shard=None, model_name=None, model_options))]
 #[allow(clippy::too_many_arguments)]
 pub fn experiment(
     py: Python<'_>,
@@ -219,14 +191,7 @@ pub fn experiment(
     limit: Option<usize>,
     shard: Option<String>,
     model_name: Option<String>,
-    cache: Option<String>,
-    no_cache: bool,
-    max_cost: Option<f64>,
-    timeout: u64,
-    attempts: u32,
-    rpm: Option<f64>,
-    tpm: Option<f64>,
-    prices: Option<PathBuf>,
+    model_options: ModelArgs,
 ) -> PyResult<String> {
     let mut files = BTreeMap::new();
     for (name, path) in data {
@@ -244,16 +209,7 @@ pub fn experiment(
     if let Some(s) = shard {
         out_root = out_root.join(format!("shard-{}-of-{}", s.index, s.count));
     }
-    let args = ModelArgs {
-        cache,
-        no_cache,
-        max_cost,
-        timeout,
-        attempts,
-        rpm,
-        tpm,
-        prices,
-    };
+    let args = model_options;
     // The name records carry: the spec, or the callable's name.
     let spec = match model.extract::<String>() {
         Ok(spec) => spec,

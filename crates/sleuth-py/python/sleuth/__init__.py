@@ -87,6 +87,39 @@ def _cache(cache: Union[None, bool, PathLike]) -> tuple:
     return os.fspath(cache), False
 
 
+def _model_options(
+    cache: Union[None, bool, PathLike],
+    max_cost: Optional[float],
+    timeout: int,
+    attempts: int,
+    rpm: Optional[float] = None,
+    tpm: Optional[float] = None,
+    prices: Optional[PathLike] = None,
+) -> Dict[str, Any]:
+    """The model keywords every call shares, as the native layer reads them."""
+    cache_dir, no_cache = _cache(cache)
+    return {
+        "cache": cache_dir,
+        "no_cache": no_cache,
+        "max_cost": max_cost,
+        "timeout": timeout,
+        "attempts": attempts,
+        "rpm": rpm,
+        "tpm": tpm,
+        "prices": os.fspath(prices) if prices is not None else None,
+    }
+
+
+class _Fields(dict):
+    """A dict whose keys read as attributes too."""
+
+    def __getattr__(self, name: str) -> Any:
+        try:
+            return self[name]
+        except KeyError as e:
+            raise AttributeError(name) from e
+
+
 def _pandas():
     try:
         import pandas
@@ -279,18 +312,13 @@ def ask(
         question = Question(question, list(paragraphs))
     elif paragraphs is not None:
         raise DataError("ask: paragraphs= is only for a question given as a string")
-    cache_dir, no_cache = _cache(cache)
     text = _native.ask(
         method,
         question,
         model,
         settings=_settings(settings),
         model_name=model_name,
-        cache=cache_dir,
-        no_cache=no_cache,
-        max_cost=max_cost,
-        timeout=timeout,
-        attempts=attempts,
+        model_options=_model_options(cache, max_cost, timeout, attempts),
         prompts=os.fspath(prompts) if prompts is not None else None,
     )
     episode = Episode(json.loads(text))
@@ -301,17 +329,11 @@ def ask(
     return episode
 
 
-class EvalSummary(dict):
+class EvalSummary(_Fields):
     """What :func:`eval` did: ``planned``, ``skipped`` (already recorded),
     ``skipped_errors``, ``written``, ``errors``, ``first_error``, ``halted``,
     ``records`` (the records file), ``dir``, and the model totals ``calls``,
     ``retries``, ``cache_hits``, ``input_tokens``, ``output_tokens``, ``cost_usd``."""
-
-    def __getattr__(self, name: str) -> Any:
-        try:
-            return self[name]
-        except KeyError as e:
-            raise AttributeError(name) from e
 
     def __repr__(self) -> str:
         return (
@@ -386,7 +408,6 @@ def eval(  # noqa: A001 - the CLI's verb
         methods = methods.split(",")
     all_settings = dict(settings or {})
     all_settings.update(more_settings)
-    cache_dir, no_cache = _cache(cache)
     text = _native.eval(
         list(methods),
         model,
@@ -401,14 +422,7 @@ def eval(  # noqa: A001 - the CLI's verb
         concurrency=concurrency,
         retry_errors=retry_errors,
         model_name=model_name,
-        cache=cache_dir,
-        no_cache=no_cache,
-        max_cost=max_cost,
-        timeout=timeout,
-        attempts=attempts,
-        rpm=rpm,
-        tpm=tpm,
-        prices=os.fspath(prices) if prices is not None else None,
+        model_options=_model_options(cache, max_cost, timeout, attempts, rpm, tpm, prices),
         prompts=os.fspath(prompts) if prompts is not None else None,
         index=os.fspath(index) if index is not None else None,
         corpus_reads=corpus_reads,
@@ -445,19 +459,13 @@ def _check(s: EvalSummary) -> None:
         raise err
 
 
-class ExperimentResult(dict):
+class ExperimentResult(_Fields):
     """What :func:`experiment` planned or did: ``name``, ``description``, ``out`` (the
     output root) and ``jobs``, one dict per job with ``dataset``, ``hops``,
     ``methods``, ``settings``, ``out`` (its run directory), ``plan`` (questions and
     estimated ``calls``, tokens and ``usd`` per method and in ``total``; ``None`` for a
     model with no price check, such as a callable) and ``summary`` (an
     :class:`EvalSummary` once the job ran, else ``None``)."""
-
-    def __getattr__(self, name: str) -> Any:
-        try:
-            return self[name]
-        except KeyError as e:
-            raise AttributeError(name) from e
 
     def to_pandas(self):
         """One row per job: its dataset, hops, methods, settings, run directory,
@@ -517,7 +525,6 @@ def experiment(
     runs; when every question of a job failed, it raises once the jobs are done (what
     they wrote stays on disk).
     """
-    cache_dir, no_cache = _cache(cache)
     text = _native.experiment(
         os.fspath(recipe),
         model,
@@ -528,14 +535,7 @@ def experiment(
         limit=limit,
         shard=shard,
         model_name=model_name,
-        cache=cache_dir,
-        no_cache=no_cache,
-        max_cost=max_cost,
-        timeout=timeout,
-        attempts=attempts,
-        rpm=rpm,
-        tpm=tpm,
-        prices=os.fspath(prices) if prices is not None else None,
+        model_options=_model_options(cache, max_cost, timeout, attempts, rpm, tpm, prices),
     )
     result = ExperimentResult(json.loads(text))
     for job in result["jobs"]:
