@@ -26,11 +26,11 @@ pub struct QuestionArgs {
     /// Keep only questions with this many hops.
     #[arg(long, value_parser = clap::value_parser!(u8).range(1..))]
     pub hops: Option<u8>,
-    /// Keep the first N questions (after --hops).
+    /// Keep the first N questions (after --hops and --sample).
     #[arg(long, value_parser = crate::bounds::count(1..))]
     pub limit: Option<usize>,
     /// Keep a random sample of N questions (after --hops), chosen by --seed.
-    #[arg(long, conflicts_with = "limit", value_parser = crate::bounds::count(1..))]
+    #[arg(long, value_parser = crate::bounds::count(1..))]
     pub sample: Option<usize>,
     /// Seed for --sample.
     #[arg(long, default_value_t = 0)]

@@ -11,7 +11,9 @@ use sleuth::data::Dataset;
 use sleuth::eval::{run_episode, Outcome, Quiet};
 use sleuth::llm::ChatModel;
 use sleuth::methods::registry;
-use sleuth::study::{CorpusChoice, Experiment, Finished, Job, MethodSetup, Plan, Running, Shard};
+use sleuth::study::{
+    CorpusChoice, Experiment, Finished, Job, MethodSetup, Overrides, Plan, Running, Shard,
+};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
@@ -178,7 +180,7 @@ pub fn eval(
 /// description, the output root, and per job its dataset, hops, methods, settings,
 /// run directory, plan, and (when run) its summary.
 #[pyfunction]
-#[pyo3(signature = (file, model, *, out=None, dry_run=false, data_root=None, data=BTreeMap::new(), limit=None, shard=None, model_name=None, model_options))]
+#[pyo3(signature = (file, model, *, out=None, dry_run=false, data_root=None, data=BTreeMap::new(), limit=None, sample=None, seed=None, index=None, on_setup=false, shard=None, model_name=None, model_options))]
 #[allow(clippy::too_many_arguments)]
 pub fn experiment(
     py: Python<'_>,
@@ -189,6 +191,10 @@ pub fn experiment(
     data_root: Option<PathBuf>,
     data: BTreeMap<String, PathBuf>,
     limit: Option<usize>,
+    sample: Option<usize>,
+    seed: Option<u64>,
+    index: Option<PathBuf>,
+    on_setup: bool,
     shard: Option<String>,
     model_name: Option<String>,
     model_options: ModelArgs,
@@ -198,8 +204,14 @@ pub fn experiment(
         let dataset: Dataset = name.parse().map_err(errors::data)?;
         files.insert(dataset, path);
     }
-    let experiment =
-        Experiment::load(&file, data_root.as_deref(), &files).map_err(errors::to_py)?;
+    let overrides = Overrides {
+        data_root,
+        files,
+        index,
+        sample,
+        seed,
+    };
+    let experiment = Experiment::load(&file, &overrides).map_err(errors::to_py)?;
     let shard = shard
         .as_deref()
         .map(Shard::resolve)
@@ -229,7 +241,12 @@ pub fn experiment(
     let price = running.model.price_check().ok();
     let history = [out_root.clone()];
     let mut jobs = Vec::new();
-    for (spec, job) in experiment.jobs.iter().zip(experiment.jobs(&running)) {
+    let typed = if on_setup {
+        experiment.setup_jobs(&running)
+    } else {
+        experiment.jobs(&running)
+    };
+    for (spec, job) in experiment.jobs.iter().zip(typed) {
         let plan = match &price {
             Some(price) => {
                 let prepared = py.allow_threads(|| job.prepare()).map_err(errors::to_py)?;
@@ -243,9 +260,13 @@ pub fn experiment(
             let done = run_job(py, &job, model, model_name.clone(), &args)?;
             Some(finished_json(&done))
         };
+        let sample = job.selection.sample;
         jobs.push(serde_json::json!({
             "dataset": spec.dataset.name(),
             "hops": spec.hops,
+            "sample": sample.map(|s| s.size),
+            "seed": sample.map(|s| s.seed),
+            "setup": spec.setup,
             "methods": spec.methods,
             "settings": spec.settings,
             "out": job.out,

@@ -6,9 +6,10 @@
 use anyhow::{bail, Context};
 use sleuth::data::Dataset;
 use sleuth::report::table::{Cell, Table};
-use sleuth::study::{Experiment, Job, RecipeJob, Running};
+use sleuth::study::{Experiment, Job, Overrides, Running};
+use sleuth::terminal::terminal_safe;
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -49,6 +50,19 @@ pub struct Args {
         value_name = "DIR|URL"
     )]
     pub cache: Option<String>,
+    /// Draw every split's seeded sample of N questions instead of the recipe's.
+    #[arg(long, value_parser = crate::bounds::count(1..))]
+    pub sample: Option<usize>,
+    /// The seed of every split's sample instead of the recipe's.
+    #[arg(long)]
+    pub seed: Option<u64>,
+    /// The BM25 index (`sleuth index build`) of every `env = "corpus"` group.
+    #[arg(long, value_name = "DIR")]
+    pub index: Option<PathBuf>,
+    /// Run the jobs on the setup questions the recipe holds out (`setup = N`: prompt
+    /// development, never scored), into OUT/setup.
+    #[arg(long)]
+    pub on_setup: bool,
     /// Do not read or write the response cache in any job.
     #[arg(long, env = "SLEUTH_NO_CACHE")]
     pub no_cache: bool,
@@ -56,37 +70,51 @@ pub struct Args {
 
 /// The equivalent `sleuth eval` command line of a job, for people to read and to run
 /// jobs by hand (the jobs themselves run as typed jobs, never through this text).
-fn eval_args(job: &RecipeJob, model: &str, out_root: &Path) -> Vec<String> {
-    let mut a = vec![
-        "eval".to_string(),
-        "--dataset".into(),
-        job.dataset.name().to_string(),
-        "--data".into(),
-        job.data.display().to_string(),
-        "--methods".into(),
-        job.methods.join(","),
-        "--model".into(),
-        model.to_string(),
-    ];
-    if let Some(h) = job.hops {
-        a.extend(["--hops".into(), h.to_string()]);
-    }
-    if let Some(l) = job.limit {
-        a.extend(["--limit".into(), l.to_string()]);
-    }
-    if let Some(s) = job.sample {
-        a.extend(["--sample".into(), s.to_string()]);
-    }
-    if let Some(s) = job.seed {
-        a.extend(["--seed".into(), s.to_string()]);
-    }
-    for (k, v) in &job.settings {
-        a.extend(["--set".into(), format!("{k}={v}")]);
+fn eval_command(job: &Job) -> Vec<String> {
+    let mut a = vec!["eval".to_string()];
+    let selection = &job.selection;
+    if let sleuth::study::Source::File { dataset, path } = &selection.source {
+        if let Some(d) = dataset {
+            a.extend(["--dataset".into(), d.name().to_string()]);
+        }
+        a.extend(["--data".into(), path.display().to_string()]);
     }
     a.extend([
-        "--out".into(),
-        out_root.join(&job.out_subdir).display().to_string(),
+        "--methods".into(),
+        job.methods.names.join(","),
+        "--model".into(),
+        job.model.spec.clone(),
     ]);
+    if let Some(h) = selection.hops {
+        a.extend(["--hops".into(), h.to_string()]);
+    }
+    if let Some(s) = selection.sample {
+        a.extend(["--sample".into(), s.size.to_string()]);
+        a.extend(["--seed".into(), s.seed.to_string()]);
+        if s.offset > 0 {
+            a.extend(["--sample-offset".into(), s.offset.to_string()]);
+        }
+    }
+    if let Some(l) = selection.limit {
+        a.extend(["--limit".into(), l.to_string()]);
+    }
+    if let Some(s) = selection.shard {
+        a.extend(["--shard".into(), s.to_string()]);
+    }
+    for (k, v) in &job.methods.settings {
+        a.extend(["--set".into(), format!("{k}={v}")]);
+    }
+    if let Some(c) = &job.methods.corpus {
+        a.extend(["--env".into(), "corpus".into()]);
+        a.extend(["--index".into(), c.index.display().to_string()]);
+        a.extend(["--corpus-reads".into(), c.reads.to_string()]);
+    }
+    match &job.model.cache {
+        sleuth::study::CacheChoice::Off => a.push("--no-cache".into()),
+        sleuth::study::CacheChoice::At(c) => a.extend(["--cache".into(), c.clone()]),
+        sleuth::study::CacheChoice::Default => {}
+    }
+    a.extend(["--out".into(), job.out.display().to_string()]);
     a
 }
 
@@ -108,8 +136,14 @@ fn data_files(pairs: &[String]) -> anyhow::Result<BTreeMap<Dataset, PathBuf>> {
 }
 
 pub fn run(args: Args) -> anyhow::Result<()> {
-    let files = data_files(&args.data)?;
-    let experiment = Experiment::load(&args.file, args.data_root.as_deref(), &files)?;
+    let overrides = Overrides {
+        data_root: args.data_root.clone(),
+        files: data_files(&args.data)?,
+        index: args.index.clone(),
+        sample: args.sample,
+        seed: args.seed,
+    };
+    let experiment = Experiment::load(&args.file, &overrides)?;
     let shard = args
         .shard
         .as_deref()
@@ -147,29 +181,31 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         shard,
         limit: args.limit,
     };
-    let mut extra = Vec::new();
-    if let Some(s) = shard {
-        extra.extend(["--shard".to_string(), s.to_string()]);
-    }
-    if args.no_cache {
-        extra.push("--no-cache".to_string());
-    } else if let Some(c) = &args.cache {
-        extra.extend(["--cache".to_string(), c.clone()]);
-    }
-    let jobs = experiment.jobs(&running);
+    let jobs = if args.on_setup {
+        let jobs = experiment.setup_jobs(&running);
+        if jobs.is_empty() {
+            bail!(
+                "{} holds no setup questions out (`setup = N` with `sample`)",
+                args.file.display()
+            );
+        }
+        jobs
+    } else {
+        experiment.jobs(&running)
+    };
     if args.dry_run {
-        return print_plan(&experiment, &jobs, &running, &extra);
+        return print_plan(&experiment, &jobs, &running);
     }
-    for (i, (spec, job)) in experiment.jobs.iter().zip(&jobs).enumerate() {
+    for (i, job) in jobs.iter().enumerate() {
         eprintln!(
             "[{}/{}] {} -> {}",
             i + 1,
             jobs.len(),
-            spec.methods.join(","),
+            job.methods.names.join(","),
             job.out.display()
         );
-        eprintln!("sleuth {}", shown(&command(spec, &running, &extra)));
-        run_job(job).with_context(|| format!("job {} ({})", i + 1, spec.out_subdir.display()))?;
+        eprintln!("sleuth {}", shown(&eval_command(job)));
+        run_job(job).with_context(|| format!("job {} ({})", i + 1, job.out.display()))?;
     }
     match (shard, out_root.parent()) {
         (Some(s), Some(all)) => eprintln!(
@@ -179,20 +215,6 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         _ => eprintln!("done: sleuth report {}", out_root.display()),
     }
     Ok(())
-}
-
-/// The job's equivalent command line with what every job shares.
-fn command(spec: &RecipeJob, running: &Running, extra: &[String]) -> Vec<String> {
-    let mut argv = eval_args(spec, &running.model.spec, &running.out_root);
-    if let Some(l) = running.limit {
-        if let Some(k) = argv.iter().position(|a| a == "--limit") {
-            argv[k + 1] = l.to_string();
-        } else {
-            argv.extend(["--limit".into(), l.to_string()]);
-        }
-    }
-    argv.extend(extra.iter().cloned());
-    argv
 }
 
 /// Runs one job with `sleuth eval`'s printing.
@@ -209,14 +231,47 @@ fn shown(argv: &[String]) -> String {
     parts.join(" ")
 }
 
+/// The questions protocol of the jobs: each split's seeded sample and the setup
+/// questions it holds out (their ids, so prompt work can stay off them).
+fn print_protocol(experiment: &Experiment, jobs: &[Job]) -> anyhow::Result<()> {
+    let mut seen = Vec::new();
+    for (spec, job) in experiment.jobs.iter().zip(jobs) {
+        let split = (spec.dataset, spec.hops, spec.data.clone());
+        if seen.contains(&split) {
+            continue;
+        }
+        seen.push(split);
+        let name = spec.hops.map_or(spec.dataset.name().to_string(), |h| {
+            format!("{}-{h}hop", spec.dataset)
+        });
+        let Some(sample) = job.selection.sample else {
+            println!(
+                "{name}: every question of {} (no sample)",
+                spec.data.display()
+            );
+            continue;
+        };
+        println!(
+            "{name}: seeded sample of {} (seed {}) from {}",
+            sample.size,
+            sample.seed,
+            spec.data.display()
+        );
+        if let Some(held) = job.selection.held_out() {
+            let ids: Vec<String> = held.select()?.questions.into_iter().map(|q| q.id).collect();
+            println!(
+                "  {} setup questions held out, never scored: {}",
+                ids.len(),
+                terminal_safe(&ids.join(", "))
+            );
+        }
+    }
+    Ok(())
+}
+
 /// `--dry-run`: every job with its questions, episodes and estimated spend, then the
 /// totals and the equivalent commands.
-fn print_plan(
-    experiment: &Experiment,
-    jobs: &[Job],
-    running: &Running,
-    extra: &[String],
-) -> anyhow::Result<()> {
+fn print_plan(experiment: &Experiment, jobs: &[Job], running: &Running) -> anyhow::Result<()> {
     let title = format!("experiment {}: {}", experiment.name, experiment.description);
     let mut cols = vec![
         "#",
@@ -273,9 +328,11 @@ fn print_plan(
         "{}",
         crate::cost::footer(&total, &running.model.spec, &usages)
     );
+    println!("\nquestions:");
+    print_protocol(experiment, jobs)?;
     println!("\nequivalent commands:");
-    for spec in &experiment.jobs {
-        println!("sleuth {}", shown(&command(spec, running, extra)));
+    for job in jobs {
+        println!("sleuth {}", shown(&eval_command(job)));
     }
     Ok(())
 }

@@ -758,3 +758,106 @@ fn every_eir_recipe_runs_briefly_and_reports_its_tables() {
         }
     }
 }
+
+/// EIR App. B.1 / Table 4 through the binary: a recipe's seeded sample holds its setup
+/// questions out of the same order; the dry run lists them, `--on-setup` runs exactly
+/// them, the scored jobs never meet them, and every method of a split answers the same
+/// ids, with sample, seed and offset in run.json.
+#[test]
+#[cfg_attr(not(shared_data), ignore = "needs ../shared/data")]
+fn recipes_hold_setup_questions_out_of_one_seeded_sample() {
+    let dir = tempfile::tempdir().unwrap();
+    let recipe = dir.path().join("protocol.toml");
+    std::fs::write(
+        &recipe,
+        "name = \"protocol\"\nsample = 6\nseed = 3\nsetup = 4\nmethods = [\"react\", \"sleuth\"]\n\
+         [settings]\nturns = 1\n[[datasets]]\nname = \"musique\"\nhops = [2]\n",
+    )
+    .unwrap();
+    let data = format!("musique={}", musique().display());
+    let model = replies(dir.path(), "r.json", &["Action: finish[x]".to_string()]);
+    let out = dir.path().join("out");
+    let base = [
+        "experiment",
+        recipe.to_str().unwrap(),
+        "--model",
+        &model,
+        "--data",
+        &data,
+        "--out",
+        out.to_str().unwrap(),
+    ];
+    let plan = ok(&[&base[..], &["--dry-run"]].concat());
+    let line = plan
+        .lines()
+        .find(|l| l.contains("setup questions held out"))
+        .unwrap_or_else(|| panic!("{plan}"));
+    let setup_ids: Vec<String> = line
+        .split(": ")
+        .last()
+        .unwrap()
+        .split(", ")
+        .map(str::to_string)
+        .collect();
+    assert_eq!(setup_ids.len(), 4, "{line}");
+    assert!(
+        plan.contains("musique-2hop: seeded sample of 6 (seed 3)"),
+        "{plan}"
+    );
+    assert!(
+        plan.contains("--sample 6 --seed 3 --sample-offset 4"),
+        "{plan}"
+    );
+    ok(&base);
+    ok(&[&base[..], &["--on-setup"]].concat());
+    let ids = |path: &Path, method: &str| -> Vec<String> {
+        let mut ids: Vec<String> = read_records(path)
+            .iter()
+            .filter(|r| r["method"] == method)
+            .map(|r| r["id"].as_str().unwrap().to_string())
+            .collect();
+        ids.sort();
+        ids
+    };
+    let scored = out.join("musique-2hop/react+sleuth");
+    let setup = out.join("setup/musique-2hop/react+sleuth");
+    let (react, sleuth) = (ids(&scored, "react"), ids(&scored, "sleuth"));
+    assert_eq!(react.len(), 6);
+    assert_eq!(react, sleuth, "both methods answer the same ids");
+    let mut expected_setup = setup_ids.clone();
+    expected_setup.sort();
+    assert_eq!(ids(&setup, "react"), expected_setup);
+    assert!(react.iter().all(|id| !setup_ids.contains(id)));
+    let run: Value =
+        serde_json::from_str(&std::fs::read_to_string(scored.join("run.json")).unwrap()).unwrap();
+    assert_eq!(
+        (&run["sample"], &run["seed"], &run["sample_offset"]),
+        (&json!(6), &json!(3), &json!(4))
+    );
+    // The same numbers by hand select the same questions.
+    let by_hand = dir.path().join("by-hand");
+    ok(&[
+        "eval",
+        "--dataset",
+        "musique",
+        "--data",
+        musique().to_str().unwrap(),
+        "--hops",
+        "2",
+        "--sample",
+        "6",
+        "--seed",
+        "3",
+        "--sample-offset",
+        "4",
+        "--methods",
+        "react",
+        "--set",
+        "turns=1",
+        "--model",
+        &model,
+        "--out",
+        by_hand.to_str().unwrap(),
+    ]);
+    assert_eq!(ids(&by_hand, "react"), react);
+}

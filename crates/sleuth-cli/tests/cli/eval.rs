@@ -211,10 +211,14 @@ fn bad_input_gets_one_line_errors() {
     }
 }
 
+/// Every recipe of `experiments/` validates and plans (a dry run), with the corpus
+/// recipes given an index, and the EIR recipes list their held-out setup questions.
 #[test]
 #[cfg_attr(not(shared_data), ignore = "needs ../shared/data")]
 fn every_experiment_recipe_validates_and_plans() {
     let data = crate::util::recipe_data();
+    let tmp = tempfile::tempdir().unwrap();
+    let index = crate::util::musique_index(tmp.path());
     let dir = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../experiments");
     let mut n = 0;
     for entry in std::fs::read_dir(&dir).unwrap() {
@@ -231,13 +235,33 @@ fn every_experiment_recipe_validates_and_plans() {
                 &data[3],
                 "--data",
                 &data[5],
+                "--index",
+                index.to_str().unwrap(),
                 "--dry-run",
             ]);
-            assert!(out.contains("episodes"), "{}: {out}", path.display());
+            let shown = path.display();
+            assert!(out.contains("episodes"), "{shown}: {out}");
+            assert!(
+                out.contains(" jobs, ") && out.contains("sleuth eval --dataset"),
+                "{shown}: {out}"
+            );
+            if path
+                .file_name()
+                .unwrap()
+                .to_str()
+                .unwrap()
+                .starts_with("eir-")
+            {
+                assert!(
+                    out.contains("seeded sample of 1000 (seed 0)")
+                        && out.contains("20 setup questions held out, never scored: "),
+                    "{shown}: {out}"
+                );
+            }
             n += 1;
         }
     }
-    assert!(n >= 9, "recipes found: {n}");
+    assert!(n >= 10, "recipes found: {n}");
 }
 
 /// `sleuth ARGS` started in the background, with the environment `util::sleuth` uses.

@@ -462,7 +462,7 @@ def _check(s: EvalSummary) -> None:
 class ExperimentResult(_Fields):
     """What :func:`experiment` planned or did: ``name``, ``description``, ``out`` (the
     output root) and ``jobs``, one dict per job with ``dataset``, ``hops``,
-    ``methods``, ``settings``, ``out`` (its run directory), ``plan`` (questions and
+    ``sample``, ``seed``, ``setup`` (held-out count), ``methods``, ``settings``, ``out`` (its run directory), ``plan`` (questions and
     estimated ``calls``, tokens and ``usd`` per method and in ``total``; ``None`` for a
     model with no price check, such as a callable) and ``summary`` (an
     :class:`EvalSummary` once the job ran, else ``None``)."""
@@ -506,6 +506,10 @@ def experiment(
     data_root: Optional[PathLike] = None,
     data: Optional[Dict[str, PathLike]] = None,
     limit: Optional[int] = None,
+    sample: Optional[int] = None,
+    seed: Optional[int] = None,
+    index: Optional[PathLike] = None,
+    on_setup: bool = False,
     shard: Optional[str] = None,
     model_name: Optional[str] = None,
     cache: Union[None, bool, PathLike] = None,
@@ -521,7 +525,10 @@ def experiment(
     ``runs/NAME``), so :func:`report` on ``out`` finds them all. ``dry_run=True`` runs
     nothing and returns each job's plan (questions, estimated calls, tokens, dollars).
     ``data`` maps a dataset to your own file (``{"musique": "subset.jsonl"}``),
-    ``limit`` caps every split (a smoke run). Every job is checked before the first
+    ``limit`` caps every split (a smoke run), ``sample``/``seed`` replace the recipe's,
+    ``index`` is the BM25 index of its corpus groups, and ``on_setup=True`` runs the
+    jobs on the setup questions the recipe holds out (``setup = N``) into ``out/setup``.
+    Every job is checked before the first
     runs; when every question of a job failed, it raises once the jobs are done (what
     they wrote stays on disk).
     """
@@ -533,6 +540,10 @@ def experiment(
         data_root=os.fspath(data_root) if data_root is not None else None,
         data={k: os.fspath(v) for k, v in (data or {}).items()},
         limit=limit,
+        sample=sample,
+        seed=seed,
+        index=os.fspath(index) if index is not None else None,
+        on_setup=on_setup,
         shard=shard,
         model_name=model_name,
         model_options=_model_options(cache, max_cost, timeout, attempts, rpm, tpm, prices),

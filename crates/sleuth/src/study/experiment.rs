@@ -12,7 +12,10 @@
 //! name = "nudge-sweep"
 //! description = "..."
 //! limit = 100                       # optional: first N questions of each split
-//! # sample = 200 and seed = 1       # optional: a seeded random sample instead
+//! # sample = 1000 and seed = 1      # optional: a seeded random sample instead
+//! # setup = 20                      # optional: hold out the first 20 of the seeded
+//! #                                 # order as setup questions, never scored
+//! #                                 # (EIR App. B.1); the sample is drawn after them
 //! methods = ["react", "sleuth"]     # methods of groups that name none
 //! [settings]                        # options of every job (eval's --set key=value)
 //! turns = 20
@@ -27,12 +30,18 @@
 //! datasets = ["musique"]            # optional filter
 //! settings = { tau = 2 }            # optional, over the recipe's settings
 //! grid = { nudge = [0.3, 0.5, 0.7, 1.0, "none"] }   # cartesian product
+//! # env = "corpus"                  # optional: the open-corpus setting (EIR App. H),
+//! # index = "indexes/hotpot"        # with a `sleuth index build` directory, relative
+//! # corpus_reads = 6                # to the data root, and its read attempts
 //! ```
+//!
+//! Every job of one split selects the same questions (same file, hops, sample, seed
+//! and setup), so the methods of a table are compared on the same ids.
 //!
 //! Option keys are passed through to eval unchanged and checked against the methods of
 //! each job before anything runs (`sleuth methods NAME` lists what a method reads).
 
-use super::methods::MethodSetup;
+use super::methods::{CorpusChoice, MethodSetup};
 use super::model::ModelSetup;
 use super::selection::{Sample, Selection, Source};
 use super::{Job, Shard};
@@ -75,6 +84,8 @@ struct Recipe {
     limit: Option<usize>,
     sample: Option<usize>,
     seed: Option<u64>,
+    /// Setup questions held out of each split's seeded order.
+    setup: Option<usize>,
     #[serde(default)]
     methods: Vec<String>,
     #[serde(default)]
@@ -106,6 +117,11 @@ struct Group {
     settings: BTreeMap<String, Scalar>,
     #[serde(default)]
     grid: BTreeMap<String, Vec<Scalar>>,
+    /// `pool` (default) or `corpus`.
+    env: Option<String>,
+    /// The BM25 index of `env = "corpus"`, relative to the data root.
+    index: Option<PathBuf>,
+    corpus_reads: Option<usize>,
 }
 
 /// One job of an experiment, as the recipe gave it.
@@ -121,8 +137,26 @@ pub struct RecipeJob {
     pub limit: Option<usize>,
     pub sample: Option<usize>,
     pub seed: Option<u64>,
+    /// Setup questions held out of the seeded order before the sample (0: none).
+    pub setup: usize,
+    /// The open-corpus setting; `None`: each question's own pool.
+    pub corpus: Option<CorpusChoice>,
     /// The job's run directory, relative to the experiment's output root.
     pub out_subdir: PathBuf,
+}
+
+/// What a command line changes in a recipe before it expands.
+#[derive(Debug, Clone, Default)]
+pub struct Overrides {
+    /// Where data paths start (default: the data directory `sleuth data fetch` fills).
+    pub data_root: Option<PathBuf>,
+    /// A dataset's file in place of the recipe's.
+    pub files: BTreeMap<Dataset, PathBuf>,
+    /// The index of every corpus group.
+    pub index: Option<PathBuf>,
+    /// The sample size and seed of every split.
+    pub sample: Option<usize>,
+    pub seed: Option<u64>,
 }
 
 /// A parsed recipe: its name, what it is for, and its jobs.
@@ -144,36 +178,41 @@ pub struct Running {
 }
 
 impl Experiment {
-    /// Parses a recipe file. Data paths start at `data_root`, else the data directory
-    /// `sleuth data fetch` fills (never the recipe's own folder, so a recipe runs the
-    /// same from anywhere); a dataset without `data` reads its fetched file, and
-    /// `files` (dataset -> file) replaces a dataset's file outright.
-    pub fn load(
-        file: &Path,
-        data_root: Option<&Path>,
-        files: &BTreeMap<Dataset, PathBuf>,
-    ) -> Result<Experiment> {
+    /// Parses a recipe file. Data paths start at the overrides' `data_root`, else the
+    /// data directory `sleuth data fetch` fills (never the recipe's own folder, so a
+    /// recipe runs the same from anywhere); a dataset without `data` reads its fetched
+    /// file, and `files` (dataset -> file) replaces a dataset's file outright.
+    pub fn load(file: &Path, overrides: &Overrides) -> Result<Experiment> {
         let text = std::fs::read_to_string(file).map_err(|e| Error::io(file, e))?;
-        Experiment::parse(&text, file, data_root, files)
+        Experiment::parse(&text, file, overrides)
     }
 
     /// [`Experiment::load`] on a recipe's text; `file` names it in messages.
-    pub fn parse(
-        text: &str,
-        file: &Path,
-        data_root: Option<&Path>,
-        files: &BTreeMap<Dataset, PathBuf>,
-    ) -> Result<Experiment> {
+    pub fn parse(text: &str, file: &Path, overrides: &Overrides) -> Result<Experiment> {
         let shown = file.display();
-        let recipe: Recipe =
+        let mut recipe: Recipe =
             toml::from_str(text).map_err(|e| Error::Invalid(format!("{shown}: {e}")))?;
+        if overrides.sample.is_some() {
+            recipe.sample = overrides.sample;
+        }
+        if overrides.seed.is_some() {
+            recipe.seed = overrides.seed;
+        }
         if recipe.data_root.is_some() {
             return Err(Error::Invalid(format!(
                 "{shown}: `data_root` is no longer read: data paths start at the data directory (`sleuth data fetch`), or pass --data-root DIR"
             )));
         }
-        let root = data_root.map_or_else(crate::data::fetch::data_dir, Path::to_path_buf);
-        let jobs = expand(&recipe, &root, files)
+        if recipe.setup.is_some_and(|n| n > 0) && recipe.sample.is_none() {
+            return Err(Error::Invalid(format!(
+                "{shown}: `setup` holds questions out of a seeded sample: set `sample` (and `seed`) too"
+            )));
+        }
+        let root = overrides
+            .data_root
+            .clone()
+            .unwrap_or_else(crate::data::fetch::data_dir);
+        let jobs = expand(&recipe, &root, overrides)
             .map_err(|e| Error::Invalid(format!("in {shown}: {e}")))?;
         let experiment = Experiment {
             name: recipe.name,
@@ -192,6 +231,21 @@ impl Experiment {
     pub fn jobs(&self, running: &Running) -> Vec<Job> {
         self.jobs.iter().map(|j| j.job(running)).collect()
     }
+
+    /// Every job run on its split's held-out setup questions instead (prompt
+    /// development), writing below `running.out_root/setup`; empty when the recipe
+    /// holds none out.
+    pub fn setup_jobs(&self, running: &Running) -> Vec<Job> {
+        self.jobs
+            .iter()
+            .filter_map(|j| {
+                let mut job = j.job(running);
+                job.selection = job.selection.held_out()?;
+                job.out = running.out_root.join("setup").join(&j.out_subdir);
+                Some(job)
+            })
+            .collect()
+    }
 }
 
 impl RecipeJob {
@@ -200,7 +254,8 @@ impl RecipeJob {
         MethodSetup {
             names: self.methods.clone(),
             settings: self.settings.clone(),
-            ..MethodSetup::default()
+            prompts: None,
+            corpus: self.corpus.clone(),
         }
     }
 
@@ -213,14 +268,19 @@ impl RecipeJob {
             },
             hops: self.hops,
             limit: limit.or(self.limit),
-            sample: self.sample.map(|size| Sample {
-                size,
-                seed: self.seed.unwrap_or(0),
-                offset: 0,
-            }),
+            sample: self.sample_rule(),
             shard,
             ids: None,
         }
+    }
+
+    /// The seeded sample: `sample` questions after the `setup` held out.
+    fn sample_rule(&self) -> Option<Sample> {
+        self.sample.map(|size| Sample {
+            size,
+            seed: self.seed.unwrap_or(0),
+            offset: self.setup,
+        })
     }
 
     /// The typed job writing `running.out_root/out_subdir`.
@@ -252,11 +312,41 @@ fn data_file(
     }
 }
 
-fn expand(
-    recipe: &Recipe,
-    root: &Path,
-    files: &BTreeMap<Dataset, PathBuf>,
-) -> Result<Vec<RecipeJob>> {
+/// A group's open-corpus setting, its index relative to the data root (the command
+/// line's index wins).
+fn corpus_of(g: &Group, root: &Path, overrides: &Overrides) -> Result<Option<CorpusChoice>> {
+    match g.env.as_deref().unwrap_or("pool") {
+        "pool" => {
+            if g.index.is_some() || g.corpus_reads.is_some() {
+                return Err(Error::Invalid(
+                    "`index` and `corpus_reads` need env = \"corpus\"".into(),
+                ));
+            }
+            Ok(None)
+        }
+        "corpus" => {
+            let index = match (&overrides.index, &g.index) {
+                (Some(dir), _) => dir.clone(),
+                (None, Some(rel)) => lexical_normalize(&root.join(rel)),
+                (None, None) => {
+                    return Err(Error::Invalid(
+                        "env = \"corpus\" needs `index` (a `sleuth index build` directory, relative to the data root) or --index DIR".into(),
+                    ))
+                }
+            };
+            Ok(Some(CorpusChoice {
+                index,
+                reads: g.corpus_reads.unwrap_or(6),
+            }))
+        }
+        other => Err(Error::Invalid(format!(
+            "env = \"{other}\": expected pool or corpus"
+        ))),
+    }
+}
+
+fn expand(recipe: &Recipe, root: &Path, overrides: &Overrides) -> Result<Vec<RecipeJob>> {
+    let files = &overrides.files;
     let default_group = [Group::default()];
     let groups: &[Group] = if recipe.groups.is_empty() {
         &default_group
@@ -285,6 +375,8 @@ fn expand(
             }
         }
         let points = grid_points(&g.grid);
+        let corpus = corpus_of(g, root, overrides)
+            .map_err(|e| Error::Invalid(format!("group {}: {e}", gi + 1)))?;
         for ds in recipe
             .datasets
             .iter()
@@ -323,6 +415,8 @@ fn expand(
                         limit: recipe.limit,
                         sample: recipe.sample,
                         seed: recipe.seed,
+                        setup: recipe.setup.unwrap_or(0),
+                        corpus: corpus.clone(),
                         out_subdir: sub,
                     });
                 }
@@ -413,8 +507,11 @@ methods = ["sleuth"]
 grid = { nudge = [0.5, "none"] }
 "#;
         let root = Path::new("/data");
-        let e =
-            Experiment::parse(recipe, Path::new("r.toml"), Some(root), &BTreeMap::new()).unwrap();
+        let overrides = Overrides {
+            data_root: Some(root.to_path_buf()),
+            ..Overrides::default()
+        };
+        let e = Experiment::parse(recipe, Path::new("r.toml"), &overrides).unwrap();
         assert_eq!(e.jobs.len(), 4);
         let j = &e.jobs[1];
         assert_eq!(j.dataset, Dataset::Musique);
@@ -436,9 +533,40 @@ grid = { nudge = [0.5, "none"] }
         let bad = recipe
             .replace("turns = 5", "tau = 2\nturns = 5")
             .replace("\"sleuth\"]", "\"react\"]");
-        let err = Experiment::parse(&bad, Path::new("r.toml"), Some(root), &BTreeMap::new())
+        let err = Experiment::parse(&bad, Path::new("r.toml"), &overrides)
             .unwrap_err()
             .to_string();
         assert!(err.contains("r.toml: job musique-2hop/react"), "{err}");
+    }
+
+    #[test]
+    fn setup_needs_a_sample_and_a_corpus_group_needs_an_index() {
+        let base = "name = \"t\"\nmethods = [\"eir\"]\n[[datasets]]\nname = \"hotpotqa\"\ndata = \"h.jsonl\"\n";
+        let overrides = Overrides {
+            data_root: Some(PathBuf::from("/data")),
+            ..Overrides::default()
+        };
+        let parse = |text: &str, o: &Overrides| Experiment::parse(text, Path::new("r.toml"), o);
+        let err = parse(&format!("setup = 20\n{base}"), &overrides).unwrap_err();
+        assert!(err.to_string().contains("set `sample`"), "{err}");
+        let e = parse(
+            &format!("sample = 5\nseed = 2\nsetup = 3\n{base}"),
+            &overrides,
+        )
+        .unwrap();
+        let sample = e.jobs[0].selection(None, None).sample.unwrap();
+        assert_eq!((sample.size, sample.seed, sample.offset), (5, 2, 3));
+        let corpus = format!("{base}[[groups]]\nenv = \"corpus\"\n");
+        let err = parse(&corpus, &overrides).unwrap_err();
+        assert!(err.to_string().contains("needs `index`"), "{err}");
+        let with_index = Overrides {
+            index: Some(PathBuf::from("/idx")),
+            ..overrides.clone()
+        };
+        let e = parse(&corpus, &with_index).unwrap();
+        assert_eq!(e.jobs[0].corpus.as_ref().unwrap().index, Path::new("/idx"));
+        // A method without an open-corpus setting is refused before anything runs.
+        let err = parse(&corpus.replace("[\"eir\"]", "[\"full-pool\"]"), &with_index).unwrap_err();
+        assert!(err.to_string().contains("no open-corpus setting"), "{err}");
     }
 }

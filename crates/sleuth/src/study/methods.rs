@@ -103,7 +103,17 @@ impl MethodSetup {
     /// a recipe's jobs are checked with before anything runs.
     pub fn check(&self) -> Result<()> {
         let config = MethodConfig::new(self.settings.clone(), Arc::new(OfficialExactMatch));
-        self.build_with(&config).map(|_| ())
+        let built = self.build_with(&config)?;
+        if self.corpus.is_some() {
+            if let Some(m) = built.iter().find(|m| !m.spec().corpus) {
+                return Err(Error::Method(format!(
+                    "{} has no open-corpus setting ({})",
+                    m.name(),
+                    m.spec().summary
+                )));
+            }
+        }
+        Ok(())
     }
 
     fn build_with(&self, config: &MethodConfig) -> Result<Vec<Arc<RegisteredMethod>>> {

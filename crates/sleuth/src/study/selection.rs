@@ -8,7 +8,7 @@
 //! the filtered questions; skipping its first `offset` is what makes a scored sample
 //! and a set of setup questions disjoint (EIR paper §4.1 and Table 4: 1,000 scored
 //! questions, 20 more for prompt development, drawn from one order):
-//! [`Selection::held_out`] builds the second from the first.
+//! [`Selection::held_out`] gives the setup questions a sample skips.
 
 use super::Shard;
 use crate::data::{self, DataError, Dataset, Question};
@@ -180,16 +180,17 @@ impl Selection {
         questions
     }
 
-    /// The `n` setup questions held out from this selection's sample: the next `n` of
-    /// the same seeded order, so they never meet the scored ones (EIR paper §4.1, the 20
-    /// prompt-development questions beside the 1,000). `None` without a sample.
-    pub fn held_out(&self, n: usize) -> Option<Selection> {
-        let sample = self.sample?;
+    /// The setup questions this selection's sample holds out: the `offset` questions
+    /// its seeded order skips, so they never meet the scored ones (EIR paper App. B.1:
+    /// twenty setup questions per benchmark, excluded from scoring, beside the 1,000).
+    /// `None` without a sample or when it skips nothing.
+    pub fn held_out(&self) -> Option<Selection> {
+        let sample = self.sample.filter(|s| s.offset > 0)?;
         Some(Selection {
             sample: Some(Sample {
-                size: n,
+                size: sample.offset,
                 seed: sample.seed,
-                offset: sample.offset + sample.size,
+                offset: 0,
             }),
             limit: None,
             ids: None,
@@ -275,16 +276,16 @@ mod tests {
         scored.sample = Some(Sample {
             size: 40,
             seed: 7,
-            offset: 0,
+            offset: 20,
         });
-        let setup = scored.held_out(20).unwrap();
+        let setup = scored.held_out().unwrap();
         let (a, b) = (ids(&scored), ids(&setup));
         assert_eq!((a.len(), b.len()), (40, 20));
         assert!(a.iter().all(|id| !b.contains(id)));
         // Together they are the whole pool: one seeded order, split in two.
         let all: BTreeSet<_> = a.iter().chain(&b).collect();
         assert_eq!(all.len(), 60);
-        assert!(given(5).held_out(2).is_none());
+        assert!(given(5).held_out().is_none());
     }
 
     #[test]
