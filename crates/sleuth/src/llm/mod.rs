@@ -8,6 +8,7 @@
 pub mod anthropic;
 mod endpoint;
 mod error;
+pub mod families;
 mod http;
 pub mod middleware;
 pub mod openai;
@@ -25,7 +26,8 @@ pub use middleware::{
     ResponseCache, RetryPolicy, StatsSnapshot,
 };
 pub use openai::{OpenAiClient, OpenAiConfig};
-pub use quirks::{GrammarForm, MaxTokensField, Quirks, SchemaForm};
+pub use families::ModelFamilies;
+pub use quirks::{GrammarForm, MaxTokensField, Quirks, SchemaForm, SystemRole};
 pub use scripted::ScriptedModel;
 pub use secret::ApiKey;
 pub use spec::{

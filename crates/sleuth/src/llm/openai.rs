@@ -5,10 +5,11 @@
 
 use super::endpoint;
 use super::http::{self, CallContext};
-use super::quirks::{GrammarForm, MaxTokensField, Quirks, SchemaForm};
+use super::quirks::{GrammarForm, MaxTokensField, Quirks, SchemaForm, SystemRole};
 use super::secret::ApiKey;
 use super::{
-    ChatModel, ChatRequest, ChatResponse, FinishReason, LlmError, OutputConstraint, ToolCall, Usage,
+    ChatModel, ChatRequest, ChatResponse, FinishReason, LlmError, Message, OutputConstraint, Role,
+    ToolCall, Usage,
 };
 use async_trait::async_trait;
 use serde::Deserialize;
@@ -139,7 +140,10 @@ impl OpenAiClient {
         let q = &self.config.quirks;
         let mut body = Map::new();
         body.insert("model".into(), json!(self.config.model));
-        body.insert("messages".into(), json!(request.messages));
+        body.insert(
+            "messages".into(),
+            wire_messages(&request.messages, q.system_role),
+        );
         if q.temperature {
             body.insert("temperature".into(), json!(request.temperature));
         }
@@ -212,6 +216,30 @@ impl OpenAiClient {
     }
 }
 
+/// The messages as the server takes them: as they are, or (models that refuse any
+/// system message) with the system prompt opening the first user message.
+fn wire_messages(messages: &[Message], role: SystemRole) -> Value {
+    if role == SystemRole::System || !messages.iter().any(|m| m.role == Role::System) {
+        return json!(messages);
+    }
+    let system: Vec<&str> = messages
+        .iter()
+        .filter(|m| m.role == Role::System)
+        .map(|m| m.content.as_str())
+        .collect();
+    let mut rest: Vec<Message> = messages
+        .iter()
+        .filter(|m| m.role != Role::System)
+        .cloned()
+        .collect();
+    let system = system.join("\n\n");
+    match rest.iter_mut().find(|m| m.role == Role::User) {
+        Some(first) => first.content = format!("{system}\n\n{}", first.content),
+        None => rest.insert(0, Message::user(system)),
+    }
+    json!(rest)
+}
+
 /// Whether `e` is a server refusing the output constraint itself (not the rest of the
 /// request): an error status whose message names the constraint's field or kind.
 /// Servers answer this with 400, 422 or (llama-cpp-python) 500.
@@ -267,6 +295,9 @@ struct WireMessage {
     /// Native tool calls: `{"function": {"name", "arguments": "<JSON text>"}}`.
     #[serde(default)]
     tool_calls: Option<Vec<Value>>,
+    /// OpenAI's refusal text: set (and `content` null) when the model declined.
+    #[serde(default)]
+    refusal: Option<String>,
 }
 
 /// Reads OpenAI-style tool calls; `arguments` is JSON text (or, leniently, an object).
@@ -302,6 +333,10 @@ struct WireUsage {
 struct WirePromptDetails {
     #[serde(default)]
     cached_tokens: Option<u64>,
+    /// Prompt tokens written to the cache (OpenAI's explicit prompt caching); they are
+    /// part of `prompt_tokens`, as cached reads are.
+    #[serde(default)]
+    cache_write_tokens: Option<u64>,
 }
 
 fn content_text(content: &Value) -> String {
@@ -329,35 +364,46 @@ pub(crate) fn parse_response(body: &str, provider: &str) -> Result<ChatResponse,
         .into_iter()
         .next()
         .ok_or_else(|| decode("no choices in response".into()))?;
+    let mut refused = false;
     let (text, calls) = match (choice.message, choice.text) {
-        (Some(m), _) => (
-            m.content.as_ref().map(content_text).unwrap_or_default(),
-            m.tool_calls.as_deref().map(tool_calls).unwrap_or_default(),
-        ),
+        (Some(m), _) => {
+            let mut text = m.content.as_ref().map(content_text).unwrap_or_default();
+            // A refusal is the reply: recorded as its text and marked by its stop reason.
+            if let Some(refusal) = m.refusal.filter(|r| !r.trim().is_empty()) {
+                refused = true;
+                if text.trim().is_empty() {
+                    text = refusal;
+                }
+            }
+            let calls = m.tool_calls.as_deref().map(tool_calls).unwrap_or_default();
+            (text, calls)
+        }
         (None, Some(t)) => (t, Vec::new()),
         (None, None) => return Err(decode("choice has neither message nor text".into())),
     };
     let usage = wire.usage.unwrap_or_default();
     let finish_reason = match choice.finish_reason.as_deref() {
-        None | Some("stop") | Some("eos") => FinishReason::Stop,
+        _ if refused => FinishReason::Refusal,
+        None | Some("stop") | Some("eos") | Some("tool_calls") | Some("function_call") => {
+            FinishReason::Stop
+        }
         Some("length") => FinishReason::Length,
         Some(_) => FinishReason::Other,
     };
+    let details = usage.prompt_tokens_details.unwrap_or_default();
     Ok(ChatResponse {
         text,
         usage: Usage {
             input_tokens: usage.prompt_tokens.unwrap_or(0),
             output_tokens: usage.completion_tokens.unwrap_or(0),
-            cached_input_tokens: usage
-                .prompt_tokens_details
-                .and_then(|d| d.cached_tokens)
-                .unwrap_or(0),
-            cache_write_tokens: 0,
+            cached_input_tokens: details.cached_tokens.unwrap_or(0),
+            cache_write_tokens: details.cache_write_tokens.unwrap_or(0),
         },
         finish_reason,
         cached: false,
         constraint_dropped: false,
         tool_calls: calls,
+        cache_marks_dropped: false,
     })
 }
 
@@ -418,7 +464,6 @@ impl ChatModel for OpenAiClient {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::llm::Message;
 
     #[test]
     fn minimal_and_odd_bodies_parse_leniently() {

@@ -151,6 +151,12 @@ impl Default for ModelOptions {
     }
 }
 
+/// The model-family table, with the user's rows from `SLEUTH_OPENAI_FAMILIES` first.
+fn openai_families(env: &EnvSource) -> Result<super::families::ModelFamilies, LlmError> {
+    let rows = env.get(super::families::FAMILIES_ENV).unwrap_or_default();
+    super::families::ModelFamilies::with_rows(&rows)
+}
+
 fn required_key(env: &EnvSource, var: &str, spec: &ModelSpec) -> Result<ApiKey, LlmError> {
     env.get(var).map(ApiKey::new).ok_or_else(|| {
         LlmError::Config(format!(
@@ -197,7 +203,7 @@ pub fn open_provider(
             let config = OpenAiConfig::new(base, model)
                 .api_key(Some(key))
                 .timeout(opts.timeout)
-                .quirks(Quirks::for_openai_model(model))
+                .quirks(openai_families(&opts.env)?.quirks_for(model))
                 .max_reply_bytes(opts.max_reply_bytes)
                 .name(spec.to_string());
             Arc::new(OpenAiClient::new(config)?)

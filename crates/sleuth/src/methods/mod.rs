@@ -5,6 +5,7 @@
 //! from a command-line name to a method, its settings and its call estimate.
 
 pub mod agent;
+mod call_notes;
 pub mod corpus;
 pub mod eir;
 mod episode;
@@ -16,6 +17,7 @@ pub mod settings;
 mod stop;
 
 pub(crate) use episode::{call_model, call_model_response};
+pub use call_notes::{CallNotes, CallStop};
 pub use episode::{CallKind, Episode, Turn};
 pub use outputs::{EirOutputs, Outputs};
 pub use prompts::PromptSet;
