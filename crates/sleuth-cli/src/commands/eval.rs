@@ -144,6 +144,9 @@ pub fn run(args: Args) -> Result<()> {
             totals.constraints_dropped
         );
     }
+    if totals.truncated + totals.refusals > 0 {
+        eprintln!("{} calls truncated by the output-token limit, {} refused (records list them in call_stops)", totals.truncated, totals.refusals);
+    }
     print_scores(&store, &run_config.methods)?;
     if let Some(reason) = &summary.halted {
         anyhow::bail!("stopped before exceeding the cost budget ({reason}); rerun with a larger --max-cost to continue");
