@@ -351,7 +351,7 @@ impl ChatModel for AnthropicClient {
         let marks = self.config.prompt_cache && !refused_before;
         let (body, dropped) = match self.post(&self.body(request, marks)).await {
             Ok(body) => (body, self.config.prompt_cache && refused_before),
-            Err(e) if marks => (self.without_marks(request, e).await?, true),
+            Err(e) if marks => self.without_marks(request, e).await?,
             Err(e) => return Err(e),
         };
         let mut response = parse_response(&body, &self.config.name)
@@ -370,14 +370,19 @@ impl AnthropicClient {
     /// without marks when the failure is a refusal of the marks, else `e` (or the
     /// repeat's own error) for the retry layer to judge like any other. A 500 that names
     /// the body is sent once more as it was: only when it repeats does the plain request
-    /// go, and only when that succeeds do the marks stop.
-    async fn without_marks(&self, request: &ChatRequest, e: LlmError) -> Result<String, LlmError> {
+    /// go, and only when that succeeds do the marks stop. Returns the body and whether
+    /// it came without the marks.
+    async fn without_marks(
+        &self,
+        request: &ChatRequest,
+        e: LlmError,
+    ) -> Result<(String, bool), LlmError> {
         match marks_refusal(&e) {
             MarksRefusal::No => return Err(e),
             MarksRefusal::Certain => {}
             MarksRefusal::IfRepeated => {
                 if let Ok(body) = self.post(&self.body(request, true)).await {
-                    return Ok(body);
+                    return Ok((body, false));
                 }
             }
         }
@@ -390,7 +395,7 @@ impl AnthropicClient {
                 "the server refused prompt-cache marks; sending plain text from now on"
             );
         }
-        Ok(body)
+        Ok((body, true))
     }
 
     async fn post(&self, body: &Value) -> Result<String, LlmError> {
@@ -484,6 +489,49 @@ mod tests {
             crate::llm::Message::user("hi"),
         ]));
         assert_eq!(body["system"], "", "no cache_control on an empty block");
+    }
+
+    #[test]
+    fn empty_turns_are_left_out_and_marks_stop_only_on_evidence() {
+        let client = AnthropicClient::new(AnthropicConfig::new("m")).unwrap();
+        let body = client.request_body(&ChatRequest::new(vec![
+            crate::llm::Message::user("q"),
+            crate::llm::Message::assistant(""),
+            crate::llm::Message::user("Your reply was empty."),
+        ]));
+        let messages = body["messages"].as_array().unwrap();
+        assert_eq!(messages.len(), 1, "the two user turns merge: {body}");
+        assert_eq!(messages[0]["role"], "user");
+
+        let http = |status: u16, message: &str| LlmError::Http {
+            provider: "a".into(),
+            status,
+            message: message.into(),
+            retry_after: None,
+        };
+        use MarksRefusal::*;
+        for (e, want) in [
+            (http(500, "Internal server error (api_error)"), No),
+            (http(529, "Overloaded (overloaded_error)"), No),
+            (
+                http(500, "1 validation error: messages.0.content"),
+                IfRepeated,
+            ),
+            (
+                http(
+                    400,
+                    "system.0.cache_control: Extra inputs are not permitted",
+                ),
+                Certain,
+            ),
+            (
+                http(400, "messages.1: all messages must have non-empty content"),
+                No,
+            ),
+            (http(401, "cache_control"), No),
+        ] {
+            assert_eq!(marks_refusal(&e), want, "{e}");
+        }
     }
 
     #[test]

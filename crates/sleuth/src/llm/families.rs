@@ -53,7 +53,11 @@ impl ModelFamilies {
     /// in front; an unknown preset or a row without `=` is an error naming the row.
     pub fn with_rows(extra: &str) -> Result<ModelFamilies, LlmError> {
         let mut rows = Vec::new();
-        for row in extra.split([',', ';']).map(str::trim).filter(|r| !r.is_empty()) {
+        for row in extra
+            .split([',', ';'])
+            .map(str::trim)
+            .filter(|r| !r.is_empty())
+        {
             let (pattern, preset) = row.split_once('=').ok_or_else(|| {
                 LlmError::Config(format!(
                     "{FAMILIES_ENV}: `{row}` is not PATTERN=PRESET (e.g. gpt-7*=openai-reasoning)"
@@ -115,7 +119,9 @@ mod tests {
         assert_eq!(t.quirks_for("gpt-5.8").name, "openai-reasoning");
         let e = ModelFamilies::with_rows("gpt-7").unwrap_err().to_string();
         assert!(e.contains("PATTERN=PRESET"), "{e}");
-        let e = ModelFamilies::with_rows("gpt-7=nope").unwrap_err().to_string();
+        let e = ModelFamilies::with_rows("gpt-7=nope")
+            .unwrap_err()
+            .to_string();
         assert!(e.contains(FAMILIES_ENV) && e.contains("nope"), "{e}");
     }
 }

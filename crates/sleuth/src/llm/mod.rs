@@ -20,13 +20,13 @@ mod types;
 
 pub use anthropic::{AnthropicClient, AnthropicConfig};
 pub use error::LlmError;
+pub use families::ModelFamilies;
 pub use http::DEFAULT_MAX_REPLY_BYTES;
 pub use middleware::{
     CacheSpec, CallStats, CostBudget, MeteredModel, ModelStack, Price, PriceTable, RateLimit,
     ResponseCache, RetryPolicy, StatsSnapshot,
 };
 pub use openai::{OpenAiClient, OpenAiConfig};
-pub use families::ModelFamilies;
 pub use quirks::{GrammarForm, MaxTokensField, Quirks, SchemaForm, SystemRole};
 pub use scripted::ScriptedModel;
 pub use secret::ApiKey;

@@ -494,6 +494,50 @@ mod tests {
     }
 
     #[test]
+    fn refusals_and_cache_writes_are_read() {
+        let refusal = r#"{"choices":[{"message":{"role":"assistant","content":null,"refusal":"No."},"finish_reason":"stop"}]}"#;
+        let r = parse_response(refusal, "p").unwrap();
+        assert_eq!(
+            (r.text.as_str(), r.finish_reason),
+            ("No.", FinishReason::Refusal)
+        );
+        let writes = r#"{"choices":[{"message":{"content":"OK","refusal":null},"finish_reason":"tool_calls"}],
+            "usage":{"prompt_tokens":4020,"completion_tokens":4,"prompt_tokens_details":{"cached_tokens":0,"cache_write_tokens":4012}}}"#;
+        let r = parse_response(writes, "p").unwrap();
+        assert_eq!(r.finish_reason, FinishReason::Stop);
+        assert_eq!(
+            (r.usage.input_tokens, r.usage.cache_write_tokens),
+            (4020, 4012)
+        );
+    }
+
+    #[test]
+    fn models_without_system_messages_get_the_prompt_in_the_first_user_turn() {
+        let req = ChatRequest::new(vec![
+            Message::system("Be brief."),
+            Message::user("q"),
+            Message::assistant("a"),
+            Message::user("q2"),
+        ]);
+        let o1 = OpenAiClient::new(
+            OpenAiConfig::new("http://x/v1", "o1-mini")
+                .quirks(Quirks::openai_reasoning_no_system()),
+        )
+        .unwrap();
+        let b = o1.request_body(&req);
+        assert_eq!(
+            b["messages"][0],
+            json!({"role": "user", "content": "Be brief.\n\nq"})
+        );
+        assert_eq!(b["messages"].as_array().unwrap().len(), 3);
+        let only_system = o1.request_body(&ChatRequest::new(vec![Message::system("s")]));
+        assert_eq!(
+            only_system["messages"],
+            json!([{"role": "user", "content": "s"}])
+        );
+    }
+
+    #[test]
     fn quirks_shape_the_request_body() {
         let req = ChatRequest::new(vec![Message::user("q")])
             .max_tokens(50)

@@ -195,12 +195,6 @@ impl Quirks {
             }
         })
     }
-
-    /// The preset for a model on api.openai.com, by the built-in family table (see
-    /// [`super::families`], which users extend).
-    pub fn for_openai_model(model: &str) -> Quirks {
-        super::families::ModelFamilies::default().quirks_for(model)
-    }
 }
 
 #[cfg(test)]
@@ -208,7 +202,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn presets_resolve_and_reasoning_models_are_detected() {
+    fn presets_resolve_by_name() {
         for name in Quirks::PRESETS {
             assert_eq!(Quirks::preset(name).unwrap().name, name);
         }
@@ -216,13 +210,8 @@ mod tests {
             .unwrap_err()
             .to_string()
             .contains("llama-cpp-python"));
-        assert_eq!(Quirks::for_openai_model("o3-mini").name, "openai-reasoning");
-        assert_eq!(Quirks::for_openai_model("gpt-5").name, "openai-reasoning");
-        assert_eq!(Quirks::for_openai_model("gpt-4o-mini").name, "openai");
-        assert_eq!(Quirks::for_openai_model("o1x").name, "openai");
-        assert_eq!(Quirks::for_openai_model("gpt-5.6-sol").name, "openai-reasoning");
         assert_eq!(
-            Quirks::for_openai_model("o1-mini").system_role,
+            Quirks::openai_reasoning_no_system().system_role,
             SystemRole::FirstUser
         );
     }

@@ -6,7 +6,7 @@
 //! Calls that ended normally are not listed, so the records of ordinary runs do not
 //! change.
 
-use super::episode::CallKind;
+use super::call_kind::CallKind;
 use crate::llm::{ChatResponse, FinishReason};
 use serde::{Deserialize, Serialize};
 

@@ -6,6 +6,7 @@
 //! always exists, and a finished method hands the runner an `Episode<Outputs>`, the
 //! record's one shape (see [`super::outputs`]).
 
+use super::call_kind::CallKind;
 use super::call_notes::CallNotes;
 use super::outputs::Outputs;
 use super::stop::StopReason;
@@ -15,37 +16,6 @@ use crate::llm::{ChatRequest, ChatResponse, LlmError, Usage};
 use crate::memory::WorkingMemory;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
-
-/// What a model call was for; calls are reported per kind.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum CallKind {
-    Action,
-    Reminder,
-    Reflection,
-    Final,
-    Decomposition,
-    Verification,
-    Refinement,
-    /// EIR's dependency-repair control: revising conclusions that depend on a change.
-    Repair,
-}
-
-impl CallKind {
-    /// The name records and reports use (`action`, `reminder`, ...).
-    pub fn name(self) -> &'static str {
-        match self {
-            CallKind::Action => "action",
-            CallKind::Reminder => "reminder",
-            CallKind::Reflection => "reflection",
-            CallKind::Final => "final",
-            CallKind::Decomposition => "decomposition",
-            CallKind::Verification => "verification",
-            CallKind::Refinement => "refinement",
-            CallKind::Repair => "repair",
-        }
-    }
-}
 
 /// One turn of the agent loop.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]

@@ -62,11 +62,9 @@ fn cache_writes_and_reads_are_counted_and_priced_at_their_rates() {
         assert_eq!(u(&rec["cache_write_tokens"]), write, "{i}");
         assert_eq!(u(&rec["input_tokens"]), fresh + read + write, "{i}");
         // Claude Sonnet 4.x: 3 in, 15 out, reads 0.1x, writes 1.25x (per million).
-        let want = (fresh as f64 * 3.0
-            + read as f64 * 0.3
-            + write as f64 * 3.75
-            + out as f64 * 15.0)
-            / 1e6;
+        let want =
+            (fresh as f64 * 3.0 + read as f64 * 0.3 + write as f64 * 3.75 + out as f64 * 15.0)
+                / 1e6;
         let cost = rec["cost_usd"].as_f64().unwrap();
         assert!((cost - want).abs() < 1e-9, "{i}: {cost} != {want}");
     }
@@ -151,7 +149,10 @@ fn a_transient_500_is_retried_as_it_is_and_caching_stays_on() {
         server.requests().iter().all(marked),
         "every request, the retry and the next question's included, keeps its marks"
     );
-    assert!(r.records.iter().all(|rec| rec.get("cache_marks_dropped").is_none()));
+    assert!(r
+        .records
+        .iter()
+        .all(|rec| rec.get("cache_marks_dropped").is_none()));
 }
 
 /// Bug 3, the other side: a gateway whose backend refuses content blocks (LiteLLM in

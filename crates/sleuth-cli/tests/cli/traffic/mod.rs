@@ -123,10 +123,7 @@ pub fn messages(body: &Value) -> Vec<(String, String)> {
         .map(|m| {
             let text = match &m["content"] {
                 Value::String(s) => s.clone(),
-                Value::Array(blocks) => blocks
-                    .iter()
-                    .filter_map(|b| b["text"].as_str())
-                    .collect(),
+                Value::Array(blocks) => blocks.iter().filter_map(|b| b["text"].as_str()).collect(),
                 _ => String::new(),
             };
             (m["role"].as_str().unwrap_or_default().to_string(), text)
@@ -143,7 +140,9 @@ fn every_cassette_is_cited_and_tested() {
         .iter()
         .map(|f| {
             std::fs::read_to_string(
-                Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/cli/traffic").join(f),
+                Path::new(env!("CARGO_MANIFEST_DIR"))
+                    .join("tests/cli/traffic")
+                    .join(f),
             )
             .unwrap()
         })
@@ -160,7 +159,10 @@ fn every_cassette_is_cited_and_tested() {
             suite.contains(&format!("\"{name}\"")),
             "{name} is not replayed by any test"
         );
-        assert!(["recorded", "documented"].contains(&c.origin.as_str()), "{name}");
+        assert!(
+            ["recorded", "documented"].contains(&c.origin.as_str()),
+            "{name}"
+        );
         assert!(name.starts_with(&c.provider), "{name}");
         assert!(!c.responses.is_empty(), "{name}");
     }

@@ -66,14 +66,23 @@ fn cache_writes_and_reads_are_counted_and_priced() {
     );
     assert_eq!(u(&first["cached_input_tokens"]), 0);
     assert_eq!(
-        (u(&second["cached_input_tokens"]), u(&second["cache_write_tokens"])),
+        (
+            u(&second["cached_input_tokens"]),
+            u(&second["cache_write_tokens"])
+        ),
         (4012, 0)
     );
     // 8 fresh input tokens, 4,012 written at 1.25, 4 output tokens at 2 (per million).
     let want = (8.0 + 4012.0 * 1.25 + 4.0 * 2.0) / 1e6;
-    assert!((first["cost_usd"].as_f64().unwrap() - want).abs() < 1e-9, "{first}");
+    assert!(
+        (first["cost_usd"].as_f64().unwrap() - want).abs() < 1e-9,
+        "{first}"
+    );
     let read = (8.0 + 4012.0 * 0.1 + 4.0 * 2.0) / 1e6;
-    assert!((second["cost_usd"].as_f64().unwrap() - read).abs() < 1e-9, "{second}");
+    assert!(
+        (second["cost_usd"].as_f64().unwrap() - read).abs() < 1e-9,
+        "{second}"
+    );
 }
 
 /// Bug 2 (newer names): a `gpt-5.x` model is a reasoning model and gets no
@@ -130,9 +139,24 @@ fn reasoning_models_count_reasoning_tokens_as_output_and_get_no_temperature() {
 #[test]
 fn unknown_models_bad_requests_and_bad_keys_fail_once_with_the_providers_message() {
     for (name, model, status, words) in [
-        ("openai-404-model", "openai:gpt-5.2-proo", "404", "does not exist"),
-        ("openai-400-invalid-request", "openai:gpt-4o", "400", "not supported"),
-        ("openai-401-invalid-key", "openai:gpt-4o", "401", "Incorrect API key"),
+        (
+            "openai-404-model",
+            "openai:gpt-5.2-proo",
+            "404",
+            "does not exist",
+        ),
+        (
+            "openai-400-invalid-request",
+            "openai:gpt-4o",
+            "400",
+            "not supported",
+        ),
+        (
+            "openai-401-invalid-key",
+            "openai:gpt-4o",
+            "401",
+            "Incorrect API key",
+        ),
     ] {
         let server = replay(name);
         let r = run(&server, model, 1, &[]);
@@ -159,7 +183,10 @@ fn rate_limits_and_server_errors_are_retried_and_counted() {
         assert_eq!(rec["retries"], 1, "{name}");
         assert_eq!(server.request_count(), 2, "{name}");
         if name.contains("429") {
-            assert!(started.elapsed().as_secs_f64() >= 1.0, "retry-after: 1 was honoured");
+            assert!(
+                started.elapsed().as_secs_f64() >= 1.0,
+                "retry-after: 1 was honoured"
+            );
         }
     }
 }
