@@ -27,6 +27,11 @@ pub struct Run {
 }
 
 impl Run {
+    /// The run's output directory.
+    pub fn out(&self) -> std::path::PathBuf {
+        self._dir.path().join("run")
+    }
+
     /// The only record.
     pub fn one(&self) -> &Value {
         assert_eq!(self.records.len(), 1, "{}", self.stderr);

@@ -205,6 +205,11 @@ fn a_length_stop_is_recorded_per_call_and_counted() {
         serde_json::json!([{"call": 1, "kind": "action", "stop": "length"}])
     );
     assert!(r.stderr.contains("1 calls truncated"), "{}", r.stderr);
+    let report = crate::util::ok(&["report", r.out().to_str().unwrap()]);
+    assert!(
+        report.contains("| truncated | refused |") && report.contains("call_stops"),
+        "{report}"
+    );
 }
 
 /// Bug 5: `message.refusal` was ignored; the turn was empty and the refusal nowhere.
