@@ -2,6 +2,12 @@
 //! llama.cpp server, LM Studio, gateways). Wire types are our own and lenient: every
 //! response field is optional because real servers omit `id`, `created`, `usage` and
 //! more; only a choice with a message is required.
+//!
+//! What the recorded OpenAI traffic showed (`crates/sleuth-testkit/cassettes/`): a
+//! refusal comes as `message.refusal` with `content: null`, and is the reply (marked
+//! [`FinishReason::Refusal`]); explicit prompt caching reports its writes in
+//! `prompt_tokens_details.cache_write_tokens`, part of `prompt_tokens` like cached
+//! reads; `finish_reason: length` is a truncated reply ([`FinishReason::Length`]).
 
 use super::endpoint;
 use super::http::{self, CallContext};

@@ -2,7 +2,7 @@
 //!
 //! | spec | provider | key |
 //! |---|---|---|
-//! | `openai:MODEL` | api.openai.com (`OPENAI_BASE_URL` overrides, version included: `https://host/v1`) | `OPENAI_API_KEY`, required |
+//! | `openai:MODEL` | api.openai.com (`OPENAI_BASE_URL` overrides, version included: `https://host/v1`); the server preset by model family ([`super::families`], `SLEUTH_OPENAI_FAMILIES` adds rows) | `OPENAI_API_KEY`, required |
 //! | `openai-compat:BASE_URL#MODEL[?key_env=VAR&preset=NAME]` | any OpenAI-compatible server (`BASE_URL` as for the OpenAI SDK, e.g. `http://host:8000/v1`) | `VAR`, else `SLEUTH_API_KEY_ENV`'s variable (either must then be set), else `OPENAI_API_KEY` if set |
 //! | `anthropic:MODEL[?prompt_cache=off]` | api.anthropic.com, with prompt-cache breakpoints unless switched off (`ANTHROPIC_BASE_URL` overrides: the host root as for the Anthropic SDK; a trailing `/v1` is accepted) | `ANTHROPIC_API_KEY`, required |
 //! | `scripted:FILE` | replies from a JSON array or JSON Lines of strings, in order, repeating the last | none |
