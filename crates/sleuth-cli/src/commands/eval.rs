@@ -138,14 +138,14 @@ pub fn run(args: Args) -> Result<()> {
         totals.usage.output_tokens,
         totals.cost_usd
     );
+    if totals.truncated + totals.refusals > 0 {
+        eprintln!("{} calls truncated by the output-token limit, {} refused (records list them in call_stops)", totals.truncated, totals.refusals);
+    }
     if totals.constraints_dropped > 0 {
         eprintln!(
             "{} calls ran without their output constraint: the server refused it (records say so in constraints_dropped; see the server preset)",
             totals.constraints_dropped
         );
-    }
-    if totals.truncated + totals.refusals > 0 {
-        eprintln!("{} calls truncated by the output-token limit, {} refused (records list them in call_stops)", totals.truncated, totals.refusals);
     }
     print_scores(&store, &run_config.methods)?;
     if let Some(reason) = &summary.halted {
