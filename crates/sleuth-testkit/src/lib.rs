@@ -15,6 +15,10 @@
 //! ([`PromptCache`]): OpenAI's automatic prefix caching and Anthropic's explicit
 //! breakpoints, each reported in its provider's usage fields.
 //!
+//! [`Cassette`] replays responses that OpenAI and Anthropic really sent (status,
+//! headers such as `retry-after`, body), kept small under `cassettes/` with their
+//! sources in `cassettes/README.md`: the conformance suite runs the clients on them.
+//!
 //! [`RedisServer`] starts a real `redis-server` on a free loopback port for the tests of
 //! the shared response cache.
 //!
@@ -28,6 +32,7 @@
 //! ```
 
 mod cache;
+mod cassette;
 mod prompt;
 mod redis;
 mod reply;
@@ -35,6 +40,7 @@ mod request;
 mod server;
 
 pub use cache::PromptCache;
+pub use cassette::{Cassette, Recorded};
 pub use redis::RedisServer;
 pub use reply::{Protocol, Reply};
 pub use request::ReceivedRequest;

@@ -53,6 +53,9 @@ pub enum Reply {
     /// A 200 response that announces a full body but stops halfway and drops the
     /// connection.
     Truncated,
+    /// A response as a real provider sent it (status, headers, raw body): see
+    /// [`crate::Cassette`].
+    Recorded(crate::Recorded),
 }
 
 impl Reply {

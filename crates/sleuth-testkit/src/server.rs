@@ -118,6 +118,12 @@ impl MockServer {
         }
     }
 
+    /// Replays `cassette`'s responses in order, one per request (see
+    /// [`Cassette::replay`]).
+    pub fn replay(cassette: &crate::Cassette) -> MockServer {
+        Self::spawn(cassette.replay())
+    }
+
     /// The OpenAI-style base URL, `http://127.0.0.1:PORT/v1`; both protocols live under it
     /// (`/chat/completions`, `/messages`).
     pub fn url(&self) -> String {
@@ -307,6 +313,18 @@ async fn respond(
                 .header("content-length", body.len())
                 .body(BodyExt::boxed(StreamBody::new(frames)))
                 .expect("response"))
+        }
+        Reply::Recorded(r) => {
+            let mut resp = full(r.status, "application/json", r.body);
+            for (name, value) in &r.headers {
+                if let (Ok(name), Ok(value)) = (
+                    hyper::header::HeaderName::from_bytes(name.as_bytes()),
+                    hyper::header::HeaderValue::from_str(value),
+                ) {
+                    resp.headers_mut().insert(name, value);
+                }
+            }
+            Ok(resp)
         }
         Reply::Delayed(..) => unreachable!("delays were unwrapped above"),
     }

@@ -124,6 +124,9 @@ pub fn run_job(job: &Job, local: &LocalArgs, failures_of: Option<&Path>) -> Resu
         totals.usage.output_tokens,
         totals.cost_usd
     );
+    if totals.truncated + totals.refusals > 0 {
+        eprintln!("{} calls truncated by the output-token limit, {} refused (records list them in call_stops)", totals.truncated, totals.refusals);
+    }
     if totals.constraints_dropped > 0 {
         eprintln!(
             "{} calls ran without their output constraint: the server refused it (records say so in constraints_dropped; see the server preset)",

@@ -27,5 +27,6 @@ mod score;
 mod servers;
 mod setup;
 mod sleuth_paper;
+mod traffic;
 mod twowiki;
 mod util;

@@ -191,6 +191,9 @@ fn documented_fields(doc: &str) -> (BTreeSet<String>, BTreeSet<String>) {
         let body = doc.split(start).nth(1).unwrap().split(end).next().unwrap();
         body.lines()
             .filter_map(|l| l.strip_prefix("| `"))
+            // Fields left out of a record when they are zero or empty (the calls that
+            // did not end normally) are checked by the traffic suite instead.
+            .filter(|l| !l.contains("absent when"))
             .flat_map(|l| {
                 let cell = l.split(" |").next().unwrap();
                 cell.split(", ")

@@ -2,7 +2,7 @@
 //! Field names are a stable contract (other tools read them).
 
 use crate::data::Question;
-use crate::methods::{CallKind, Episode, Outputs, StopReason, Turn};
+use crate::methods::{CallKind, CallStop, Episode, Outputs, StopReason, Turn};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -60,6 +60,21 @@ pub struct RunRecord {
     /// refused the form; the client resent the request without it).
     #[serde(default)]
     pub constraints_dropped: u64,
+    /// Calls cut by the output-token limit (OpenAI `length`, Anthropic `max_tokens`):
+    /// their replies are truncated however complete they look. Absent when none.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub truncated_calls: u32,
+    /// Calls the model refused; the refusal text is the turn's reply. Absent when none.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub refusals: u32,
+    /// Calls sent without their prompt-cache marks because the server refused them
+    /// (nothing of those was cached). Absent when none.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub cache_marks_dropped: u32,
+    /// The stop reason of every call that did not end normally (its 1-based number
+    /// and kind). Absent when every call ended normally.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub call_stops: Vec<CallStop>,
     pub nudge_turn: Option<u32>,
     pub reminders: u32,
     /// Fraction of structured turns that followed the memory notation (None for
@@ -85,6 +100,10 @@ pub struct RunRecord {
     pub outputs: Outputs,
     /// Per turn: the model text, parsed memory, actions, observations, flags.
     pub trace: Vec<Turn>,
+}
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
 }
 
 /// A retry wrapper's first attempt, scored as if it were the method's answer.
@@ -174,6 +193,10 @@ impl RunRecord {
             cost_usd: ctx.cost_usd,
             retries: ctx.retries,
             constraints_dropped: ctx.constraints_dropped,
+            truncated_calls: episode.notes.truncated(),
+            refusals: episode.notes.refusals(),
+            cache_marks_dropped: episode.notes.cache_marks_dropped,
+            call_stops: episode.notes.stops.clone(),
             nudge_turn: episode.nudge_turn,
             reminders: episode.reminders,
             adherence,

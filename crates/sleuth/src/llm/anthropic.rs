@@ -148,8 +148,14 @@ impl AnthropicClient {
             .map(|m| m.content.as_str())
             .collect();
         // Merge runs of one role: the API rejects two user (or assistant) turns in a row.
+        // Empty turns are left out first: the API rejects a message with empty content,
+        // and an empty reply (thinking only, cut at `max_tokens`) is one.
         let mut turns: Vec<(Role, String)> = Vec::new();
-        for m in request.messages.iter().filter(|m| m.role != Role::System) {
+        for m in request
+            .messages
+            .iter()
+            .filter(|m| m.role != Role::System && !m.content.trim().is_empty())
+        {
             match turns.last_mut() {
                 Some((role, text)) if *role == m.role => {
                     text.push_str("\n\n");
@@ -298,8 +304,9 @@ pub(crate) fn parse_response(body: &str, provider: &str) -> Result<ChatResponse,
     );
     let finish_reason = match wire.stop_reason.as_deref() {
         None | Some("end_turn") | Some("stop_sequence") => FinishReason::Stop,
-        Some("max_tokens") => FinishReason::Length,
+        Some("max_tokens") | Some("model_context_window_exceeded") => FinishReason::Length,
         Some("tool_use") => FinishReason::Stop,
+        Some("refusal") => FinishReason::Refusal,
         Some(_) => FinishReason::Other,
     };
     Ok(ChatResponse {
@@ -314,6 +321,7 @@ pub(crate) fn parse_response(body: &str, provider: &str) -> Result<ChatResponse,
         cached: false,
         constraint_dropped: false,
         tool_calls: calls,
+        cache_marks_dropped: false,
     })
 }
 
@@ -334,28 +342,21 @@ impl ChatModel for AnthropicClient {
 
     /// Sends the request with its prompt-cache marks. A server that speaks the Messages
     /// API but not its content blocks (a gateway translating to another backend) may
-    /// refuse them: the request is sent again as plain strings, and when that succeeds
-    /// marks are not sent to this server again (one warning).
+    /// refuse them; the marks stop only on evidence (see [`marks_refusal`]): then the
+    /// request is sent as plain strings, and when that succeeds marks are not sent to
+    /// this server again (one warning), and every reply without them is marked
+    /// [`ChatResponse::cache_marks_dropped`] (counted per record).
     async fn complete(&self, request: &ChatRequest) -> Result<ChatResponse, LlmError> {
-        let marks = self.config.prompt_cache && !self.marks_refused.load(Ordering::Relaxed);
-        let body = match self.post(&self.body(request, marks)).await {
-            Ok(body) => body,
-            Err(e) if marks && may_refuse_marks(&e) => {
-                // If this fails too, its error is the one that matters.
-                let body = self.post(&self.body(request, false)).await?;
-                if !self.marks_refused.swap(true, Ordering::Relaxed) {
-                    tracing::warn!(
-                        model = %self.config.name,
-                        error = %e,
-                        "the server refused prompt-cache marks; sending plain text from now on"
-                    );
-                }
-                body
-            }
+        let refused_before = self.marks_refused.load(Ordering::Relaxed);
+        let marks = self.config.prompt_cache && !refused_before;
+        let (body, dropped) = match self.post(&self.body(request, marks)).await {
+            Ok(body) => (body, self.config.prompt_cache && refused_before),
+            Err(e) if marks => self.without_marks(request, e).await?,
             Err(e) => return Err(e),
         };
-        let response = parse_response(&body, &self.config.name)
+        let mut response = parse_response(&body, &self.config.name)
             .map_err(|e| http::redact_error(e, self.config.api_key.as_ref()))?;
+        response.cache_marks_dropped = dropped;
         Ok(http::finish_response(
             response,
             self.config.api_key.as_ref(),
@@ -365,6 +366,38 @@ impl ChatModel for AnthropicClient {
 }
 
 impl AnthropicClient {
+    /// After a marked request failed with `e`: the reply body of the same request sent
+    /// without marks when the failure is a refusal of the marks, else `e` (or the
+    /// repeat's own error) for the retry layer to judge like any other. A 500 that names
+    /// the body is sent once more as it was: only when it repeats does the plain request
+    /// go, and only when that succeeds do the marks stop. Returns the body and whether
+    /// it came without the marks.
+    async fn without_marks(
+        &self,
+        request: &ChatRequest,
+        e: LlmError,
+    ) -> Result<(String, bool), LlmError> {
+        match marks_refusal(&e) {
+            MarksRefusal::No => return Err(e),
+            MarksRefusal::Certain => {}
+            MarksRefusal::IfRepeated => {
+                if let Ok(body) = self.post(&self.body(request, true)).await {
+                    return Ok((body, false));
+                }
+            }
+        }
+        // If this fails too, its error is the one that matters.
+        let body = self.post(&self.body(request, false)).await?;
+        if !self.marks_refused.swap(true, Ordering::Relaxed) {
+            tracing::warn!(
+                model = %self.config.name,
+                error = %e,
+                "the server refused prompt-cache marks; sending plain text from now on"
+            );
+        }
+        Ok((body, true))
+    }
+
     async fn post(&self, body: &Value) -> Result<String, LlmError> {
         let ctx = CallContext {
             provider: &self.config.name,
@@ -384,20 +417,48 @@ impl AnthropicClient {
     }
 }
 
-/// Whether an error could be a server refusing the content-block form: a bad request
-/// (400, 422) or an internal error (500). Not authentication, a missing endpoint, a
-/// timeout, a rate limit or an overloaded or unavailable server (502, 503, 504, 529):
-/// those say nothing about the body. Gateways word the refusal in their own way (a
-/// validation error from the backend they translate to, often a 500), so the status is
-/// all there is to go by; a request that fails without the marks too reports that error.
-fn may_refuse_marks(e: &LlmError) -> bool {
-    matches!(
-        e,
-        LlmError::Http {
-            status: 400 | 422 | 500,
-            ..
-        }
-    )
+/// What a failed marked request says about the marks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum MarksRefusal {
+    /// Nothing: authentication, a missing endpoint or model, a rate limit, a timeout, an
+    /// overloaded or failing server (any 5xx that does not name the body). The error is
+    /// retried as it is, marks and all.
+    No,
+    /// A bad request (400, 422) that names the content blocks or `cache_control`.
+    Certain,
+    /// A 500 that names the body (a gateway's validation error from the backend it
+    /// translates to): a refusal only if it repeats.
+    IfRepeated,
+}
+
+/// Words of a refusal that is about the message form: Anthropic's own (`cache_control`,
+/// content blocks) and the validation errors of gateways (LiteLLM passing on
+/// llama-cpp-python's `messages.0.content` errors).
+const BODY_WORDING: [&str; 6] = [
+    "cache_control",
+    "content block",
+    "ephemeral",
+    ".content",
+    "validation error",
+    "input should be a valid string",
+];
+
+fn marks_refusal(e: &LlmError) -> MarksRefusal {
+    let LlmError::Http {
+        status, message, ..
+    } = e
+    else {
+        return MarksRefusal::No;
+    };
+    let m = message.to_ascii_lowercase();
+    if !BODY_WORDING.iter().any(|w| m.contains(w)) {
+        return MarksRefusal::No;
+    }
+    match status {
+        400 | 422 => MarksRefusal::Certain,
+        500 => MarksRefusal::IfRepeated,
+        _ => MarksRefusal::No,
+    }
 }
 
 #[cfg(test)]
@@ -428,6 +489,49 @@ mod tests {
             crate::llm::Message::user("hi"),
         ]));
         assert_eq!(body["system"], "", "no cache_control on an empty block");
+    }
+
+    #[test]
+    fn empty_turns_are_left_out_and_marks_stop_only_on_evidence() {
+        let client = AnthropicClient::new(AnthropicConfig::new("m")).unwrap();
+        let body = client.request_body(&ChatRequest::new(vec![
+            crate::llm::Message::user("q"),
+            crate::llm::Message::assistant(""),
+            crate::llm::Message::user("Your reply was empty."),
+        ]));
+        let messages = body["messages"].as_array().unwrap();
+        assert_eq!(messages.len(), 1, "the two user turns merge: {body}");
+        assert_eq!(messages[0]["role"], "user");
+
+        let http = |status: u16, message: &str| LlmError::Http {
+            provider: "a".into(),
+            status,
+            message: message.into(),
+            retry_after: None,
+        };
+        use MarksRefusal::*;
+        for (e, want) in [
+            (http(500, "Internal server error (api_error)"), No),
+            (http(529, "Overloaded (overloaded_error)"), No),
+            (
+                http(500, "1 validation error: messages.0.content"),
+                IfRepeated,
+            ),
+            (
+                http(
+                    400,
+                    "system.0.cache_control: Extra inputs are not permitted",
+                ),
+                Certain,
+            ),
+            (
+                http(400, "messages.1: all messages must have non-empty content"),
+                No,
+            ),
+            (http(401, "cache_control"), No),
+        ] {
+            assert_eq!(marks_refusal(&e), want, "{e}");
+        }
     }
 
     #[test]

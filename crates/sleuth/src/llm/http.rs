@@ -281,7 +281,11 @@ pub(crate) fn finish_response(
     stop: &[String],
 ) -> super::ChatResponse {
     let mut response = redact_response(response, key);
-    if super::quirks::cut_at_stop(&mut response.text, stop) {
+    // A reply cut at a stop sequence ended there, whatever the server went on to do;
+    // a refusal stays one.
+    if super::quirks::cut_at_stop(&mut response.text, stop)
+        && response.finish_reason != super::FinishReason::Refusal
+    {
         response.finish_reason = super::FinishReason::Stop;
     }
     response

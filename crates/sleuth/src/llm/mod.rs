@@ -8,6 +8,7 @@
 pub mod anthropic;
 mod endpoint;
 mod error;
+pub mod families;
 mod http;
 pub mod middleware;
 pub mod openai;
@@ -19,13 +20,14 @@ mod types;
 
 pub use anthropic::{AnthropicClient, AnthropicConfig};
 pub use error::LlmError;
+pub use families::ModelFamilies;
 pub use http::DEFAULT_MAX_REPLY_BYTES;
 pub use middleware::{
     CacheSpec, CallStats, CostBudget, MeteredModel, ModelStack, Price, PriceTable, RateLimit,
     ResponseCache, RetryPolicy, StatsSnapshot,
 };
 pub use openai::{OpenAiClient, OpenAiConfig};
-pub use quirks::{GrammarForm, MaxTokensField, Quirks, SchemaForm};
+pub use quirks::{GrammarForm, MaxTokensField, Quirks, SchemaForm, SystemRole};
 pub use scripted::ScriptedModel;
 pub use secret::ApiKey;
 pub use spec::{

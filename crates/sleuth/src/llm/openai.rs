@@ -2,13 +2,20 @@
 //! llama.cpp server, LM Studio, gateways). Wire types are our own and lenient: every
 //! response field is optional because real servers omit `id`, `created`, `usage` and
 //! more; only a choice with a message is required.
+//!
+//! What the recorded OpenAI traffic showed (`crates/sleuth-testkit/cassettes/`): a
+//! refusal comes as `message.refusal` with `content: null`, and is the reply (marked
+//! [`FinishReason::Refusal`]); explicit prompt caching reports its writes in
+//! `prompt_tokens_details.cache_write_tokens`, part of `prompt_tokens` like cached
+//! reads; `finish_reason: length` is a truncated reply ([`FinishReason::Length`]).
 
 use super::endpoint;
 use super::http::{self, CallContext};
-use super::quirks::{GrammarForm, MaxTokensField, Quirks, SchemaForm};
+use super::quirks::{GrammarForm, MaxTokensField, Quirks, SchemaForm, SystemRole};
 use super::secret::ApiKey;
 use super::{
-    ChatModel, ChatRequest, ChatResponse, FinishReason, LlmError, OutputConstraint, ToolCall, Usage,
+    ChatModel, ChatRequest, ChatResponse, FinishReason, LlmError, Message, OutputConstraint, Role,
+    ToolCall, Usage,
 };
 use async_trait::async_trait;
 use serde::Deserialize;
@@ -139,7 +146,10 @@ impl OpenAiClient {
         let q = &self.config.quirks;
         let mut body = Map::new();
         body.insert("model".into(), json!(self.config.model));
-        body.insert("messages".into(), json!(request.messages));
+        body.insert(
+            "messages".into(),
+            wire_messages(&request.messages, q.system_role),
+        );
         if q.temperature {
             body.insert("temperature".into(), json!(request.temperature));
         }
@@ -212,6 +222,30 @@ impl OpenAiClient {
     }
 }
 
+/// The messages as the server takes them: as they are, or (models that refuse any
+/// system message) with the system prompt opening the first user message.
+fn wire_messages(messages: &[Message], role: SystemRole) -> Value {
+    if role == SystemRole::System || !messages.iter().any(|m| m.role == Role::System) {
+        return json!(messages);
+    }
+    let system: Vec<&str> = messages
+        .iter()
+        .filter(|m| m.role == Role::System)
+        .map(|m| m.content.as_str())
+        .collect();
+    let mut rest: Vec<Message> = messages
+        .iter()
+        .filter(|m| m.role != Role::System)
+        .cloned()
+        .collect();
+    let system = system.join("\n\n");
+    match rest.iter_mut().find(|m| m.role == Role::User) {
+        Some(first) => first.content = format!("{system}\n\n{}", first.content),
+        None => rest.insert(0, Message::user(system)),
+    }
+    json!(rest)
+}
+
 /// Whether `e` is a server refusing the output constraint itself (not the rest of the
 /// request): an error status whose message names the constraint's field or kind.
 /// Servers answer this with 400, 422 or (llama-cpp-python) 500.
@@ -267,6 +301,9 @@ struct WireMessage {
     /// Native tool calls: `{"function": {"name", "arguments": "<JSON text>"}}`.
     #[serde(default)]
     tool_calls: Option<Vec<Value>>,
+    /// OpenAI's refusal text: set (and `content` null) when the model declined.
+    #[serde(default)]
+    refusal: Option<String>,
 }
 
 /// Reads OpenAI-style tool calls; `arguments` is JSON text (or, leniently, an object).
@@ -302,6 +339,10 @@ struct WireUsage {
 struct WirePromptDetails {
     #[serde(default)]
     cached_tokens: Option<u64>,
+    /// Prompt tokens written to the cache (OpenAI's explicit prompt caching); they are
+    /// part of `prompt_tokens`, as cached reads are.
+    #[serde(default)]
+    cache_write_tokens: Option<u64>,
 }
 
 fn content_text(content: &Value) -> String {
@@ -329,35 +370,46 @@ pub(crate) fn parse_response(body: &str, provider: &str) -> Result<ChatResponse,
         .into_iter()
         .next()
         .ok_or_else(|| decode("no choices in response".into()))?;
+    let mut refused = false;
     let (text, calls) = match (choice.message, choice.text) {
-        (Some(m), _) => (
-            m.content.as_ref().map(content_text).unwrap_or_default(),
-            m.tool_calls.as_deref().map(tool_calls).unwrap_or_default(),
-        ),
+        (Some(m), _) => {
+            let mut text = m.content.as_ref().map(content_text).unwrap_or_default();
+            // A refusal is the reply: recorded as its text and marked by its stop reason.
+            if let Some(refusal) = m.refusal.filter(|r| !r.trim().is_empty()) {
+                refused = true;
+                if text.trim().is_empty() {
+                    text = refusal;
+                }
+            }
+            let calls = m.tool_calls.as_deref().map(tool_calls).unwrap_or_default();
+            (text, calls)
+        }
         (None, Some(t)) => (t, Vec::new()),
         (None, None) => return Err(decode("choice has neither message nor text".into())),
     };
     let usage = wire.usage.unwrap_or_default();
     let finish_reason = match choice.finish_reason.as_deref() {
-        None | Some("stop") | Some("eos") => FinishReason::Stop,
+        _ if refused => FinishReason::Refusal,
+        None | Some("stop") | Some("eos") | Some("tool_calls") | Some("function_call") => {
+            FinishReason::Stop
+        }
         Some("length") => FinishReason::Length,
         Some(_) => FinishReason::Other,
     };
+    let details = usage.prompt_tokens_details.unwrap_or_default();
     Ok(ChatResponse {
         text,
         usage: Usage {
             input_tokens: usage.prompt_tokens.unwrap_or(0),
             output_tokens: usage.completion_tokens.unwrap_or(0),
-            cached_input_tokens: usage
-                .prompt_tokens_details
-                .and_then(|d| d.cached_tokens)
-                .unwrap_or(0),
-            cache_write_tokens: 0,
+            cached_input_tokens: details.cached_tokens.unwrap_or(0),
+            cache_write_tokens: details.cache_write_tokens.unwrap_or(0),
         },
         finish_reason,
         cached: false,
         constraint_dropped: false,
         tool_calls: calls,
+        cache_marks_dropped: false,
     })
 }
 
@@ -418,7 +470,6 @@ impl ChatModel for OpenAiClient {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::llm::Message;
 
     #[test]
     fn minimal_and_odd_bodies_parse_leniently() {
@@ -446,6 +497,50 @@ mod tests {
         assert!(matches!(e, LlmError::Decode { .. }), "{e}");
         let e = parse_response("{nope", "p").unwrap_err();
         assert!(matches!(&e, LlmError::Decode { raw, .. } if raw == "{nope"));
+    }
+
+    #[test]
+    fn refusals_and_cache_writes_are_read() {
+        let refusal = r#"{"choices":[{"message":{"role":"assistant","content":null,"refusal":"No."},"finish_reason":"stop"}]}"#;
+        let r = parse_response(refusal, "p").unwrap();
+        assert_eq!(
+            (r.text.as_str(), r.finish_reason),
+            ("No.", FinishReason::Refusal)
+        );
+        let writes = r#"{"choices":[{"message":{"content":"OK","refusal":null},"finish_reason":"tool_calls"}],
+            "usage":{"prompt_tokens":4020,"completion_tokens":4,"prompt_tokens_details":{"cached_tokens":0,"cache_write_tokens":4012}}}"#;
+        let r = parse_response(writes, "p").unwrap();
+        assert_eq!(r.finish_reason, FinishReason::Stop);
+        assert_eq!(
+            (r.usage.input_tokens, r.usage.cache_write_tokens),
+            (4020, 4012)
+        );
+    }
+
+    #[test]
+    fn models_without_system_messages_get_the_prompt_in_the_first_user_turn() {
+        let req = ChatRequest::new(vec![
+            Message::system("Be brief."),
+            Message::user("q"),
+            Message::assistant("a"),
+            Message::user("q2"),
+        ]);
+        let o1 = OpenAiClient::new(
+            OpenAiConfig::new("http://x/v1", "o1-mini")
+                .quirks(Quirks::openai_reasoning_no_system()),
+        )
+        .unwrap();
+        let b = o1.request_body(&req);
+        assert_eq!(
+            b["messages"][0],
+            json!({"role": "user", "content": "Be brief.\n\nq"})
+        );
+        assert_eq!(b["messages"].as_array().unwrap().len(), 3);
+        let only_system = o1.request_body(&ChatRequest::new(vec![Message::system("s")]));
+        assert_eq!(
+            only_system["messages"],
+            json!([{"role": "user", "content": "s"}])
+        );
     }
 
     #[test]

@@ -19,6 +19,8 @@
 //! - **Ollama**'s `/v1` endpoint turns the OpenAI `json_schema` response format into its
 //!   native `format` field (a top-level `format` is ignored there); no grammar.
 //! - **LM Studio** takes `max_tokens`, `stop` and the OpenAI `json_schema` form.
+//! - **OpenAI o1-mini / o1-preview** (`openai-reasoning-no-system`) refuse `system`
+//!   and `developer` messages: the system prompt opens the first user message.
 //! - **generic**: the conservative common subset (`max_tokens`, `stop`, no constraints).
 //!
 //! A server that refuses a constraint anyway (an older build, a gateway in front of
@@ -48,6 +50,16 @@ pub enum SchemaForm {
     JsonObject,
 }
 
+/// How the system prompt travels to the server.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SystemRole {
+    /// As `role: system` messages (every server but the oldest reasoning models).
+    System,
+    /// Prepended to the first user message: o1-mini and o1-preview refuse both
+    /// `system` and `developer` (400 `unsupported_value`).
+    FirstUser,
+}
+
 /// How a GBNF grammar constraint travels to the server.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum GrammarForm {
@@ -71,12 +83,14 @@ pub struct Quirks {
     pub temperature: bool,
     pub schema: SchemaForm,
     pub grammar: GrammarForm,
+    pub system_role: SystemRole,
 }
 
 impl Quirks {
-    pub const PRESETS: [&'static str; 9] = [
+    pub const PRESETS: [&'static str; 10] = [
         "openai",
         "openai-reasoning",
+        "openai-reasoning-no-system",
         "vllm",
         "sglang",
         "llama-cpp",
@@ -94,6 +108,7 @@ impl Quirks {
             temperature: true,
             schema: SchemaForm::JsonSchema,
             grammar: GrammarForm::Omit,
+            system_role: SystemRole::System,
         }
     }
 
@@ -106,6 +121,15 @@ impl Quirks {
         }
     }
 
+    /// o1-mini and o1-preview: reasoning models that take no system message at all.
+    pub fn openai_reasoning_no_system() -> Quirks {
+        Quirks {
+            name: "openai-reasoning-no-system",
+            system_role: SystemRole::FirstUser,
+            ..Quirks::openai_reasoning()
+        }
+    }
+
     pub fn generic() -> Quirks {
         Quirks {
             name: "generic",
@@ -114,6 +138,7 @@ impl Quirks {
             temperature: true,
             schema: SchemaForm::Omit,
             grammar: GrammarForm::Omit,
+            system_role: SystemRole::System,
         }
     }
 
@@ -154,6 +179,7 @@ impl Quirks {
         Ok(match name {
             "openai" => Quirks::openai(),
             "openai-reasoning" => Quirks::openai_reasoning(),
+            "openai-reasoning-no-system" => Quirks::openai_reasoning_no_system(),
             "vllm" => Quirks::vllm(),
             "sglang" => Quirks::sglang(),
             "llama-cpp" | "llamacpp" | "llama.cpp" => Quirks::llama_cpp(),
@@ -169,18 +195,6 @@ impl Quirks {
             }
         })
     }
-
-    /// The preset for a model on api.openai.com, by model family.
-    pub fn for_openai_model(model: &str) -> Quirks {
-        let reasoning = ["o1", "o3", "o4", "gpt-5"]
-            .iter()
-            .any(|p| model == *p || model.starts_with(&format!("{p}-")));
-        if reasoning {
-            Quirks::openai_reasoning()
-        } else {
-            Quirks::openai()
-        }
-    }
 }
 
 #[cfg(test)]
@@ -188,7 +202,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn presets_resolve_and_reasoning_models_are_detected() {
+    fn presets_resolve_by_name() {
         for name in Quirks::PRESETS {
             assert_eq!(Quirks::preset(name).unwrap().name, name);
         }
@@ -196,10 +210,10 @@ mod tests {
             .unwrap_err()
             .to_string()
             .contains("llama-cpp-python"));
-        assert_eq!(Quirks::for_openai_model("o3-mini").name, "openai-reasoning");
-        assert_eq!(Quirks::for_openai_model("gpt-5").name, "openai-reasoning");
-        assert_eq!(Quirks::for_openai_model("gpt-4o-mini").name, "openai");
-        assert_eq!(Quirks::for_openai_model("o1x").name, "openai");
+        assert_eq!(
+            Quirks::openai_reasoning_no_system().system_role,
+            SystemRole::FirstUser
+        );
     }
 }
 

@@ -2,7 +2,7 @@
 //!
 //! | spec | provider | key |
 //! |---|---|---|
-//! | `openai:MODEL` | api.openai.com (`OPENAI_BASE_URL` overrides, version included: `https://host/v1`) | `OPENAI_API_KEY`, required |
+//! | `openai:MODEL` | api.openai.com (`OPENAI_BASE_URL` overrides, version included: `https://host/v1`); the server preset by model family ([`super::families`], `SLEUTH_OPENAI_FAMILIES` adds rows) | `OPENAI_API_KEY`, required |
 //! | `openai-compat:BASE_URL#MODEL[?key_env=VAR&preset=NAME]` | any OpenAI-compatible server (`BASE_URL` as for the OpenAI SDK, e.g. `http://host:8000/v1`) | `VAR`, else `SLEUTH_API_KEY_ENV`'s variable (either must then be set), else `OPENAI_API_KEY` if set |
 //! | `anthropic:MODEL[?prompt_cache=off]` | api.anthropic.com, with prompt-cache breakpoints unless switched off (`ANTHROPIC_BASE_URL` overrides: the host root as for the Anthropic SDK; a trailing `/v1` is accepted) | `ANTHROPIC_API_KEY`, required |
 //! | `scripted:FILE` | replies from a JSON array or JSON Lines of strings, in order, repeating the last | none |
@@ -151,6 +151,12 @@ impl Default for ModelOptions {
     }
 }
 
+/// The model-family table, with the user's rows from `SLEUTH_OPENAI_FAMILIES` first.
+fn openai_families(env: &EnvSource) -> Result<super::families::ModelFamilies, LlmError> {
+    let rows = env.get(super::families::FAMILIES_ENV).unwrap_or_default();
+    super::families::ModelFamilies::with_rows(&rows)
+}
+
 fn required_key(env: &EnvSource, var: &str, spec: &ModelSpec) -> Result<ApiKey, LlmError> {
     env.get(var).map(ApiKey::new).ok_or_else(|| {
         LlmError::Config(format!(
@@ -197,7 +203,7 @@ pub fn open_provider(
             let config = OpenAiConfig::new(base, model)
                 .api_key(Some(key))
                 .timeout(opts.timeout)
-                .quirks(Quirks::for_openai_model(model))
+                .quirks(openai_families(&opts.env)?.quirks_for(model))
                 .max_reply_bytes(opts.max_reply_bytes)
                 .name(spec.to_string());
             Arc::new(OpenAiClient::new(config)?)

@@ -154,7 +154,8 @@ pub struct Usage {
     /// Input tokens served from a provider-side prompt cache.
     #[serde(default)]
     pub cached_input_tokens: u64,
-    /// Input tokens written to a provider-side prompt cache (Anthropic).
+    /// Input tokens written to a provider-side prompt cache (Anthropic
+    /// `cache_creation_input_tokens`, OpenAI `prompt_tokens_details.cache_write_tokens`).
     #[serde(default)]
     pub cache_write_tokens: u64,
 }
@@ -168,12 +169,26 @@ impl std::ops::AddAssign for Usage {
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+/// Why the provider stopped writing a reply.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum FinishReason {
+    /// A natural end, a stop sequence, or a tool call.
     Stop,
+    /// Cut by the output-token limit (OpenAI `length`, Anthropic `max_tokens`): the reply
+    /// is truncated, however complete it looks.
     Length,
+    /// The model declined (OpenAI `message.refusal`, Anthropic `stop_reason: refusal`);
+    /// the reply text is the refusal, when the provider gave one.
+    Refusal,
     Other,
+}
+
+impl FinishReason {
+    /// Whether a record should list the call (every reason but a normal stop).
+    pub fn is_notable(self) -> bool {
+        self != FinishReason::Stop
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -191,6 +206,10 @@ pub struct ChatResponse {
     /// Calls made through the native tool-calling channel, in order.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub tool_calls: Vec<ToolCall>,
+    /// True when this request went without the prompt-cache marks it was meant to carry:
+    /// the server refused them (see [`super::anthropic`]), so nothing was cached.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub cache_marks_dropped: bool,
 }
 
 impl ChatResponse {
@@ -202,6 +221,7 @@ impl ChatResponse {
             cached: false,
             constraint_dropped: false,
             tool_calls: Vec::new(),
+            cache_marks_dropped: false,
         }
     }
 }

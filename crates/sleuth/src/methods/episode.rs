@@ -6,6 +6,8 @@
 //! always exists, and a finished method hands the runner an `Episode<Outputs>`, the
 //! record's one shape (see [`super::outputs`]).
 
+use super::call_kind::CallKind;
+use super::call_notes::CallNotes;
 use super::outputs::Outputs;
 use super::stop::StopReason;
 use super::{AgentError, RunContext};
@@ -14,37 +16,6 @@ use crate::llm::{ChatRequest, ChatResponse, LlmError, Usage};
 use crate::memory::WorkingMemory;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
-
-/// What a model call was for; calls are reported per kind.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum CallKind {
-    Action,
-    Reminder,
-    Reflection,
-    Final,
-    Decomposition,
-    Verification,
-    Refinement,
-    /// EIR's dependency-repair control: revising conclusions that depend on a change.
-    Repair,
-}
-
-impl CallKind {
-    /// The name records and reports use (`action`, `reminder`, ...).
-    pub fn name(self) -> &'static str {
-        match self {
-            CallKind::Action => "action",
-            CallKind::Reminder => "reminder",
-            CallKind::Reflection => "reflection",
-            CallKind::Final => "final",
-            CallKind::Decomposition => "decomposition",
-            CallKind::Verification => "verification",
-            CallKind::Refinement => "refinement",
-            CallKind::Repair => "repair",
-        }
-    }
-}
 
 /// One turn of the agent loop.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -113,6 +84,9 @@ pub struct Episode<O = Outputs> {
     /// while it runs, the record's [`Outputs`] once it is done.
     #[serde(default)]
     pub outputs: O,
+    /// Calls that were truncated, refused or sent without their cache marks.
+    #[serde(default, skip_serializing_if = "CallNotes::is_empty")]
+    pub notes: CallNotes,
 }
 
 impl<O: Default> Default for Episode<O> {
@@ -129,6 +103,7 @@ impl<O: Default> Default for Episode<O> {
             nudge_turn: None,
             reminders: 0,
             outputs: O::default(),
+            notes: CallNotes::default(),
         }
     }
 }
@@ -141,6 +116,8 @@ impl<O> Episode<O> {
     /// Counts one model call of `kind` and its usage.
     pub fn count_call(&mut self, kind: CallKind, response: &ChatResponse) {
         *self.calls.entry(kind).or_default() += 1;
+        let number = self.total_calls();
+        self.notes.note(number, kind, response);
         self.usage += response.usage;
         if !response.cached {
             self.billed_usage += response.usage;
@@ -162,6 +139,7 @@ impl<O> Episode<O> {
             nudge_turn: self.nudge_turn,
             reminders: self.reminders,
             outputs: f(self.outputs),
+            notes: self.notes,
         }
     }
 }

@@ -5,6 +5,8 @@
 //! from a command-line name to a method, its settings and its call estimate.
 
 pub mod agent;
+mod call_kind;
+mod call_notes;
 pub mod corpus;
 pub mod eir;
 mod episode;
@@ -15,8 +17,10 @@ pub mod retry;
 pub mod settings;
 mod stop;
 
+pub use call_kind::CallKind;
+pub use call_notes::{CallNotes, CallStop};
 pub(crate) use episode::{call_model, call_model_response};
-pub use episode::{CallKind, Episode, Turn};
+pub use episode::{Episode, Turn};
 pub use outputs::{EirOutputs, Outputs};
 pub use prompts::PromptSet;
 pub use registry::RegisteredMethod;

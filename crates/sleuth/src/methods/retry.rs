@@ -127,6 +127,10 @@ fn absorb(total: &mut Episode, mut next: Episode) {
         retrieved: next.retrieved.clone(),
         cited: next.outputs.evidence.as_ref().map(|e| e.cited.clone()),
     });
+    let calls_before = total.total_calls();
+    total
+        .notes
+        .absorb(std::mem::take(&mut next.notes), calls_before);
     total.usage += next.usage;
     total.billed_usage += next.billed_usage;
     for (k, v) in &next.calls {

@@ -250,9 +250,21 @@ fn agent(a: &Analysis, d: Dims) -> Table {
         "cache writes/q",
     ];
     rest.extend(kind_cols.iter().map(String::as_str));
-    let mut t = Table::new("agent", "Agent behaviour per method", &d.columns(&rest)).with_note(
-        "Support recall = % of gold paragraphs retrieved; adherence = % of turns in the memory notation; reminders, retries, tokens and calls are means per question (cached = input tokens read from the provider's prompt cache, cache writes = written to it); errors = records that ended in an error.",
-    );
+    // Truncated and refused calls are shown only when a run had some, so reports of
+    // runs without them are unchanged.
+    let stops = a
+        .summaries
+        .iter()
+        .any(|s| s.truncated_calls + s.refusals > 0);
+    if stops {
+        rest.extend(["truncated", "refused"]);
+    }
+    let mut note = "Support recall = % of gold paragraphs retrieved; adherence = % of turns in the memory notation; reminders, retries, tokens and calls are means per question (cached = input tokens read from the provider's prompt cache, cache writes = written to it); errors = records that ended in an error.".to_string();
+    if stops {
+        note += " Truncated = calls cut by the output-token limit, refused = calls the model refused (totals; records list them in call_stops).";
+    }
+    let mut t =
+        Table::new("agent", "Agent behaviour per method", &d.columns(&rest)).with_note(&note);
     for s in &a.summaries {
         let mut row = d.cells(&s.arm);
         row.extend([
@@ -272,6 +284,9 @@ fn agent(a: &Analysis, d: Dims) -> Table {
                 .iter()
                 .map(|k| Cell::opt(s.calls_by_kind.get(k).copied(), 2)),
         );
+        if stops {
+            row.extend([Cell::Int(s.truncated_calls), Cell::Int(s.refusals)]);
+        }
         t.push(row);
     }
     t

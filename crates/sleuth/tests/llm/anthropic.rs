@@ -184,18 +184,67 @@ async fn a_server_refusing_cache_marks_gets_plain_text_from_then_on() {
         assert_eq!(r.text, "ok");
     }
     let seen = server.requests();
-    assert_eq!(seen.len(), 4, "one refused request, then plain text only");
-    assert!(!marks(&seen[0].body).is_empty());
-    assert!(seen[1..].iter().all(|r| marks(&r.body).is_empty()));
+    assert_eq!(
+        seen.len(),
+        5,
+        "a refused request, its repeat refused too, then plain text only"
+    );
+    assert!(seen[..2].iter().all(|r| !marks(&r.body).is_empty()));
+    assert!(seen[2..].iter().all(|r| marks(&r.body).is_empty()));
 
-    // Errors that say nothing about the body are not answered by dropping the marks.
-    let denied = MockServer::start(|_| Reply::status(401)).await;
-    let e = client(&denied)
+    // Errors that say nothing about the body are not answered by dropping the marks:
+    // they go back to the caller (and its retry layer) as they are.
+    for status in [401, 500, 529] {
+        let denied = MockServer::start(move |_| Reply::status(status)).await;
+        let e = client(&denied)
+            .complete(&conversation(true, 2))
+            .await
+            .unwrap_err();
+        assert!(
+            matches!(e, LlmError::Http { status: s, .. } if s == status),
+            "{e}"
+        );
+        assert_eq!(denied.requests().len(), 1, "{status}");
+    }
+
+    // A 500 naming the body that does not repeat was transient: the marks stay.
+    let once = MockServer::start(|req| {
+        if req.index == 0 {
+            Reply::Status {
+                code: 500,
+                retry_after: None,
+                body: r#"{"error":{"message":"1 validation error: messages.0.content"}}"#.into(),
+            }
+        } else {
+            Reply::text("ok")
+        }
+    })
+    .await;
+    let c = client(&once);
+    let r = c.complete(&conversation(true, 2)).await.unwrap();
+    assert!(!r.cache_marks_dropped);
+    c.complete(&conversation(true, 3)).await.unwrap();
+    assert!(once.requests().iter().all(|r| !marks(&r.body).is_empty()));
+
+    // A 400 naming the content blocks stops them at once.
+    let refused = MockServer::start(|req| {
+        if req.raw_body.contains("cache_control") {
+            Reply::anthropic_error(
+                400,
+                "invalid_request_error",
+                "system.0.cache_control: Extra inputs are not permitted",
+            )
+        } else {
+            Reply::text("ok")
+        }
+    })
+    .await;
+    let r = client(&refused)
         .complete(&conversation(true, 2))
         .await
-        .unwrap_err();
-    assert!(matches!(e, LlmError::Http { status: 401, .. }), "{e}");
-    assert_eq!(denied.requests().len(), 1);
+        .unwrap();
+    assert!(r.cache_marks_dropped);
+    assert_eq!(refused.requests().len(), 2);
 }
 
 fn small_cache() -> PromptCache {

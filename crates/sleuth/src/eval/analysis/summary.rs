@@ -37,6 +37,12 @@ pub struct Summary {
     pub cached_share: Option<f64>,
     pub cost_usd: f64,
     pub retries: f64,
+    /// Calls cut by the output-token limit, in total (truncated replies).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub truncated_calls: u64,
+    /// Calls the model refused, in total.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub refusals: u64,
     /// Mean adherence to the memory notation over records that report it.
     pub adherence: Option<f64>,
     pub reminders: f64,
@@ -44,6 +50,10 @@ pub struct Summary {
     pub nudge_rate: f64,
     /// The EIR setting's evidence metrics, when the records carry them.
     pub evidence: Option<EvidenceSummary>,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 /// Evidence metrics of the EIR setting, from the evidence its methods record:
@@ -145,6 +155,8 @@ impl Summary {
             cached_share: cached_share(records),
             cost_usd: mean(&|r| r.cost_usd),
             retries: mean(&|r| f64::from(r.retries)),
+            truncated_calls: records.iter().map(|r| u64::from(r.truncated_calls)).sum(),
+            refusals: records.iter().map(|r| u64::from(r.refusals)).sum(),
             adherence: mean_of(records.iter().filter_map(|r| r.adherence)).map(|v| 100.0 * v),
             reminders: mean(&|r| f64::from(r.reminders)),
             nudge_rate: 100.0 * mean(&|r| f64::from(u8::from(r.nudge_turn.is_some()))),

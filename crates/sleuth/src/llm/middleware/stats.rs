@@ -4,7 +4,7 @@
 //! updates also flow to its parent, so one `CallStats` per record rolls up into the
 //! run's totals.
 
-use crate::llm::{ChatResponse, Usage};
+use crate::llm::{ChatResponse, FinishReason, Usage};
 use serde::Serialize;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -19,6 +19,8 @@ pub struct CallStats {
     failures: AtomicU64,
     cache_hits: AtomicU64,
     constraints_dropped: AtomicU64,
+    truncated: AtomicU64,
+    refusals: AtomicU64,
     input_tokens: AtomicU64,
     output_tokens: AtomicU64,
     cached_input_tokens: AtomicU64,
@@ -41,6 +43,12 @@ pub struct StatsSnapshot {
     pub cache_hits: u64,
     /// Calls whose output constraint the server refused, answered without it.
     pub constraints_dropped: u64,
+    /// Calls cut by the output-token limit (truncated replies).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub truncated: u64,
+    /// Calls the model refused.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub refusals: u64,
     /// Tokens of every successful call, cached or not.
     pub usage: Usage,
     /// What was actually billed: cached responses cost 0.
@@ -94,6 +102,11 @@ impl CallStats {
             if response.constraint_dropped {
                 s.constraints_dropped.fetch_add(1, Ordering::Relaxed);
             }
+            match response.finish_reason {
+                FinishReason::Length => s.truncated.fetch_add(1, Ordering::Relaxed),
+                FinishReason::Refusal => s.refusals.fetch_add(1, Ordering::Relaxed),
+                _ => 0,
+            };
             s.input_tokens.fetch_add(u.input_tokens, Ordering::Relaxed);
             s.output_tokens
                 .fetch_add(u.output_tokens, Ordering::Relaxed);
@@ -114,6 +127,8 @@ impl CallStats {
             failures: get(&self.failures),
             cache_hits: get(&self.cache_hits),
             constraints_dropped: get(&self.constraints_dropped),
+            truncated: get(&self.truncated),
+            refusals: get(&self.refusals),
             usage: Usage {
                 input_tokens: get(&self.input_tokens),
                 output_tokens: get(&self.output_tokens),
@@ -124,6 +139,10 @@ impl CallStats {
             list_cost_usd: get(&self.list_nano_usd) as f64 / NANOS_PER_USD,
         }
     }
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 pub(crate) fn to_nanos(usd: f64) -> u64 {
