@@ -109,12 +109,12 @@ fn eval_command(job: &Job) -> Vec<String> {
         a.extend(["--index".into(), c.index.display().to_string()]);
         a.extend(["--corpus-reads".into(), c.reads.to_string()]);
     }
+    a.extend(["--out".into(), job.out.display().to_string()]);
     match &job.model.cache {
         sleuth::study::CacheChoice::Off => a.push("--no-cache".into()),
         sleuth::study::CacheChoice::At(c) => a.extend(["--cache".into(), c.clone()]),
         sleuth::study::CacheChoice::Default => {}
     }
-    a.extend(["--out".into(), job.out.display().to_string()]);
     a
 }
 
@@ -205,7 +205,8 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             job.out.display()
         );
         eprintln!("sleuth {}", shown(&eval_command(job)));
-        run_job(job).with_context(|| format!("job {} ({})", i + 1, job.out.display()))?;
+        let name = job.out.strip_prefix(&out_root).unwrap_or(&job.out);
+        run_job(job).with_context(|| format!("job {} ({})", i + 1, name.display()))?;
     }
     match (shard, out_root.parent()) {
         (Some(s), Some(all)) => eprintln!(

@@ -597,7 +597,7 @@ fn experiment_errors_are_clear() {
         stderr(&o)
     );
     // Running (not a dry run) goes through eval's job runner, job by job, and a failure
-    // names the job. (Until `commands::eval::run_job` exists, the error says that.)
+    // names the job.
     let recipe = recipes().join("topk-sweep.toml");
     let o = sleuth(&[
         "experiment",
