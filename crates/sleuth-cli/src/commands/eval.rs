@@ -212,7 +212,7 @@ fn print_scores(dir: &Path, methods: &[String]) -> Result<()> {
         .unwrap_or(6)
         .max(6);
     eprintln!(
-        "{:<width$} {:>5} {:>6} {:>6} {:>11}",
+        "{:<width$} {:>5} {:>6} {:>6} {:>11}  problems",
         "method", "n", "EM", "F1", "support F1"
     );
     for arm in arms {
@@ -221,13 +221,19 @@ fn print_scores(dir: &Path, methods: &[String]) -> Result<()> {
             .evidence
             .as_ref()
             .map_or_else(|| "-".to_string(), |e| format!("{:.1}", e.support_f1));
+        let problems = s.problems();
         eprintln!(
-            "{:<width$} {:>5} {:>6.1} {:>6.1} {:>11}",
+            "{:<width$} {:>5} {:>6.1} {:>6.1} {:>11}  {}",
             sleuth::terminal::terminal_safe(&s.arm.name()),
             s.n,
             s.em,
             s.f1,
-            support
+            support,
+            if problems.is_empty() {
+                "-".to_string()
+            } else {
+                problems.join(", ")
+            }
         );
     }
     Ok(())

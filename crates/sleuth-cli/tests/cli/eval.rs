@@ -417,3 +417,42 @@ fn rerunning_a_run_of_errors_fails_and_names_retry_errors() {
     assert!(server.request_count() > calls);
     assert_eq!(read_records(&out).len(), 3, "old error records replaced");
 }
+
+/// A method whose every reply is unparseable is not a clean run that scored zero:
+/// eval's closing table and the report's first table count the parse failures.
+#[test]
+fn parse_failures_are_counted_in_evals_summary_and_the_report() {
+    let dir = tempfile::tempdir().unwrap();
+    // An empty reply, every call: no action can be read and no final answer either.
+    let model = replies(dir.path(), "r.json", &[String::new()]);
+    let out = dir.path().join("run");
+    let data = crate::golden::fixture("musique");
+    let o = sleuth(&[
+        "eval",
+        "--data",
+        data.to_str().unwrap(),
+        "--methods",
+        "eir",
+        "--model",
+        &model,
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    let err = stderr(&o);
+    assert!(o.status.success(), "{err}");
+    let records = read_records(&out);
+    let n = records.len();
+    assert!(n > 0 && records.iter().all(|r| r["stop"] == "parse_failure"));
+    let line = err
+        .lines()
+        .find(|l| l.starts_with("eir "))
+        .unwrap_or_else(|| panic!("{err}"));
+    assert!(line.ends_with(&format!("{n} unparseable")), "{line}");
+    let report = ok(&["report", out.to_str().unwrap()]);
+    let header = report
+        .lines()
+        .find(|l| l.contains(" EM ") && l.contains("cost/q"))
+        .unwrap();
+    assert!(header.contains("problems"), "{header}");
+    assert!(report.contains(&format!("{n} unparseable")), "{report}");
+}

@@ -131,7 +131,7 @@ pub fn terminal(a: &Analysis) -> Vec<Table> {
 }
 
 fn summary(a: &Analysis, d: Dims) -> Table {
-    let cols = d.columns(&[
+    let mut names = vec![
         "n",
         "EM",
         "F1",
@@ -142,10 +142,18 @@ fn summary(a: &Analysis, d: Dims) -> Table {
         "tokens/q",
         "cached %",
         "cost/q",
-    ]);
-    let mut t = Table::new("summary", "Accuracy and cost per method", &cols).with_note(
-        "EM, F1, cond. acc (EM among finished episodes) and timeout in %; turns, calls, tokens (input + output) and cost (USD) are means per question; cached % = share of input tokens read from the provider's prompt cache (billed at its cached rate).",
-    );
+    ];
+    // Shown only when some arm had a problem, so clean reports are unchanged.
+    let problems = a.summaries.iter().any(|s| !s.problems().is_empty());
+    if problems {
+        names.push("problems");
+    }
+    let mut note = "EM, F1, cond. acc (EM among finished episodes) and timeout in %; turns, calls, tokens (input + output) and cost (USD) are means per question; cached % = share of input tokens read from the provider's prompt cache (billed at its cached rate).".to_string();
+    if problems {
+        note += " Problems are counts: episodes with errors or ending on an unparseable response; calls sent without their output constraint, cut by the output-token limit, or refused.";
+    }
+    let mut t =
+        Table::new("summary", "Accuracy and cost per method", &d.columns(&names)).with_note(&note);
     for s in &a.summaries {
         let mut row = d.cells(&s.arm);
         row.extend([
@@ -160,6 +168,14 @@ fn summary(a: &Analysis, d: Dims) -> Table {
             Cell::opt(s.cached_share, 1),
             Cell::Num(s.cost_usd, 4),
         ]);
+        if problems {
+            let found = s.problems();
+            row.push(if found.is_empty() {
+                Cell::Missing
+            } else {
+                Cell::text(found.join(", "))
+            });
+        }
         t.push(row);
     }
     t

@@ -43,6 +43,12 @@ pub struct Summary {
     /// Calls the model refused, in total.
     #[serde(skip_serializing_if = "is_zero")]
     pub refusals: u64,
+    /// Episodes that ended on a response the method could not parse.
+    #[serde(skip_serializing_if = "is_zero_count")]
+    pub parse_failures: usize,
+    /// Calls sent without their output constraint (the server refused it), in total.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub constraints_dropped: u64,
     /// Mean adherence to the memory notation over records that report it.
     pub adherence: Option<f64>,
     pub reminders: f64,
@@ -50,6 +56,10 @@ pub struct Summary {
     pub nudge_rate: f64,
     /// The EIR setting's evidence metrics, when the records carry them.
     pub evidence: Option<EvidenceSummary>,
+}
+
+fn is_zero_count(n: &usize) -> bool {
+    *n == 0
 }
 
 fn is_zero(n: &u64) -> bool {
@@ -157,11 +167,35 @@ impl Summary {
             retries: mean(&|r| f64::from(r.retries)),
             truncated_calls: records.iter().map(|r| u64::from(r.truncated_calls)).sum(),
             refusals: records.iter().map(|r| u64::from(r.refusals)).sum(),
+            parse_failures: records
+                .iter()
+                .filter(|r| r.stop == StopReason::ParseFailure)
+                .count(),
+            constraints_dropped: records.iter().map(|r| r.constraints_dropped).sum(),
             adherence: mean_of(records.iter().filter_map(|r| r.adherence)).map(|v| 100.0 * v),
             reminders: mean(&|r| f64::from(r.reminders)),
             nudge_rate: 100.0 * mean(&|r| f64::from(u8::from(r.nudge_turn.is_some()))),
             evidence: EvidenceSummary::of(records),
         }
+    }
+
+    /// What went wrong in this arm, counted: episodes that ended in an error or on an
+    /// unparseable response, calls sent without their output constraint, cut by the
+    /// output-token limit, or refused. Empty when nothing did: a run whose every answer
+    /// failed to parse must not read as a clean run that scored zero.
+    pub fn problems(&self) -> Vec<String> {
+        let counts = [
+            (self.errors as u64, "with errors"),
+            (self.parse_failures as u64, "unparseable"),
+            (self.constraints_dropped, "calls unconstrained"),
+            (self.truncated_calls, "calls truncated"),
+            (self.refusals, "calls refused"),
+        ];
+        counts
+            .iter()
+            .filter(|(n, _)| *n > 0)
+            .map(|(n, what)| format!("{n} {what}"))
+            .collect()
     }
 
     /// Summarizes a whole arm.
