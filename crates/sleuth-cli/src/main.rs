@@ -125,6 +125,8 @@ fn main() -> ExitCode {
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
+        // Ctrl-C: what was kept is already said; 130 as a shell reports SIGINT.
+        Err(e) if e.is::<Interrupted>() => ExitCode::from(130),
         Err(e) => {
             // Errors quote data and model text: escape what a terminal would act on.
             eprintln!(
@@ -135,6 +137,18 @@ fn main() -> ExitCode {
         }
     }
 }
+
+/// A run stopped by Ctrl-C (SIGINT) after saying what it kept.
+#[derive(Debug)]
+pub struct Interrupted;
+
+impl std::fmt::Display for Interrupted {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("interrupted")
+    }
+}
+
+impl std::error::Error for Interrupted {}
 
 /// The error and its causes on one line, each cause once: many error types already
 /// quote their cause in their own message, and printing the chain as well would repeat

@@ -4,6 +4,7 @@ use crate::local::LocalArgs;
 use crate::progress::EvalProgress;
 use crate::resolve::{MethodArgs, ModelArgs, QuestionArgs};
 use anyhow::Result;
+use sleuth::eval::Progress;
 use sleuth::eval::RunSummary;
 use sleuth::study::{Job, Plan, Prepared};
 use std::path::{Path, PathBuf};
@@ -104,7 +105,18 @@ pub fn run_job(job: &Job, local: &LocalArgs, failures_of: Option<&Path>) -> Resu
     let stack = crate::resolve::open_stack(&job.model, local)?;
     crate::cost::price_check(&job.model)?;
     let progress = EvalProgress::new();
-    let done = tokio::runtime::Runtime::new()?.block_on(prepared.run(job, stack, &progress))?;
+    let before = recorded(&job.out);
+    let run = tokio::runtime::Runtime::new()?.block_on(async {
+        tokio::select! {
+            done = prepared.run(job, stack, &progress) => Some(done),
+            _ = tokio::signal::ctrl_c() => None,
+        }
+    });
+    let Some(done) = run else {
+        progress.finish();
+        return interrupted(job, before);
+    };
+    let done = done?;
     let summary = &done.summary;
     eprintln!(
         "{} records written to {} ({} with errors); {} already there ({} with errors)",
@@ -138,6 +150,31 @@ pub fn run_job(job: &Job, local: &LocalArgs, failures_of: Option<&Path>) -> Resu
         anyhow::bail!("stopped before exceeding the cost budget ({reason}); rerun with a larger --max-cost to continue");
     }
     failures(summary, &done.dir)
+}
+
+/// Records in a run directory (0 before its first).
+fn recorded(dir: &Path) -> usize {
+    std::fs::read_to_string(dir.join(sleuth::eval::store::RECORDS))
+        .map_or(0, |t| t.lines().filter(|l| !l.trim().is_empty()).count())
+}
+
+/// Ctrl-C: the records appended so far stay (each is one whole line, and a resumed run
+/// repairs a cut last line); say how many, how to resume, and what they score so far.
+fn interrupted(job: &Job, before: usize) -> Result<()> {
+    let kept = recorded(&job.out);
+    let again: Vec<String> = std::env::args()
+        .map(|a| sleuth::llm::middleware::redact(&a))
+        .collect();
+    eprintln!(
+        "interrupted: {kept} records kept in {} ({} written by this run); resume with:\n  {}",
+        job.out.display(),
+        kept.saturating_sub(before),
+        sleuth::terminal::terminal_safe(&again.join(" "))
+    );
+    if kept > 0 {
+        print_scores(&job.out, &job.methods.names)?;
+    }
+    Err(crate::Interrupted.into())
 }
 
 /// A run whose selected questions all ended in errors is a failure, whether they

@@ -456,3 +456,71 @@ fn parse_failures_are_counted_in_evals_summary_and_the_report() {
     assert!(header.contains("problems"), "{header}");
     assert!(report.contains(&format!("{n} unparseable")), "{report}");
 }
+
+/// Ctrl-C (SIGINT) mid-run: eval says how many records it kept and the command that
+/// resumes, prints what they score so far, and exits 130; running that command again
+/// finishes the run without losing or repeating a record.
+#[test]
+fn ctrl_c_keeps_the_records_says_how_to_resume_and_exits_130() {
+    let served = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let count = served.clone();
+    // The first two answers come at once, every later one after 5 s: the run is
+    // certainly in flight with two records written when the signal arrives.
+    let server = MockServer::spawn(move |_| {
+        if count.fetch_add(1, Ordering::SeqCst) >= 2 {
+            std::thread::sleep(std::time::Duration::from_secs(5));
+        }
+        Reply::text("Action: finish[yes]")
+    });
+    let url = format!("openai-compat:{}#m", server.url());
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("run");
+    let data = crate::golden::fixture("musique"); // four questions
+    let args = [
+        "eval",
+        "--data",
+        data.to_str().unwrap(),
+        "--methods",
+        "react",
+        "--model",
+        &url,
+        "--concurrency",
+        "1",
+        "--out",
+        out.to_str().unwrap(),
+    ];
+    let child = spawn_sleuth(&args);
+    let records = out.join("records.jsonl");
+    let started = std::time::Instant::now();
+    while std::fs::read_to_string(&records).map_or(0, |t| t.lines().count()) < 2 {
+        assert!(started.elapsed().as_secs() < 20, "no records written");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let kill = std::process::Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(kill.success());
+    let o = child.wait_with_output().unwrap();
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(130), "{err}");
+    assert!(
+        err.contains("interrupted: 2 records kept in ") && err.contains("(2 written by this run)"),
+        "{err}"
+    );
+    assert!(
+        err.contains("resume with:") && err.contains("--concurrency 1"),
+        "{err}"
+    );
+    assert!(err.contains("react ") && err.contains("problems"), "{err}");
+    // The resumed run writes only what is missing.
+    served.store(0, Ordering::SeqCst);
+    ok(&args);
+    let all = read_records(&out);
+    let ids: HashSet<_> = all
+        .iter()
+        .map(|r| r["id"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(ids.len(), all.len(), "no record repeated");
+    assert_eq!(all.len(), 4, "the resumed run finished the rest");
+}

@@ -152,8 +152,12 @@ fn summary(a: &Analysis, d: Dims) -> Table {
     if problems {
         note += " Problems are counts: episodes with errors or ending on an unparseable response; calls sent without their output constraint, cut by the output-token limit, or refused.";
     }
-    let mut t =
-        Table::new("summary", "Accuracy and cost per method", &d.columns(&names)).with_note(&note);
+    let mut t = Table::new(
+        "summary",
+        "Accuracy and cost per method",
+        &d.columns(&names),
+    )
+    .with_note(&note);
     for s in &a.summaries {
         let mut row = d.cells(&s.arm);
         row.extend([
