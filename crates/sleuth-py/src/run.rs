@@ -89,6 +89,7 @@ fn finished_json(done: &Finished) -> serde_json::Value {
         "input_tokens": totals.usage.input_tokens,
         "output_tokens": totals.usage.output_tokens,
         "cost_usd": totals.cost_usd,
+        "notes": done.notes,
     })
 }
 

@@ -78,6 +78,9 @@ pub fn run(args: Args) -> Result<()> {
 /// asked for, and a note for an empty shard.
 fn prepare(job: &Job, failures_of: Option<&Path>) -> Result<Prepared> {
     let prepared = job.prepare()?;
+    for note in &prepared.selected.notes {
+        eprintln!("warning: {note}");
+    }
     if prepared.selected.questions.is_empty() {
         if let Some(run) = failures_of {
             anyhow::bail!(

@@ -524,3 +524,38 @@ fn ctrl_c_keeps_the_records_says_how_to_resume_and_exits_130() {
     assert_eq!(ids.len(), all.len(), "no record repeated");
     assert_eq!(all.len(), 4, "the resumed run finished the rest");
 }
+
+/// `--limit` on MuSiQue (ordered by hops) takes one split only: eval says so and points
+/// at `--sample`; with the sample the mix is there and nothing is said.
+#[test]
+fn a_limit_that_takes_one_hop_split_is_warned_about() {
+    let dir = tempfile::tempdir().unwrap();
+    let model = replies(dir.path(), "r.json", &["Action: finish[x]".to_string()]);
+    let data = crate::golden::fixture("musique");
+    let run = |extra: &[&str], out: &str| {
+        let out = dir.path().join(out);
+        let mut args = vec![
+            "eval",
+            "--data",
+            data.to_str().unwrap(),
+            "--methods",
+            "react",
+            "--model",
+            &model,
+            "--out",
+            out.to_str().unwrap(),
+        ];
+        args.extend(extra);
+        let o = sleuth(&args);
+        assert!(o.status.success(), "{}", stderr(&o));
+        stderr(&o)
+    };
+    let err = run(&["--limit", "2"], "head");
+    assert!(
+        err.contains("warning: the first 2 questions are all 2-hop")
+            && err.contains("--sample 2 --seed S"),
+        "{err}"
+    );
+    let err = run(&["--sample", "4"], "mix");
+    assert!(!err.contains("warning: the first"), "{err}");
+}

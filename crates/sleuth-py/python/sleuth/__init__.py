@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import json
 import os
+import warnings
 from pathlib import Path
 from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Union
 
@@ -428,6 +429,8 @@ def eval(  # noqa: A001 - the CLI's verb
         corpus_reads=corpus_reads,
     )
     summary = EvalSummary(json.loads(text))
+    for note in summary.get("notes", []):
+        warnings.warn(note, stacklevel=2)
     _check(summary)
     return summary
 

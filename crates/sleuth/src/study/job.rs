@@ -45,6 +45,8 @@ pub struct Finished {
     pub records: PathBuf,
     /// The methods of the run, in order.
     pub methods: Vec<String>,
+    /// The selection's notes (see [`Selected::notes`]).
+    pub notes: Vec<String>,
 }
 
 impl Job {
@@ -119,6 +121,7 @@ impl Prepared {
             dir: store.dir().to_path_buf(),
             records: store.records_path(),
             methods: config.methods,
+            notes: self.selected.notes.clone(),
         })
     }
 }

@@ -68,6 +68,9 @@ pub struct Selected {
     pub dataset: Dataset,
     pub files: Vec<PathBuf>,
     pub questions: Vec<Question>,
+    /// What a user should know about the selection (a head of a hop-ordered file that
+    /// holds one hop count only), to show as warnings.
+    pub notes: Vec<String>,
 }
 
 impl Selection {
@@ -141,6 +144,7 @@ impl Selection {
                 (dataset, vec![path], questions, origin)
             }
         };
+        let notes: Vec<String> = self.head_note(&questions).into_iter().collect();
         let mut questions = self.narrow(questions);
         if questions.is_empty() {
             return Err(DataError::Invalid(format!(
@@ -163,7 +167,33 @@ impl Selection {
             dataset,
             files,
             questions,
+            notes,
         })
+    }
+
+    /// A `limit` without a sample takes the file's head; MuSiQue's files are ordered by
+    /// hops, so that head can be one split only, and the by-hops tables would say
+    /// nothing of the others. Said, not changed: the first N stay the first N.
+    fn head_note(&self, all: &[Question]) -> Option<String> {
+        let limit = self
+            .limit
+            .filter(|_| self.sample.is_none() && self.hops.is_none())?;
+        let hops = |qs: &[Question]| -> BTreeSet<u8> { qs.iter().filter_map(|q| q.hops).collect() };
+        let present = hops(all);
+        let head = hops(&all[..limit.min(all.len())]);
+        if present.len() < 2 || head.len() != 1 {
+            return None;
+        }
+        let only = head.iter().next().expect("one hop count");
+        let others: Vec<String> = present
+            .iter()
+            .filter(|h| *h != only)
+            .map(|h| format!("{h}-hop"))
+            .collect();
+        Some(format!(
+            "the first {limit} questions are all {only}-hop (the file is ordered by hops and also holds {}); for a mix use --sample {limit} --seed S, or --hops H per split",
+            others.join(", ")
+        ))
     }
 
     /// Hops, then the sample (or the first `limit`).
@@ -289,11 +319,36 @@ mod tests {
     }
 
     #[test]
+    fn a_head_of_one_hop_count_is_noted() {
+        let mut qs = questions(9);
+        qs.sort_by_key(|q| q.hops);
+        let mut s = Selection::all(Source::Given {
+            dataset: Dataset::Jsonl,
+            questions: qs,
+            files: vec![],
+        });
+        s.limit = Some(3);
+        let notes = s.select().unwrap().notes;
+        assert_eq!(notes.len(), 1);
+        assert!(
+            notes[0].contains("all 2-hop") && notes[0].contains("3-hop, 4-hop"),
+            "{}",
+            notes[0]
+        );
+        s.limit = Some(4);
+        assert!(s.select().unwrap().notes.is_empty());
+    }
+
+    #[test]
     fn filters_apply_in_order_and_only_the_filters_may_not_empty_it() {
         let mut s = given(12);
         s.hops = Some(3);
         s.limit = Some(2);
         assert_eq!(ids(&s), ["q1", "q4"]);
+        assert!(
+            s.select().unwrap().notes.is_empty(),
+            "a hops filter says nothing"
+        );
         s.shard = Some(Shard { index: 2, count: 2 });
         assert_eq!(ids(&s), ["q4"]);
         s.ids = Some(["q1".to_string()].into());
