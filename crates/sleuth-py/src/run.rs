@@ -100,6 +100,7 @@ fn plan_json(plan: &Plan) -> serde_json::Value {
         "max_calls": plan.budget_calls(),
         "methods": plan.methods.iter().map(|m| serde_json::json!({
             "method": m.method,
+            "recorded": m.recorded,
             "calls_per_question": m.usage.calls_per_question,
             "measured_records": m.usage.measured_records,
             "estimate": m.estimate,
@@ -251,7 +252,7 @@ pub fn experiment(
         let plan = match &price {
             Some(price) => {
                 let prepared = py.allow_threads(|| job.prepare()).map_err(errors::to_py)?;
-                Some(plan_json(&prepared.plan(&running.model, price, &history)))
+                Some(plan_json(&prepared.plan(&job, price, &history)))
             }
             None => None,
         };

@@ -68,10 +68,10 @@ pub fn run(args: Args) -> Result<()> {
             return Ok(());
         }
         let price = crate::cost::price_check(&job.model)?;
-        let plan = prepared.plan(&job.model, &price, std::slice::from_ref(&job.out));
+        let plan = prepared.plan(&job, &price, std::slice::from_ref(&job.out));
         return dry_run(&plan, &job.model.spec);
     }
-    run_job(&job, &args.model.local, args.failures_of.as_deref())
+    run_job(&job, &args.model.local, args.failures_of.as_deref()).map(|_| ())
 }
 
 /// The job prepared; nothing selected is an error when an earlier run's failures were
@@ -97,11 +97,11 @@ fn prepare(job: &Job, failures_of: Option<&Path>) -> Result<Prepared> {
 }
 
 /// Runs a job into its directory with `eval`'s progress and closing summary (each job
-/// of `sleuth experiment` too).
-pub fn run_job(job: &Job, local: &LocalArgs, failures_of: Option<&Path>) -> Result<()> {
+/// of `sleuth experiment` too); returns the dollars it billed.
+pub fn run_job(job: &Job, local: &LocalArgs, failures_of: Option<&Path>) -> Result<f64> {
     let prepared = prepare(job, failures_of)?;
     if prepared.selected.questions.is_empty() {
-        return Ok(());
+        return Ok(0.0);
     }
     // The model first: a spec that cannot be opened (an unset key variable) is the
     // one error to show, before any price warning.
@@ -117,7 +117,7 @@ pub fn run_job(job: &Job, local: &LocalArgs, failures_of: Option<&Path>) -> Resu
     });
     let Some(done) = run else {
         progress.finish();
-        return interrupted(job, before);
+        return Err(interrupted(job, before));
     };
     let done = done?;
     let summary = &done.summary;
@@ -152,7 +152,8 @@ pub fn run_job(job: &Job, local: &LocalArgs, failures_of: Option<&Path>) -> Resu
     if let Some(reason) = &summary.halted {
         anyhow::bail!("stopped before exceeding the cost budget ({reason}); rerun with a larger --max-cost to continue");
     }
-    failures(summary, &done.dir)
+    failures(summary, &done.dir)?;
+    Ok(totals.cost_usd)
 }
 
 /// Records in a run directory (0 before its first).
@@ -163,7 +164,7 @@ fn recorded(dir: &Path) -> usize {
 
 /// Ctrl-C: the records appended so far stay (each is one whole line, and a resumed run
 /// repairs a cut last line); say how many, how to resume, and what they score so far.
-fn interrupted(job: &Job, before: usize) -> Result<()> {
+fn interrupted(job: &Job, before: usize) -> anyhow::Error {
     let kept = recorded(&job.out);
     let again: Vec<String> = std::env::args()
         .map(|a| sleuth::llm::middleware::redact(&a))
@@ -175,9 +176,11 @@ fn interrupted(job: &Job, before: usize) -> Result<()> {
         sleuth::terminal::terminal_safe(&again.join(" "))
     );
     if kept > 0 {
-        print_scores(&job.out, &job.methods.names)?;
+        if let Err(e) = print_scores(&job.out, &job.methods.names) {
+            eprintln!("(the records could not be scored: {e})");
+        }
     }
-    Err(crate::Interrupted.into())
+    crate::Interrupted.into()
 }
 
 /// A run whose selected questions all ended in errors is a failure, whether they
@@ -218,17 +221,24 @@ fn dry_run(plan: &Plan, model: &str) -> Result<()> {
         .methods
         .iter()
         .map(|m| crate::cost::Row {
-            label: vec![Cell::text(&m.method), Cell::Int(plan.questions as u64)],
+            label: vec![
+                Cell::text(&m.method),
+                Cell::Int((plan.questions - m.recorded) as u64),
+            ],
             estimate: Some(m.estimate),
         })
         .collect();
     let title = format!("Estimated cost with {model}");
-    let table = crate::cost::table(&title, &["method", "questions"], rows);
+    let table = crate::cost::table(&title, &["method", "questions to run"], rows);
     print!("{}", table.to_markdown());
     print!(
         "\n{}",
         crate::cost::footer(&plan.total, model, &plan.usages())
     );
+    let (_, recorded) = plan.episodes();
+    if recorded > 0 {
+        println!("{recorded} episodes already recorded in the run directory are not counted (they are skipped when it resumes)");
+    }
     Ok(())
 }
 

@@ -16,9 +16,16 @@ pub struct Args {
     /// The recipe (TOML).
     #[arg(value_name = "FILE")]
     pub file: PathBuf,
-    /// Model spec for every job (e.g. openai:gpt-4.1-mini).
-    #[arg(long, value_name = "SPEC")]
-    pub model: String,
+    /// The model of every job and its options, as `sleuth eval` takes them; `--max-cost`
+    /// bounds the whole experiment (each job gets what the earlier ones left).
+    #[command(flatten)]
+    pub model: crate::resolve::ModelArgs,
+    /// Questions answered at the same time in each job (default 4; 1 for local: models).
+    #[arg(long, value_parser = crate::bounds::count(1..=4096))]
+    pub concurrency: Option<usize>,
+    /// Run again the questions whose earlier record ended in an error.
+    #[arg(long)]
+    pub retry_errors: bool,
     /// List the jobs, episode counts, and estimated model calls, tokens and dollars per
     /// job and in total (measured in earlier records under --out when present); run
     /// nothing.
@@ -42,14 +49,6 @@ pub struct Args {
     /// indexed Job); the shard writes its own tree, OUT/shard-I-of-N (docs/cluster.md).
     #[arg(long, value_name = "I/N|auto")]
     pub shard: Option<String>,
-    /// Response cache of every job: a directory (SQLite) or redis://HOST:PORT/DB.
-    #[arg(
-        long,
-        env = "SLEUTH_CACHE",
-        hide_env_values = true,
-        value_name = "DIR|URL"
-    )]
-    pub cache: Option<String>,
     /// Draw every split's seeded sample of N questions instead of the recipe's.
     #[arg(long, value_parser = crate::bounds::count(1..))]
     pub sample: Option<usize>,
@@ -63,9 +62,6 @@ pub struct Args {
     /// development, never scored), into OUT/setup.
     #[arg(long)]
     pub on_setup: bool,
-    /// Do not read or write the response cache in any job.
-    #[arg(long, env = "SLEUTH_NO_CACHE")]
-    pub no_cache: bool,
 }
 
 /// The equivalent `sleuth eval` command line of a job, for people to read and to run
@@ -100,6 +96,9 @@ fn eval_command(job: &Job) -> Vec<String> {
     }
     if let Some(s) = selection.shard {
         a.extend(["--shard".into(), s.to_string()]);
+    }
+    if let Some(c) = job.concurrency {
+        a.extend(["--concurrency".into(), c.to_string()]);
     }
     for (k, v) in &job.methods.settings {
         a.extend(["--set".into(), format!("{k}={v}")]);
@@ -169,19 +168,13 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             );
         }
     }
-    let mut model = sleuth::study::ModelSetup::new(&args.model);
-    model.cache = match (args.no_cache, &args.cache) {
-        (true, _) => sleuth::study::CacheChoice::Off,
-        (false, Some(c)) => sleuth::study::CacheChoice::At(c.clone()),
-        (false, None) => sleuth::study::CacheChoice::Default,
-    };
     let running = Running {
-        model,
+        model: args.model.setup(),
         out_root: out_root.clone(),
         shard,
         limit: args.limit,
     };
-    let jobs = if args.on_setup {
+    let mut jobs = if args.on_setup {
         let jobs = experiment.setup_jobs(&running);
         if jobs.is_empty() {
             bail!(
@@ -193,20 +186,38 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     } else {
         experiment.jobs(&running)
     };
+    for job in &mut jobs {
+        job.concurrency = args.concurrency;
+        job.retry_errors = args.retry_errors;
+    }
     if args.dry_run {
         return print_plan(&experiment, &jobs, &running);
     }
-    for (i, job) in jobs.iter().enumerate() {
+    let budget = args.model.max_cost;
+    let mut spent = 0.0;
+    let count = jobs.len();
+    for (i, job) in jobs.iter_mut().enumerate() {
+        if let Some(limit) = budget {
+            let left = limit - spent;
+            if left <= 0.0 {
+                bail!(
+                    "the experiment's cost budget (${limit:.2}) is spent after {i} of {} jobs; rerun with a larger --max-cost to continue",
+                    experiment.jobs.len()
+                );
+            }
+            job.model.max_cost = Some(left);
+        }
         eprintln!(
             "[{}/{}] {} -> {}",
             i + 1,
-            jobs.len(),
+            count,
             job.methods.names.join(","),
             job.out.display()
         );
         eprintln!("sleuth {}", shown(&eval_command(job)));
         let name = job.out.strip_prefix(&out_root).unwrap_or(&job.out);
-        run_job(job).with_context(|| format!("job {} ({})", i + 1, name.display()))?;
+        spent += super::eval::run_job(job, &args.model.local, None)
+            .with_context(|| format!("job {} ({})", i + 1, name.display()))?;
     }
     match (shard, out_root.parent()) {
         (Some(s), Some(all)) => eprintln!(
@@ -216,11 +227,6 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         _ => eprintln!("done: sleuth report {}", out_root.display()),
     }
     Ok(())
-}
-
-/// Runs one job with `sleuth eval`'s printing.
-fn run_job(job: &Job) -> anyhow::Result<()> {
-    super::eval::run_job(job, &crate::local::LocalArgs::default(), None)
 }
 
 /// A command line for people to read: a cache URL's password is left out.
@@ -290,11 +296,13 @@ fn print_plan(experiment: &Experiment, jobs: &[Job], running: &Running) -> anyho
     let history = [running.out_root.clone()];
     let mut totals = Vec::new();
     let mut usages: Vec<(String, sleuth::eval::estimate::Usage)> = Vec::new();
-    let (mut episodes, mut calls) = (0usize, 0.0f64);
+    let (mut episodes, mut recorded, mut calls) = (0usize, 0usize, 0.0f64);
     for (i, (spec, job)) in experiment.jobs.iter().zip(jobs).enumerate() {
-        let plan = job.prepare()?.plan(&running.model, &price, &history);
+        let plan = job.prepare()?.plan(job, &price, &history);
         let q = plan.questions;
-        episodes += q * spec.methods.len();
+        let (to_run, done) = plan.episodes();
+        episodes += to_run;
+        recorded += done;
         calls += plan.budget_calls();
         for (m, usage) in plan.usages() {
             if !usages.iter().any(|(n, _)| *n == m) {
@@ -314,7 +322,7 @@ fn print_plan(experiment: &Experiment, jobs: &[Job], running: &Running) -> anyho
             Cell::text(spec.methods.join(",")),
             Cell::text(settings.join(" ")),
             Cell::Int(q as u64),
-            Cell::Int((q * spec.methods.len()) as u64),
+            Cell::Int(to_run as u64),
         ];
         row.extend(crate::cost::cells(Some(&plan.total)));
         table.push(row);
@@ -329,6 +337,9 @@ fn print_plan(experiment: &Experiment, jobs: &[Job], running: &Running) -> anyho
         "{}",
         crate::cost::footer(&total, &running.model.spec, &usages)
     );
+    if recorded > 0 {
+        println!("{recorded} episodes already recorded under the output root are not counted (they are skipped when it resumes)");
+    }
     println!("\nquestions:");
     print_protocol(experiment, jobs)?;
     println!("\nequivalent commands:");

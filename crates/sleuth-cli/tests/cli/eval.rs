@@ -559,3 +559,132 @@ fn a_limit_that_takes_one_hop_split_is_warned_about() {
     let err = run(&["--sample", "4"], "mix");
     assert!(!err.contains("warning: the first"), "{err}");
 }
+
+/// Every eval flag that shapes a run is an experiment flag (issue 30 item 7): prices,
+/// the cost budget, concurrency, rate limits, timeouts, the cache, the sample; and the
+/// dry run after a partial run estimates only what is left.
+#[test]
+fn experiment_takes_evals_run_flags_and_plans_what_is_left() {
+    let dir = tempfile::tempdir().unwrap();
+    let recipe = dir.path().join("two.toml");
+    std::fs::write(
+        &recipe,
+        "name = \"two\"\nmethods = [\"react\"]\n[settings]\nturns = 2\n\
+         [[datasets]]\nname = \"musique\"\n[[groups]]\ngrid = { top_k = [1, 2] }\n",
+    )
+    .unwrap();
+    let data = format!("musique={}", crate::golden::fixture("musique").display());
+    let prices = dir.path().join("prices.toml");
+    std::fs::write(&prices, "[m]\ninput = 1.0\noutput = 2.0\n").unwrap();
+    let server = MockServer::spawn(|_| Reply::text("Action: finish[x]"));
+    let model = format!("openai-compat:{}#m", server.url());
+    let out = dir.path().join("out");
+    let args = |extra: &[&str]| -> Vec<String> {
+        let mut a: Vec<String> = [
+            "experiment",
+            recipe.to_str().unwrap(),
+            "--model",
+            &model,
+            "--data",
+            &data,
+            "--out",
+            out.to_str().unwrap(),
+            "--prices",
+            prices.to_str().unwrap(),
+            "--max-cost",
+            "5",
+            "--concurrency",
+            "2",
+            "--rpm",
+            "6000",
+            "--timeout",
+            "30",
+            "--attempts",
+            "2",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        a.extend(extra.iter().map(|s| s.to_string()));
+        a
+    };
+    let run = |extra: &[&str]| {
+        let a = args(extra);
+        let refs: Vec<&str> = a.iter().map(String::as_str).collect();
+        ok(&refs)
+    };
+    let plan = run(&["--dry-run"]);
+    assert!(plan.contains("2 jobs, 8 episodes"), "{plan}");
+    assert!(plan.contains("--concurrency 2"), "{plan}");
+    assert!(
+        !plan.contains("unknown (no price"),
+        "--prices priced the plan: {plan}"
+    );
+    // Run the first job only (a sample of 2 on the first grid point's folder), then plan.
+    let _ = run(&["--sample", "2", "--seed", "1"]);
+    let plan = run(&["--dry-run", "--sample", "2", "--seed", "1"]);
+    assert!(plan.contains("2 jobs, 0 episodes"), "{plan}");
+    assert!(
+        plan.contains("4 episodes already recorded under the output root are not counted"),
+        "{plan}"
+    );
+}
+
+/// `experiment --max-cost` bounds the whole experiment: each job gets what the earlier
+/// ones left, so the second of two equal jobs stops where one budget per job would not.
+#[test]
+fn an_experiments_cost_budget_is_shared_by_its_jobs() {
+    let dir = tempfile::tempdir().unwrap();
+    let recipe = dir.path().join("two.toml");
+    std::fs::write(
+        &recipe,
+        "name = \"two\"\nmethods = [\"react\"]\n[settings]\nturns = 2\n\
+         [[datasets]]\nname = \"musique\"\n[[groups]]\ngrid = { top_k = [1, 2] }\n",
+    )
+    .unwrap();
+    let data = format!("musique={}", crate::golden::fixture("musique").display());
+    let prices = dir.path().join("prices.toml");
+    // Output is free: the budget reserves a call's worst-case output before sending it.
+    std::fs::write(&prices, "[m]\ninput = 1000.0\noutput = 0.0\n").unwrap();
+    let server = MockServer::spawn(|_| Reply::text("Action: finish[x]"));
+    let model = format!("openai-compat:{}#m", server.url());
+    let run = |out: &Path, budget: Option<&str>| {
+        let mut a = vec![
+            "experiment",
+            recipe.to_str().unwrap(),
+            "--model",
+            &model,
+            "--data",
+            &data,
+            "--prices",
+            prices.to_str().unwrap(),
+            "--concurrency",
+            "1",
+            "--out",
+            out.to_str().unwrap(),
+        ];
+        if let Some(b) = budget {
+            a.extend(["--max-cost", b]);
+        }
+        sleuth(&a)
+    };
+    let free = dir.path().join("free");
+    assert!(run(&free, None).status.success());
+    let job_cost: f64 = read_records(&free.join("musique/react/top_k-1"))
+        .iter()
+        .map(|r| r["cost_usd"].as_f64().unwrap())
+        .sum();
+    assert!(job_cost > 0.0);
+    let budget = format!("{:.6}", job_cost * 1.5);
+    let capped = dir.path().join("capped");
+    let o = run(&capped, Some(&budget));
+    assert!(!o.status.success());
+    assert!(
+        stderr(&o).contains("job 2 (musique/react/top_k-2)")
+            && stderr(&o).contains("stopped before exceeding the cost budget"),
+        "{}",
+        stderr(&o)
+    );
+    assert_eq!(read_records(&capped.join("musique/react/top_k-1")).len(), 4);
+    assert!(read_records(&capped.join("musique/react/top_k-2")).len() < 4);
+}

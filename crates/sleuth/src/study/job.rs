@@ -84,16 +84,46 @@ impl Job {
 }
 
 impl Prepared {
-    /// The estimated spend, with means measured in earlier records under `history_in`
-    /// (the job's own directory, or an experiment's root).
-    pub fn plan(&self, model: &ModelSetup, price: &PriceCheck, history_in: &[PathBuf]) -> Plan {
-        Plan::new(
+    /// The estimated spend of what is left to run in the job's directory (its earlier
+    /// records are done; error records too, unless the job retries them), with means
+    /// measured in earlier records under `history_in` (the job's own directory, or an
+    /// experiment's root).
+    pub fn plan(&self, job: &Job, price: &PriceCheck, history_in: &[PathBuf]) -> Plan {
+        Plan::remaining(
             &self.methods.built,
             self.selected.questions.len(),
-            model.name(),
+            &self.recorded(job),
+            job.model.name(),
             &history(history_in),
             price.pricing,
         )
+    }
+
+    /// Per method, the selected questions already recorded in the job's directory.
+    fn recorded(&self, job: &Job) -> Vec<usize> {
+        let file = job.out.join(crate::eval::store::RECORDS);
+        let Ok(records) = crate::eval::store::read_records(&file) else {
+            return Vec::new();
+        };
+        let ids: std::collections::HashSet<&str> = self
+            .selected
+            .questions
+            .iter()
+            .map(|q| q.id.as_str())
+            .collect();
+        self.methods
+            .built
+            .iter()
+            .map(|m| {
+                let done: std::collections::HashSet<&str> = records
+                    .iter()
+                    .filter(|r| r.method == m.name() && ids.contains(r.id.as_str()))
+                    .filter(|r| !(job.retry_errors && r.error.is_some()))
+                    .map(|r| r.id.as_str())
+                    .collect();
+                done.len()
+            })
+            .collect()
     }
 
     /// Runs every method on every selected question not yet recorded in the job's

@@ -12,6 +12,8 @@ use std::sync::Arc;
 #[derive(Debug, Clone, PartialEq)]
 pub struct MethodPlan {
     pub method: String,
+    /// Questions of this method already recorded in the run directory (not counted).
+    pub recorded: usize,
     /// Model calls one episode spends at most (every budget used up).
     pub budget: f64,
     pub usage: Usage,
@@ -36,14 +38,31 @@ impl Plan {
         history: &[Arm],
         pricing: Pricing,
     ) -> Plan {
+        Plan::remaining(methods, questions, &[], model, history, pricing)
+    }
+
+    /// As [`Plan::new`], less what is already recorded: `recorded[i]` questions of
+    /// method `i` (missing entries: none) are done and not estimated, so the plan of a
+    /// partial run is what is left to run.
+    pub fn remaining(
+        methods: &[Arc<RegisteredMethod>],
+        questions: usize,
+        recorded: &[usize],
+        model: &str,
+        history: &[Arm],
+        pricing: Pricing,
+    ) -> Plan {
         let methods: Vec<MethodPlan> = methods
             .iter()
-            .map(|m| {
+            .enumerate()
+            .map(|(i, m)| {
                 let usage = Usage::of(m.name(), model, history, m.calls_per_episode());
+                let done = recorded.get(i).copied().unwrap_or(0).min(questions);
                 MethodPlan {
                     method: m.name().to_string(),
+                    recorded: done,
                     budget: m.calls_per_episode(),
-                    estimate: Estimate::new(questions, &usage, pricing),
+                    estimate: Estimate::new(questions - done, &usage, pricing),
                     usage,
                 }
             })
@@ -64,9 +83,19 @@ impl Plan {
             .collect()
     }
 
-    /// At most this many model calls: every method's budget used up on every question.
+    /// At most this many model calls: every method's budget used up on every question
+    /// still to run.
     pub fn budget_calls(&self) -> f64 {
-        self.questions as f64 * self.methods.iter().map(|m| m.budget).sum::<f64>()
+        self.methods
+            .iter()
+            .map(|m| (self.questions - m.recorded) as f64 * m.budget)
+            .sum()
+    }
+
+    /// Episodes still to run, and already recorded.
+    pub fn episodes(&self) -> (usize, usize) {
+        let done: usize = self.methods.iter().map(|m| m.recorded).sum();
+        (self.questions * self.methods.len() - done, done)
     }
 }
 
