@@ -12,6 +12,7 @@ use sleuth::env::Observation;
 use sleuth::eval::RunRecord;
 use sleuth::memory::WorkingMemory;
 use sleuth::methods::Turn;
+use sleuth::names::Named;
 use sleuth::terminal::terminal_safe;
 use std::fmt::Write;
 

@@ -11,6 +11,7 @@ use sleuth::data::Dataset;
 use sleuth::eval::{run_episode, Outcome, Quiet};
 use sleuth::llm::ChatModel;
 use sleuth::methods::registry;
+use sleuth::names::Named;
 use sleuth::study::{
     CorpusChoice, Experiment, Finished, Job, MethodSetup, Overrides, Plan, Running, Shard,
 };

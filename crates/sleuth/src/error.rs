@@ -25,8 +25,8 @@ pub enum Error {
         source: crate::retrieval::bm25::IndexError,
     },
     /// An unknown method or setting, or a value a method does not accept.
-    #[error("{0}")]
-    Method(String),
+    #[error(transparent)]
+    Method(#[from] crate::methods::MethodError),
     #[error("{path}: {source}")]
     Io {
         path: PathBuf,

@@ -38,6 +38,7 @@ const LAYERS: &[(&str, &[&str])] = &[
     // File utilities at the bottom: every layer may write atomically and lock a file.
     ("atomic", EVERY_LAYER),
     ("file_lock", EVERY_LAYER),
+    ("names", EVERY_LAYER),
     ("data", EVERY_LAYER.split_at(1).1),
     ("retrieval", EVERY_LAYER.split_at(2).1),
     (

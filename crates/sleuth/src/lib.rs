@@ -28,6 +28,7 @@ pub mod file_lock;
 pub mod llm;
 pub mod memory;
 pub mod methods;
+pub mod names;
 pub mod protocol;
 pub mod report;
 pub mod retrieval;

@@ -5,6 +5,7 @@
 use anyhow::Result;
 use sleuth::methods::registry;
 use sleuth::methods::settings;
+use sleuth::names::Named;
 
 #[derive(clap::Args)]
 pub struct Args {

@@ -9,16 +9,21 @@
 use super::agent::{AgentMethod, SleuthEir, Steps, Style};
 use super::corpus::CorpusSetting;
 use super::eir::{Direct, EarlierRuns, Eir, EirAttempt, FullPool, Recover, Shared, Ssr};
+pub use super::method_error::MethodError;
 use super::retry::{Judge, Retry};
-use super::settings::{Family, Settings};
+use super::settings::{Family, SettingError, Settings};
 use super::{AgentError, Episode, Method, PromptSet, RunContext};
 use crate::data::Question;
 use crate::memory::Section;
+use crate::names::Named;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-/// Where a method acts by default.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// Where a method acts by default (named `pool`, `titles`).
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, strum::EnumString, strum::IntoStaticStr, strum::VariantNames,
+)]
+#[strum(serialize_all = "lowercase")]
 pub enum Setting {
     /// The question's own paragraph pool, searched and looked up (SLEUTH paper §4).
     Pool,
@@ -27,13 +32,6 @@ pub enum Setting {
 }
 
 impl Setting {
-    pub fn name(self) -> &'static str {
-        match self {
-            Setting::Pool => "pool",
-            Setting::Titles => "titles",
-        }
-    }
-
     /// Whose values the shared keys (`temperature`, `max_tokens`) take.
     pub fn family(self) -> Family {
         match self {
@@ -387,17 +385,14 @@ pub const METHODS: &[MethodSpec] = &[
 ];
 
 /// The row of `name`, or an error listing every name.
-pub fn spec(name: &str) -> Result<&'static MethodSpec, String> {
-    METHODS.iter().find(|m| m.name == name).ok_or_else(|| {
-        format!(
-            "unknown method `{name}` (known: {})",
-            METHODS
-                .iter()
-                .map(|m| m.name)
-                .collect::<Vec<_>>()
-                .join(", ")
-        )
-    })
+pub fn spec(name: &str) -> Result<&'static MethodSpec, MethodError> {
+    METHODS
+        .iter()
+        .find(|m| m.name == name)
+        .ok_or_else(|| MethodError::Unknown {
+            name: name.to_string(),
+            known: METHODS.iter().map(|m| m.name).collect(),
+        })
 }
 
 /// Everything needed to build a method besides its name.
@@ -430,7 +425,7 @@ impl MethodConfig {
     }
 
     /// The typed settings (defaults of the corpus setting when it applies).
-    pub fn resolve(&self) -> Result<Settings, String> {
+    pub fn resolve(&self) -> Result<Settings, SettingError> {
         Settings::parse(&self.settings, self.corpus.is_some())
     }
 }
@@ -470,13 +465,13 @@ impl RegisteredMethod {
 }
 
 /// Builds a method by name.
-pub fn build(name: &str, config: &MethodConfig) -> Result<RegisteredMethod, String> {
+pub fn build(name: &str, config: &MethodConfig) -> Result<RegisteredMethod, MethodError> {
     let spec = spec(name)?;
     if config.corpus.is_some() && !spec.corpus {
-        return Err(format!(
-            "{name} has no open-corpus setting ({})",
-            spec.summary
-        ));
+        return Err(MethodError::NoCorpus {
+            name: spec.name,
+            summary: spec.summary,
+        });
     }
     let settings = config.resolve()?;
     Ok(RegisteredMethod {
@@ -489,7 +484,10 @@ pub fn build(name: &str, config: &MethodConfig) -> Result<RegisteredMethod, Stri
 
 /// Checks `--set` keys against the chosen methods: an unknown key names the known ones,
 /// a key none of them reads names the methods that do.
-pub fn check_keys(methods: &[&str], settings: &BTreeMap<String, String>) -> Result<(), String> {
+pub fn check_keys(
+    methods: &[&str],
+    settings: &BTreeMap<String, String>,
+) -> Result<(), MethodError> {
     let specs = methods
         .iter()
         .map(|m| spec(m))
@@ -504,11 +502,11 @@ pub fn check_keys(methods: &[&str], settings: &BTreeMap<String, String>) -> Resu
             .filter(|m| m.reads_key(key))
             .map(|m| m.name)
             .collect();
-        return Err(format!(
-            "setting `{key}` is read by none of {}; it is read by {}",
-            methods.join(", "),
-            readers.join(", ")
-        ));
+        return Err(MethodError::NotRead {
+            key: key.clone(),
+            chosen: methods.iter().map(|m| m.to_string()).collect(),
+            readers,
+        });
     }
     Ok(())
 }
@@ -580,15 +578,29 @@ mod tests {
     #[test]
     fn a_key_no_chosen_method_reads_names_the_methods_that_do() {
         let e = check_keys(&["eir"], &pairs(&[("turns", "10")])).unwrap_err();
-        assert!(e.contains("`turns` is read by none of eir"), "{e}");
-        assert!(e.contains("react") && e.contains("sleuth"), "{e}");
+        let MethodError::NotRead { key, readers, .. } = &e else {
+            panic!("{e:?}")
+        };
+        assert_eq!(key, "turns");
+        assert!(
+            readers.contains(&"react") && readers.contains(&"sleuth"),
+            "{e}"
+        );
+        assert!(
+            e.to_string().contains("`turns` is read by none of eir"),
+            "{e}"
+        );
         assert!(check_keys(&["eir", "react"], &pairs(&[("turns", "10")])).is_ok());
         let e = check_keys(&["react"], &pairs(&[("bogus", "1")])).unwrap_err();
-        assert!(e.contains("unknown setting `bogus`"), "{e}");
+        assert!(
+            matches!(&e, MethodError::Setting(SettingError::Unknown { key, .. }) if key == "bogus"),
+            "{e:?}"
+        );
+        assert!(e.to_string().contains("unknown setting `bogus`"), "{e}");
         let e = check_keys(&["rekt"], &pairs(&[])).unwrap_err();
-        assert!(e.contains("unknown method `rekt`"), "{e}");
+        assert!(e.to_string().contains("unknown method `rekt`"), "{e}");
         let e = check_keys(&["react"], &pairs(&[("tau", "3")])).unwrap_err();
-        assert!(e.contains("facts-only"), "{e}");
+        assert!(e.to_string().contains("facts-only"), "{e}");
     }
 
     #[test]

@@ -3,26 +3,26 @@
 
 use serde::{Deserialize, Serialize};
 
-/// Why an episode ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+/// Why an episode ended; its names (`finished`, `parse_failure`, ...) are what records
+/// and reports use ([`crate::names::Named`]).
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Serialize,
+    Deserialize,
+    strum::EnumString,
+    strum::IntoStaticStr,
+    strum::VariantNames,
+)]
 #[serde(rename_all = "snake_case")]
+#[strum(serialize_all = "snake_case")]
 pub enum StopReason {
     Finished,
     Timeout,
     ParseFailure,
     ContextOverflow,
     Error,
-}
-
-impl StopReason {
-    /// The name records and reports use (`finished`, `parse_failure`, ...).
-    pub fn name(self) -> &'static str {
-        match self {
-            StopReason::Finished => "finished",
-            StopReason::Timeout => "timeout",
-            StopReason::ParseFailure => "parse_failure",
-            StopReason::ContextOverflow => "context_overflow",
-            StopReason::Error => "error",
-        }
-    }
 }

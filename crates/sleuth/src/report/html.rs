@@ -14,6 +14,7 @@ use crate::eval::analysis::{classify, correct, support_recall};
 use crate::eval::RunRecord;
 use crate::memory::WorkingMemory;
 use crate::methods::Turn;
+use crate::names::Named;
 use std::collections::BTreeSet;
 use std::fmt::Write;
 

@@ -8,7 +8,7 @@ use crate::env::CorpusOptions;
 use crate::eval::metrics::OfficialExactMatch;
 use crate::eval::RecordedRuns;
 use crate::methods::corpus::CorpusSetting;
-use crate::methods::registry::{self, MethodConfig};
+use crate::methods::registry::{self, MethodConfig, MethodError};
 use crate::methods::{PromptSet, RegisteredMethod};
 use crate::retrieval::bm25::Bm25Index;
 use crate::{Error, Result};
@@ -106,11 +106,11 @@ impl MethodSetup {
         let built = self.build_with(&config)?;
         if self.corpus.is_some() {
             if let Some(m) = built.iter().find(|m| !m.spec().corpus) {
-                return Err(Error::Method(format!(
-                    "{} has no open-corpus setting ({})",
-                    m.name(),
-                    m.spec().summary
-                )));
+                return Err(MethodError::NoCorpus {
+                    name: m.name(),
+                    summary: m.spec().summary,
+                }
+                .into());
             }
         }
         Ok(())
@@ -119,17 +119,15 @@ impl MethodSetup {
     fn build_with(&self, config: &MethodConfig) -> Result<Vec<Arc<RegisteredMethod>>> {
         let chosen = self.chosen();
         if chosen.is_empty() {
-            return Err(Error::Method(
-                "no method given (e.g. --methods react,sleuth)".into(),
-            ));
+            return Err(MethodError::NoneChosen.into());
         }
-        registry::check_keys(&chosen, &config.settings).map_err(Error::Method)?;
+        registry::check_keys(&chosen, &config.settings)?;
         chosen
             .into_iter()
             .map(|name| {
                 registry::build(name, config)
                     .map(Arc::new)
-                    .map_err(Error::Method)
+                    .map_err(Error::from)
             })
             .collect()
     }

@@ -680,7 +680,8 @@ async fn compaction_slack_keeps_the_prefix_stable_between_compactions() {
         ),
     )
     .err()
-    .unwrap();
+    .unwrap()
+    .to_string();
     assert!(refused.contains("needs compaction on"), "{refused}");
 }
 

@@ -879,7 +879,8 @@ fn every_setting_name_builds_and_bad_settings_are_refused() {
         ),
     )
     .err()
-    .unwrap();
+    .unwrap()
+    .to_string();
     assert!(err.contains("extra_reads=two"), "{err}");
 }
 

@@ -96,8 +96,20 @@ pub enum AdaptiveCondition {
 
 /// The commitment strategy (the paper's nudge, or an alternative of SLEUTH App. D.5).
 /// Each is a unit of `agent/commitment/` (its prompt, trigger, checks and refusals).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Serialize,
+    Deserialize,
+    strum::EnumString,
+    strum::IntoStaticStr,
+    strum::VariantNames,
+)]
 #[serde(rename_all = "kebab-case")]
+#[strum(serialize_all = "kebab-case")]
 pub enum Stopping {
     /// The time-based nudge (SLEUTH's default).
     Nudge,
@@ -115,44 +127,21 @@ pub enum Stopping {
     LateVerificationMemory,
 }
 
-impl Stopping {
-    pub const NAMES: [&'static str; 6] = [
-        "nudge",
-        "structural",
-        "forward-only",
-        "contrastive",
-        "late-verification",
-        "late-verification-memory",
-    ];
-
-    pub fn name(self) -> &'static str {
-        match self {
-            Stopping::Nudge => "nudge",
-            Stopping::Structural => "structural",
-            Stopping::ForwardOnly => "forward-only",
-            Stopping::Contrastive => "contrastive",
-            Stopping::LateVerification => "late-verification",
-            Stopping::LateVerificationMemory => "late-verification-memory",
-        }
-    }
-
-    pub fn parse(value: &str) -> Option<Stopping> {
-        [
-            Stopping::Nudge,
-            Stopping::Structural,
-            Stopping::ForwardOnly,
-            Stopping::Contrastive,
-            Stopping::LateVerification,
-            Stopping::LateVerificationMemory,
-        ]
-        .into_iter()
-        .find(|s| s.name() == value.trim())
-    }
-}
-
 /// How the model's actions reach the loop.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Serialize,
+    Deserialize,
+    strum::EnumString,
+    strum::IntoStaticStr,
+    strum::VariantNames,
+)]
 #[serde(rename_all = "kebab-case")]
+#[strum(serialize_all = "kebab-case")]
 pub enum ToolChannel {
     /// `Action: tool[argument]` lines in the response (every provider).
     Text,
@@ -161,23 +150,6 @@ pub enum ToolChannel {
     /// response, so both channels produce the same trace. Action lines the model also
     /// writes as text are read too.
     Native,
-}
-
-impl ToolChannel {
-    pub fn name(self) -> &'static str {
-        match self {
-            ToolChannel::Text => "text",
-            ToolChannel::Native => "native",
-        }
-    }
-
-    pub fn parse(value: &str) -> Option<ToolChannel> {
-        match value.trim() {
-            "text" => Some(ToolChannel::Text),
-            "native" => Some(ToolChannel::Native),
-            _ => None,
-        }
-    }
 }
 
 /// Default cap on tool calls executed from one response. Generous enough that a turn

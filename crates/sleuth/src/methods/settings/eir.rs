@@ -10,36 +10,46 @@
 use serde::{Deserialize, Serialize};
 
 /// The dependency-repair control's three arms (EIR App. E.3, Tables 13 and 14).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+/// Its names are `false`, `true` (applied) and `unapplied`, with the usual boolean
+/// spellings accepted.
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Serialize,
+    Deserialize,
+    strum::EnumString,
+    strum::IntoStaticStr,
+    strum::VariantNames,
+)]
 #[serde(rename_all = "snake_case")]
+#[strum(ascii_case_insensitive)]
 pub enum DependencyRepair {
     /// Default EIR: no links, no repair calls.
+    #[strum(
+        to_string = "false",
+        serialize = "off",
+        serialize = "no",
+        serialize = "0"
+    )]
     Off,
     /// Repair calls run and their valid changes are applied.
+    #[strum(
+        to_string = "true",
+        serialize = "applied",
+        serialize = "on",
+        serialize = "yes",
+        serialize = "1"
+    )]
     Applied,
     /// Repair calls run, their changes are recorded but not applied.
+    #[strum(to_string = "unapplied")]
     Unapplied,
 }
 
 impl DependencyRepair {
-    /// `false`, `true` (applied) or `unapplied`.
-    pub fn parse(value: &str) -> Option<Self> {
-        match value.trim().to_ascii_lowercase().as_str() {
-            "false" | "off" | "no" | "0" => Some(DependencyRepair::Off),
-            "true" | "on" | "yes" | "1" | "applied" => Some(DependencyRepair::Applied),
-            "unapplied" => Some(DependencyRepair::Unapplied),
-            _ => None,
-        }
-    }
-
-    pub fn name(self) -> &'static str {
-        match self {
-            DependencyRepair::Off => "false",
-            DependencyRepair::Applied => "true",
-            DependencyRepair::Unapplied => "unapplied",
-        }
-    }
-
     /// Whether conclusions carry links and repair calls run.
     pub fn on(self) -> bool {
         self != DependencyRepair::Off
@@ -47,8 +57,20 @@ impl DependencyRepair {
 }
 
 /// What `eir-recover` adds to an earlier run's evidence (EIR App. F.2, F.3, Table 16).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Serialize,
+    Deserialize,
+    strum::EnumString,
+    strum::IntoStaticStr,
+    strum::VariantNames,
+)]
 #[serde(rename_all = "snake_case")]
+#[strum(serialize_all = "snake_case", ascii_case_insensitive)]
 pub enum RecoverMode {
     /// The annotated paragraphs it missed.
     Added,
@@ -56,25 +78,6 @@ pub enum RecoverMode {
     Unchanged,
     /// Up to two paragraphs the model picks from the unread titles.
     Selected,
-}
-
-impl RecoverMode {
-    pub fn parse(value: &str) -> Option<Self> {
-        match value.trim().to_ascii_lowercase().as_str() {
-            "added" => Some(RecoverMode::Added),
-            "unchanged" => Some(RecoverMode::Unchanged),
-            "selected" => Some(RecoverMode::Selected),
-            _ => None,
-        }
-    }
-
-    pub fn name(self) -> &'static str {
-        match self {
-            RecoverMode::Added => "added",
-            RecoverMode::Unchanged => "unchanged",
-            RecoverMode::Selected => "selected",
-        }
-    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -9,10 +9,13 @@
 
 pub mod agent;
 pub mod eir;
+mod error;
 
 pub use agent::{AdaptiveCondition, AdaptiveRule, AgentSettings, NudgeAt, Stopping, ToolChannel};
 pub use eir::{DependencyRepair, EirSettings, RecoverMode};
+pub use error::SettingError;
 
+use crate::names::Named;
 use std::collections::BTreeMap;
 
 /// Which family's value a key shared by both (`temperature`, `max_tokens`) shows.
@@ -36,43 +39,59 @@ pub struct SettingDef {
     pub key: &'static str,
     /// What the key means and accepts (shown by `sleuth methods NAME`).
     pub doc: &'static str,
-    apply: fn(&mut Settings, &str) -> Result<(), String>,
+    apply: fn(&mut Settings, &str) -> Result<(), SettingError>,
     show: fn(&Settings, Family) -> String,
 }
 
 impl SettingDef {
+    /// A catalogue row: the key, what it accepts, how a value is applied to the typed
+    /// settings, and how the resolved value is written back.
+    pub const fn new(
+        key: &'static str,
+        doc: &'static str,
+        apply: fn(&mut Settings, &str) -> Result<(), SettingError>,
+        show: fn(&Settings, Family) -> String,
+    ) -> SettingDef {
+        SettingDef {
+            key,
+            doc,
+            apply,
+            show,
+        }
+    }
+
     /// The resolved value of this key, written so that applying it again gives the same.
     pub fn show(&self, settings: &Settings, family: Family) -> String {
         (self.show)(settings, family)
     }
 }
 
-fn num<T: std::str::FromStr>(key: &str, value: &str, what: &str) -> Result<T, String> {
+fn num<T: std::str::FromStr>(key: &str, value: &str, what: &str) -> Result<T, SettingError> {
     value
         .trim()
         .parse()
-        .map_err(|_| format!("--set {key}={value}: expected {what}"))
+        .map_err(|_| SettingError::value(key, value, what))
 }
 
-fn positive(key: &str, value: &str) -> Result<u32, String> {
+fn positive(key: &str, value: &str) -> Result<u32, SettingError> {
     match num::<u32>(key, value, "an integer >= 1")? {
-        0 => Err(format!("--set {key}={value}: expected an integer >= 1")),
+        0 => Err(SettingError::value(key, value, "an integer >= 1")),
         n => Ok(n),
     }
 }
 
-fn boolean(key: &str, value: &str) -> Result<bool, String> {
+fn boolean(key: &str, value: &str) -> Result<bool, SettingError> {
     match value.trim().to_ascii_lowercase().as_str() {
         "true" | "yes" | "on" | "1" => Ok(true),
         "false" | "no" | "off" | "0" => Ok(false),
-        _ => Err(format!("--set {key}={value}: expected true or false")),
+        _ => Err(SettingError::value(key, value, "true or false")),
     }
 }
 
-fn temperature(key: &str, value: &str) -> Result<f32, String> {
+fn temperature(key: &str, value: &str) -> Result<f32, SettingError> {
     match num::<f32>(key, value, "a number in [0, 2]")? {
         t if (0.0..=2.0).contains(&t) => Ok(t),
-        _ => Err(format!("--set {key}={value}: expected a number in [0, 2]")),
+        _ => Err(SettingError::value(key, value, "a number in [0, 2]")),
     }
 }
 
@@ -91,7 +110,7 @@ pub const SETTINGS: &[SettingDef] = &[
         key: "nudge",
         doc: "when the commitment nudge may fire: α in (0,1] (a fraction of T), turn:N, adaptive (working-memory methods: from the memory's state, see the adaptive_* keys; others get no nudge), or none",
         apply: |s, v| {
-            s.agent.nudge = NudgeAt::parse(v)?;
+            s.agent.nudge = NudgeAt::parse(v).map_err(SettingError::Rule)?;
             Ok(())
         },
         show: |s, _| s.agent.nudge.to_string(),
@@ -112,7 +131,7 @@ pub const SETTINGS: &[SettingDef] = &[
             s.agent.nudge_needs_empty_questions = match v.trim() {
                 "facts" => false,
                 "empty-questions" => true,
-                _ => return Err(format!("--set nudge_gate={v}: expected facts or empty-questions")),
+                _ => return Err(SettingError::value("nudge_gate", v, "facts or empty-questions")),
             };
             Ok(())
         },
@@ -195,8 +214,8 @@ pub const SETTINGS: &[SettingDef] = &[
                 s.agent.nudge = NudgeAt::Never;
                 return Ok(());
             }
-            s.agent.stopping = Stopping::parse(v).ok_or_else(|| {
-                format!("--set stopping={v}: expected none or one of {}", Stopping::NAMES.join(", "))
+            s.agent.stopping = Stopping::from_name(v).ok_or_else(|| {
+                SettingError::value("stopping", v, format!("none or one of {}", Stopping::names().join(", ")))
             })?;
             if s.agent.stopping != Stopping::Nudge {
                 s.agent.nudge = NudgeAt::Never;
@@ -227,8 +246,8 @@ pub const SETTINGS: &[SettingDef] = &[
         key: "tool_channel",
         doc: "text (Action: lines, every provider) or native (the provider's tool calling: OpenAI-compatible tools, Anthropic tool_use); same trace either way",
         apply: |s, v| {
-            s.agent.tool_channel = ToolChannel::parse(v)
-                .ok_or_else(|| format!("--set tool_channel={v}: expected text or native"))?;
+            s.agent.tool_channel = ToolChannel::from_name(v)
+                .ok_or_else(|| SettingError::value("tool_channel", v, "text or native"))?;
             Ok(())
         },
         show: |s, _| s.agent.tool_channel.name().into(),
@@ -339,8 +358,8 @@ pub const SETTINGS: &[SettingDef] = &[
         key: "dependency_repair",
         doc: "true: conclusions carry dependencies and a revision repairs its dependents and the requirements (control); unapplied: the same calls, changes discarded",
         apply: |s, v| {
-            s.eir.dependency_repair = DependencyRepair::parse(v).ok_or_else(|| {
-                format!("--set dependency_repair={v}: expected true, false or unapplied")
+            s.eir.dependency_repair = DependencyRepair::from_name(v).ok_or_else(|| {
+                SettingError::value("dependency_repair", v, "true, false or unapplied")
             })?;
             Ok(())
         },
@@ -359,8 +378,8 @@ pub const SETTINGS: &[SettingDef] = &[
         key: "recover",
         doc: "eir-recover: added (the missed annotated paragraphs), unchanged, or selected (up to two the model picks)",
         apply: |s, v| {
-            s.eir.recover = RecoverMode::parse(v).ok_or_else(|| {
-                format!("--set recover={v}: expected added, unchanged or selected")
+            s.eir.recover = RecoverMode::from_name(v).ok_or_else(|| {
+                SettingError::value("recover", v, "added, unchanged or selected")
             })?;
             Ok(())
         },
@@ -422,17 +441,28 @@ pub fn def(key: &str) -> Option<&'static SettingDef> {
 }
 
 /// The catalogue row of `key`, or an error naming the known keys.
-pub fn known(key: &str) -> Result<&'static SettingDef, String> {
-    def(key).ok_or_else(|| {
-        format!(
-            "unknown setting `{key}` (known: {})",
-            SETTINGS
+pub fn known(key: &str) -> Result<&'static SettingDef, SettingError> {
+    known_in(&[SETTINGS], key)
+}
+
+/// The row of `key` in a catalogue made of several tables (the built-in one and any a
+/// caller adds), or an error naming every key of them.
+pub fn known_in<'a>(
+    catalogue: &[&'a [SettingDef]],
+    key: &str,
+) -> Result<&'a SettingDef, SettingError> {
+    catalogue
+        .iter()
+        .flat_map(|t| t.iter())
+        .find(|d| d.key == key)
+        .ok_or_else(|| SettingError::Unknown {
+            key: key.to_string(),
+            known: catalogue
                 .iter()
+                .flat_map(|t| t.iter())
                 .map(|d| d.key)
-                .collect::<Vec<_>>()
-                .join(", ")
-        )
-    })
+                .collect(),
+        })
 }
 
 impl Settings {
@@ -453,16 +483,26 @@ impl Settings {
     }
 
     /// Applies `key=value` pairs over the defaults; an unknown key names the known ones.
-    pub fn parse(pairs: &BTreeMap<String, String>, corpus: bool) -> Result<Self, String> {
+    pub fn parse(pairs: &BTreeMap<String, String>, corpus: bool) -> Result<Self, SettingError> {
+        Settings::parse_in(&[SETTINGS], pairs, corpus)
+    }
+
+    /// [`Settings::parse`] with keys from `catalogue` (the built-in [`SETTINGS`] and
+    /// any table a caller adds: a new key is one [`SettingDef`] row).
+    pub fn parse_in(
+        catalogue: &[&[SettingDef]],
+        pairs: &BTreeMap<String, String>,
+        corpus: bool,
+    ) -> Result<Self, SettingError> {
         let mut settings = Settings::defaults(corpus);
         for (key, value) in pairs {
-            (known(key)?.apply)(&mut settings, value)?;
+            (known_in(catalogue, key)?.apply)(&mut settings, value)?;
         }
         if settings.agent.compact_slack > 0 && settings.agent.compact.is_none() {
-            return Err(format!(
+            return Err(SettingError::Rule(format!(
                 "--set compact_slack={}: needs compaction on (compact=K)",
                 settings.agent.compact_slack
-            ));
+            )));
         }
         Ok(settings)
     }

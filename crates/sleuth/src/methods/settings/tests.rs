@@ -8,6 +8,7 @@ fn with(pairs: &[(&str, &str)]) -> Result<Settings, String> {
             .collect(),
         false,
     )
+    .map_err(|e| e.to_string())
 }
 
 #[test]
@@ -142,5 +143,93 @@ fn adaptive_nudge_and_compaction_parse_and_show_back() {
     let bad: BTreeMap<String, String> = [("compact".to_string(), "0".to_string())].into();
     assert!(Settings::parse(&bad, false)
         .unwrap_err()
+        .to_string()
         .contains("compact"));
+}
+
+/// A new `--set` key is one [`SettingDef`] row: this test adds one that is in no paper
+/// (`half_turns`: a turn budget given as half of T) in its own table, parses with it
+/// beside the built-in catalogue, and shows it resolved. Outside a test the row goes in
+/// [`SETTINGS`] (with a field of its own in `AgentSettings`/`EirSettings` when it holds a
+/// new value) and the registry lists it among the keys of the methods that read it.
+#[test]
+fn a_new_key_is_one_catalogue_row() {
+    const MINE: &[SettingDef] = &[SettingDef::new(
+        "half_turns",
+        "half the turn budget (integer >= 1)",
+        |s, v| {
+            s.agent.turns = 2 * positive("half_turns", v)?;
+            Ok(())
+        },
+        |s, _| (s.agent.turns / 2).to_string(),
+    )];
+    let catalogue = [SETTINGS, MINE];
+    let pairs: BTreeMap<String, String> = [("half_turns".to_string(), "7".to_string())].into();
+    let s = Settings::parse_in(&catalogue, &pairs, false).unwrap();
+    assert_eq!(s.agent.turns, 14);
+    assert_eq!(
+        known_in(&catalogue, "half_turns")
+            .unwrap()
+            .show(&s, Family::Loop),
+        "7"
+    );
+    // The built-in catalogue alone does not know it, and names what it knows.
+    let e = Settings::parse(&pairs, false).unwrap_err();
+    assert!(
+        matches!(&e, SettingError::Unknown { key, known } if key == "half_turns" && known.contains(&"turns"))
+    );
+    // Its values are checked like any key's.
+    let bad: BTreeMap<String, String> = [("half_turns".to_string(), "0".to_string())].into();
+    let e = Settings::parse_in(&catalogue, &bad, false).unwrap_err();
+    assert_eq!(e, SettingError::value("half_turns", "0", "an integer >= 1"));
+    assert_eq!(
+        e.to_string(),
+        "--set half_turns=0: expected an integer >= 1"
+    );
+}
+
+/// Each enum's names are declared once (its `strum` derive) and read through
+/// [`crate::names::Named`]: every name parses back to its value, aliases parse, and
+/// the declared order is what help texts list.
+#[test]
+fn enum_names_are_declared_once_and_round_trip() {
+    use crate::names::Named;
+    fn round_trip<T: Named + PartialEq + std::fmt::Debug>() {
+        for name in T::names() {
+            let v = T::from_name(name).unwrap_or_else(|| panic!("{name}"));
+            assert_eq!(v.name(), *name);
+        }
+    }
+    round_trip::<Stopping>();
+    round_trip::<ToolChannel>();
+    round_trip::<DependencyRepair>();
+    round_trip::<RecoverMode>();
+    round_trip::<crate::methods::StopReason>();
+    round_trip::<crate::methods::registry::Setting>();
+    assert_eq!(
+        Stopping::names(),
+        [
+            "nudge",
+            "structural",
+            "forward-only",
+            "contrastive",
+            "late-verification",
+            "late-verification-memory"
+        ]
+    );
+    assert_eq!(DependencyRepair::names(), ["false", "true", "unapplied"]);
+    assert_eq!(
+        DependencyRepair::from_name(" Applied "),
+        Some(DependencyRepair::Applied)
+    );
+    assert_eq!(
+        DependencyRepair::from_name("0"),
+        Some(DependencyRepair::Off)
+    );
+    assert_eq!(DependencyRepair::Applied.name(), "true");
+    assert_eq!(
+        crate::methods::StopReason::ParseFailure.name(),
+        "parse_failure"
+    );
+    assert_eq!(Stopping::from_name("sideways"), None);
 }
