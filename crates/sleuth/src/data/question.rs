@@ -119,6 +119,18 @@ impl Question {
         self.answers.first().map(String::as_str).unwrap_or("")
     }
 
+    /// The supporting paragraphs' titles as agents see them ([`display_titles`]: a
+    /// repeat is `T (2)`), in pool order. They name paragraphs one to one, so a gold
+    /// paragraph is found by identity, never by a homonym's text (EIR App. F.2, H.4:
+    /// MuSiQue pools repeat titles).
+    pub fn gold_shown(&self) -> Vec<String> {
+        let shown = display_titles(&self.paragraphs);
+        self.supporting_paragraphs
+            .iter()
+            .filter_map(|&i| shown.get(i).cloned())
+            .collect()
+    }
+
     /// Titles of the supporting paragraphs, in pool order.
     pub fn gold_titles(&self) -> Vec<&str> {
         self.supporting_paragraphs
@@ -127,4 +139,21 @@ impl Question {
             .map(|p| p.title.as_str())
             .collect()
     }
+}
+
+/// Titles as the agent sees them: the pool's titles, with a ` (2)`, ` (3)`... suffix on
+/// repeats (MuSiQue pools can hold two paragraphs with one title), so that every
+/// paragraph can be named and every evidence record's title is unambiguous.
+pub fn display_titles(paragraphs: &[Paragraph]) -> Vec<String> {
+    let mut out: Vec<String> = Vec::with_capacity(paragraphs.len());
+    for p in paragraphs {
+        let mut title = p.title.clone();
+        let mut n = 1;
+        while out.contains(&title) {
+            n += 1;
+            title = format!("{} ({n})", p.title);
+        }
+        out.push(title);
+    }
+    out
 }

@@ -10,22 +10,7 @@ use super::evidence::{EvidenceEnv, EvidenceEnvFactory, EvidenceStore, ReadOutcom
 use super::Observation;
 use crate::data::{Paragraph, Question};
 
-/// Titles as the agent sees them: the pool's titles, with a ` (2)`, ` (3)`... suffix on
-/// repeats (MuSiQue pools can hold two paragraphs with one title), so that every
-/// paragraph can be named and every evidence record's title is unambiguous.
-pub fn display_titles(paragraphs: &[Paragraph]) -> Vec<String> {
-    let mut out: Vec<String> = Vec::with_capacity(paragraphs.len());
-    for p in paragraphs {
-        let mut title = p.title.clone();
-        let mut n = 1;
-        while out.contains(&title) {
-            n += 1;
-            title = format!("{} ({n})", p.title);
-        }
-        out.push(title);
-    }
-    out
-}
+pub use crate::data::display_titles;
 
 /// Renders a paragraph as the agent sees it: its title, then numbered sentences.
 pub fn render_paragraph(title: &str, sentences: &[String]) -> String {

@@ -67,7 +67,8 @@ pub struct RunRecord {
     #[serde(default)]
     pub adherence: Option<f64>,
     pub retrieved: Vec<String>,
-    /// Titles of the gold paragraphs, for support recall.
+    /// Titles of the gold paragraphs as the agent sees them (a repeated title is `T (2)`,
+    /// as in `retrieved`), for support recall: they identify paragraphs, not homonyms.
     #[serde(default)]
     pub gold_titles: Vec<String>,
     pub error: Option<String>,
@@ -178,11 +179,7 @@ impl RunRecord {
             reminders: episode.reminders,
             adherence,
             retrieved: episode.retrieved.clone(),
-            gold_titles: question
-                .gold_titles()
-                .into_iter()
-                .map(str::to_string)
-                .collect(),
+            gold_titles: question.gold_shown(),
             error: None,
             support_f1,
             gold_recall,

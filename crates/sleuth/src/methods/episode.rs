@@ -89,6 +89,10 @@ pub struct Turn {
     /// Agentic SSR: the decomposition, verifier votes and refinement of this turn.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub verification: Option<super::eir::Verification>,
+    /// The retry wrappers (both Reflexions, EIR App. D.1): the 1-based trial this turn
+    /// belongs to, so analyses tell trials apart without reading turn numbers.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trial: Option<u32>,
 }
 
 /// A finished (or interrupted) episode.

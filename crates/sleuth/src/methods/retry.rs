@@ -111,13 +111,15 @@ impl<A: Attempt> Method for Retry<A> {
     }
 }
 
-/// Folds an attempt into the running episode: its turns are renumbered to follow on,
-/// counts and usage add up, rejections add up, and the latest attempt's answer, stop
+/// Folds an attempt into the running episode: its turns are renumbered to follow on and
+/// each is marked with its trial (the attempt's 1-based position), counts and usage add up, rejections add up, and the latest attempt's answer, stop
 /// reason and evidence are the episode's.
 fn absorb(total: &mut Episode, mut next: Episode) {
     let offset = total.turns.len() as u32;
+    let trial = total.outputs.attempts.len() as u32 + 1;
     for t in &mut next.turns {
         t.number += offset;
+        t.trial = Some(trial);
     }
     total.outputs.attempts.push(AttemptSummary {
         answer: next.answer.clone(),

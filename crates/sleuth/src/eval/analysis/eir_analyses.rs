@@ -77,7 +77,21 @@ pub fn with_first_trials(arms: &[Arm]) -> Vec<Arm> {
     out
 }
 
-/// The turns of the first trial: the trace up to where turn numbers start again.
+/// Whether `trace[i]` opens a new trial: its recorded trial differs from the previous
+/// turn's (EIR App. D.1, H.4: every trial of a retry wrapper is told apart in the
+/// record); records written before turns carried their trial fall back to turn numbers
+/// starting again.
+pub fn starts_trial(trace: &[crate::methods::Turn], i: usize) -> bool {
+    if i == 0 || i >= trace.len() {
+        return false;
+    }
+    match (trace[i - 1].trial, trace[i].trial) {
+        (Some(a), Some(b)) => a != b,
+        _ => trace[i].number <= trace[i - 1].number,
+    }
+}
+
+/// The turns of the first trial.
 fn first_trial_turns(r: &RunRecord) -> Vec<crate::methods::Turn> {
     trials(r)
         .into_iter()
@@ -86,12 +100,12 @@ fn first_trial_turns(r: &RunRecord) -> Vec<crate::methods::Turn> {
         .unwrap_or_default()
 }
 
-/// A record's trace split into trials (turn numbers restart at each new trial).
+/// A record's trace split into trials ([`starts_trial`]).
 fn trials(r: &RunRecord) -> Vec<&[crate::methods::Turn]> {
     let mut out = Vec::new();
     let mut start = 0;
     for i in 1..r.trace.len() {
-        if r.trace[i].number <= r.trace[i - 1].number {
+        if starts_trial(&r.trace, i) {
             out.push(&r.trace[start..i]);
             start = i;
         }
