@@ -423,7 +423,8 @@ fn reflexion_records_each_turns_trial_and_the_report_tells_trials_apart() {
     let dir = tempfile::tempdir().unwrap();
     let data = musique_question(dir.path(), HOMONYMS);
     let server = MockServer::spawn(two_wrong_trials);
-    let url = format!("openai-compat:{}#m", server.url());
+    // A priced model id, so both arms' costs are more than zero.
+    let url = format!("openai-compat:{}#gpt-4.1-mini", server.url());
     let out = dir.path().join("run");
     Eval::new("musique", &data, "eir-reflexion", &url, &out)
         .set("trials=2")
@@ -441,6 +442,21 @@ fn reflexion_records_each_turns_trial_and_the_report_tells_trials_apart() {
     );
     assert_eq!(trials, [json!(1), json!(1), json!(1), json!(2), json!(2)]);
     assert_eq!(r["calls_by_kind"], json!({"action": 5, "reflection": 1}));
+    // Item 10: the first trial's own tokens and cost, less than the whole run's.
+    let first = &r["first_attempt"];
+    println!(
+        "first trial: {} input / {} output tokens, ${}; whole run: {} / {}, ${}",
+        first["input_tokens"],
+        first["output_tokens"],
+        first["cost_usd"],
+        r["input_tokens"],
+        r["output_tokens"],
+        r["cost_usd"]
+    );
+    for key in ["input_tokens", "output_tokens", "cost_usd"] {
+        let (part, whole) = (first[key].as_f64().unwrap(), r[key].as_f64().unwrap());
+        assert!(part > 0.0 && part < whole, "{key}: {part} of {whole}");
+    }
     let report = ok(&["report", out.to_str().unwrap()]);
     let rejected = "(EIR App. H.4, Table 22)";
     let after = "(EIR App. H.4, Table 21)";

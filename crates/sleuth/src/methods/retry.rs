@@ -128,6 +128,8 @@ fn absorb(total: &mut Episode, mut next: Episode) {
         calls: next.total_calls(),
         retrieved: next.retrieved.clone(),
         cited: next.outputs.evidence.as_ref().map(|e| e.cited.clone()),
+        usage: next.usage,
+        billed_usage: next.billed_usage,
     });
     total.usage += next.usage;
     total.billed_usage += next.billed_usage;

@@ -25,8 +25,8 @@ pub const FIRST_TRIAL: &str = "/first-attempt";
 
 /// Adds, for every arm whose records carry a first attempt (both Reflexions), an arm
 /// `METHOD/first-attempt` scored on that attempt alone: its answer, scores, turns and
-/// calls (all action calls; no reflection ran before it). Tokens and cost are not
-/// recorded per attempt, so this arm shows none rather than the whole run's. EIR paper §4.2: "Reflexion
+/// calls (all action calls; no reflection ran before it), and its own tokens and cost
+/// (recorded per attempt; records written before that show none). EIR paper §4.2: "Reflexion
 /// first trial reports the initial answer before any retries"; SLEUTH paper §4 reports
 /// Reflexion over 2 episodes, the first alone being the single-episode control.
 pub fn with_first_trials(arms: &[Arm]) -> Vec<Arm> {
@@ -57,7 +57,13 @@ pub fn with_first_trials(arms: &[Arm]) -> Vec<Arm> {
                     t.cached_input_tokens,
                     t.cache_write_tokens,
                     t.cost_usd,
-                ) = (0, 0, 0, 0, 0.0);
+                ) = (
+                    f.input_tokens,
+                    f.output_tokens,
+                    f.cached_input_tokens,
+                    f.cache_write_tokens,
+                    f.cost_usd,
+                );
                 t.first_attempt = None;
                 let first = r.outputs.attempts.first();
                 t.retrieved = first.map(|a| a.retrieved.clone()).unwrap_or_default();
