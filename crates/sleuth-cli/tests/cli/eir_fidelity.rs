@@ -474,3 +474,66 @@ fn reflexion_records_each_turns_trial_and_the_report_tells_trials_apart() {
     assert_eq!(whole_21[2..6], ["1", "3", "1", "0"], "{whole_21:?}");
     assert_eq!(first_21[2..6], ["1", "1", "0", "0"], "{first_21:?}");
 }
+
+// ------------------------------------------------------- item 6: extra reads
+
+/// EIR reads one gold paragraph and submits; asked whether to read more, it names
+/// `wanted`; the final answer says whether the gold homonym's text was in its evidence.
+fn more_reads_naming(wanted: &'static str) -> impl Fn(&ReceivedRequest) -> Reply {
+    move |req| {
+        let p = prompt(req);
+        if is_final(&p) {
+            let answer = if p.contains(GOLD_REPEAT_TEXT) {
+                "AFTER"
+            } else {
+                "BEFORE"
+            };
+            return Reply::text(json!({"answer": answer, "evidence": []}).to_string());
+        }
+        if p.contains("Decide whether reading more paragraphs") {
+            return Reply::text(json!({"read": [wanted]}).to_string());
+        }
+        match turn(&p) {
+            1 => eir_action(json!({"type": "read", "title": GOLD_OTHER})),
+            _ => eir_action(json!({"type": "submit", "answer": "RETRIEVAL"})),
+        }
+    }
+}
+
+/// Issue 28 item 6 (EIR App. F.3, F.4): an extra read naming no unread title fails and
+/// the first answer stands (no second final call); one naming a title reads it and the
+/// final call runs again.
+#[test]
+#[cfg_attr(not(shared_data), ignore = "needs ../shared/data")]
+fn an_extra_read_naming_nothing_real_fails_and_calls_no_second_final_answer() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = musique_question(dir.path(), HOMONYMS);
+    let run = |name: &str, wanted: &'static str| {
+        let server = MockServer::spawn(more_reads_naming(wanted));
+        let url = format!("openai-compat:{}#m", server.url());
+        let out = dir.path().join(name);
+        Eval::new("musique", &data, "eir", &url, &out)
+            .set("extra_reads=2")
+            .ok();
+        read_records(&out).remove(0)
+    };
+    let failed = run("failed", "a paragraph that is not in the pool");
+    let extra = &failed["outputs"]["final_call"]["extra_reads"];
+    println!(
+        "failed read: read {}, calls {}, answer {}",
+        extra["read"], failed["calls_by_kind"], failed["answer"]
+    );
+    assert_eq!(extra["read"], json!([]));
+    assert_eq!(failed["calls_by_kind"], json!({"action": 3, "final": 1}));
+    assert_eq!(failed["answer"], "BEFORE");
+    assert_eq!(failed["retrieved"], json!([GOLD_OTHER]));
+    let read = run("read", GOLD_REPEAT);
+    let extra = &read["outputs"]["final_call"]["extra_reads"];
+    println!(
+        "successful read: read {}, calls {}, answer {}",
+        extra["read"], read["calls_by_kind"], read["answer"]
+    );
+    assert_eq!(extra["read"], json!([GOLD_REPEAT]));
+    assert_eq!(read["calls_by_kind"], json!({"action": 3, "final": 2}));
+    assert_eq!(read["answer"], "AFTER");
+}

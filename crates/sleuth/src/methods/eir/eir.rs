@@ -18,6 +18,7 @@ use super::schema::{self, more_reads};
 use super::trajectory::{rejection_feedback, Budget, Policy, Trajectory};
 use super::Shared;
 use crate::data::Question;
+use crate::env::titles::named;
 use crate::env::Observation;
 use crate::methods::outputs::{ExtraReads, FinalCall, Repair, RepairPart};
 use crate::methods::settings::DependencyRepair;
@@ -214,7 +215,16 @@ impl Eir {
         let turn = t.episode.turns.len() as u32 + 1;
         let mut read = Vec::new();
         for title in &wanted {
-            if let Some(got) = t.env.read(title, turn).title {
+            // EIR App. F.3/F.4: a read can fail ("173 of 174 follow a successful
+            // additional read"; "Otherwise, EIR's original answer is retained"): a request
+            // naming no unread title reads nothing, unlike an action turn's read, which
+            // B.1 lets fall back to the first unread title.
+            let readable = t.env.readable();
+            let names: Vec<&str> = readable.iter().map(String::as_str).collect();
+            let Some(k) = named(&names, title) else {
+                continue;
+            };
+            if let Some(got) = t.env.read(&readable[k], turn).title {
                 t.episode.tool_calls += 1;
                 read.push(got);
             }
