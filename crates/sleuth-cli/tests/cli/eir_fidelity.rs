@@ -537,3 +537,105 @@ fn an_extra_read_naming_nothing_real_fails_and_calls_no_second_final_answer() {
     assert_eq!(read["calls_by_kind"], json!({"action": 3, "final": 2}));
     assert_eq!(read["answer"], "AFTER");
 }
+
+// ------------------------------------------- item 4 and 10: Figure 3, Figure 6
+
+/// EIR reads the first unread title every turn (its last turn's read is refused); the
+/// final answer is right for questions whose text has an even length, wrong otherwise,
+/// so a run holds correct answers and errors with complete and incomplete evidence.
+fn reads_in_order_some_right() -> impl Fn(&ReceivedRequest) -> Reply {
+    let answers: Vec<(String, String)> = std::fs::read_to_string(musique())
+        .unwrap()
+        .lines()
+        .map(|l| {
+            let q: Value = serde_json::from_str(l).unwrap();
+            (
+                q["question"].as_str().unwrap().to_string(),
+                q["answer"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    move |req| {
+        let p = prompt(req);
+        if is_final(&p) {
+            let q = p
+                .lines()
+                .find_map(|l| l.strip_prefix("Question: "))
+                .unwrap_or("");
+            let answer = match answers.iter().find(|(text, _)| text == q) {
+                Some((text, gold)) if text.len() % 2 == 0 => gold.clone(),
+                _ => "NOT-THE-ANSWER".to_string(),
+            };
+            return Reply::text(json!({"answer": answer, "evidence": []}).to_string());
+        }
+        let first = p
+            .split("Unread titles:\n")
+            .nth(1)
+            .and_then(|l| l.lines().next())
+            .and_then(|l| l.strip_prefix("- "))
+            .unwrap_or("x")
+            .to_string();
+        eir_action(json!({"type": "read", "title": first}))
+    }
+}
+
+/// Issue 28 items 4 and 10 (EIR §5 "Evidence Availability", App. F.1, Figure 3; App.
+/// E.1, Figure 6): both of Figure 3's shares divide EM errors by all n answers, and the
+/// report draws them; the read-budget sweep plots Answer F1 and EM.
+#[test]
+#[cfg_attr(not(shared_data), ignore = "needs ../shared/data")]
+fn figure_three_divides_both_kinds_of_error_by_all_answers_and_is_drawn() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = MockServer::spawn(reads_in_order_some_right());
+    let url = format!("openai-compat:{}#m", server.url());
+    let mut dirs = Vec::new();
+    for h in [6, 12] {
+        let out = dir.path().join(format!("h{h}"));
+        Eval::new("musique", musique(), "eir", &url, &out)
+            .opt("--limit", 12)
+            .set(&format!("reads={h}"))
+            .ok();
+        dirs.push(out);
+    }
+    let figures = dir.path().join("report");
+    let mut args: Vec<&str> = vec!["report"];
+    args.extend(dirs.iter().map(|d| d.to_str().unwrap()));
+    args.extend(["--out", figures.to_str().unwrap()]);
+    let report = ok(&args);
+    let title = "(EIR App. F.1, Table 15, Figure 3)";
+    for (h, out) in [6, 12].iter().zip(&dirs) {
+        let records = read_records(out);
+        let n = records.len() as f64;
+        let errors = |complete: bool| {
+            records
+                .iter()
+                .filter(|r| r["em"] == 0.0 && (r["gold_recall"] == 1.0) == complete)
+                .count() as f64
+        };
+        let (incomplete, complete) = (errors(false), errors(true));
+        let row = report
+            .lines()
+            .skip_while(|l| !l.contains(title))
+            .find(|l| l.starts_with("| eir") && l.contains(&format!("reads={h}")))
+            .unwrap_or_else(|| panic!("{report}"));
+        let cells: Vec<&str> = row.split('|').map(str::trim).collect();
+        let (inc, comp): (f64, f64) = (cells[3].parse().unwrap(), cells[8].parse().unwrap());
+        println!("H={h}: n {n}, errors {incomplete} incomplete + {complete} complete; Figure 3 shares {inc}% + {comp}% of n");
+        assert!((inc - 100.0 * incomplete / n).abs() < 0.051, "{row}");
+        assert!((comp - 100.0 * complete / n).abs() < 0.051, "{row}");
+        let wrong: f64 = cells[4].parse().unwrap();
+        assert!(
+            (inc + comp - 100.0 * wrong / n).abs() < 0.11,
+            "the shares sum to errors / n: {row}"
+        );
+    }
+    for (file, text) in [
+        ("evidence_errors_incomplete.svg", "incomplete evidence"),
+        ("evidence_errors_complete.svg", "complete evidence"),
+        ("sweep_reads_musique.svg", "Answer F1 and EM across reads"),
+    ] {
+        let svg = std::fs::read_to_string(figures.join(file))
+            .unwrap_or_else(|_| panic!("{file} was drawn"));
+        assert!(svg.starts_with("<svg") && svg.contains(text), "{file}");
+    }
+}

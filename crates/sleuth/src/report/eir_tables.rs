@@ -73,12 +73,12 @@ fn evidence_errors(a: &Analysis, d: Dims) -> Table {
         "EM errors by evidence read (EIR App. F.1, Table 15, Figure 3)",
         &d.columns(&[
             "n",
-            "incomplete answers %",
+            "incomplete errors % of n",
             "EM errors",
             "complete",
             "incomplete",
             "incomplete % [95% CI]",
-            "wrong given complete %",
+            "complete errors % of n",
             "missing 1/2/3+",
         ]),
     )
@@ -87,12 +87,12 @@ fn evidence_errors(a: &Analysis, d: Dims) -> Table {
         &["incomplete_pct", "incomplete_ci_lo", "incomplete_ci_hi"],
     )
     .split("missing 1/2/3+", &["missing_1", "missing_2", "missing_3_plus"])
-    .with_note("Complete: every annotated supporting paragraph was read. Incomplete % divides by EM errors (Wilson interval); incomplete answers % and wrong given complete % are Figure 3's two shares.");
+    .with_note("Complete: every annotated supporting paragraph was read. Incomplete % divides by EM errors (Wilson interval); incomplete and complete errors % of n divide by all answers: Figure 3's two panels (evidence_errors_incomplete.svg, evidence_errors_complete.svg).");
     for e in &a.eir.evidence_errors {
         let mut row = d.cells(&e.arm);
         row.extend([
             Cell::Int(e.n as u64),
-            Cell::Num(e.incomplete_answers, 1),
+            Cell::Num(e.incomplete_errors_share, 1),
             Cell::Int(e.errors as u64),
             Cell::Int(e.complete as u64),
             Cell::Int(e.incomplete as u64),
@@ -104,7 +104,7 @@ fn evidence_errors(a: &Analysis, d: Dims) -> Table {
                     Cell::Num(e.ci.1, 2),
                 ],
             ),
-            Cell::Num(e.wrong_given_complete, 1),
+            Cell::Num(e.complete_errors_share, 1),
             counts(&[
                 e.missing[0] as u64,
                 e.missing[1] as u64,

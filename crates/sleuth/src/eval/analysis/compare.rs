@@ -213,6 +213,8 @@ pub struct SweepPoint {
     pub label: String,
     pub n: usize,
     pub em: f64,
+    /// Answer F1 (%): EIR's read-budget figure plots it (App. E.1, Figure 6).
+    pub f1: f64,
     pub timeout_rate: f64,
 }
 
@@ -263,6 +265,7 @@ pub fn sweeps(arms: &[Arm]) -> Vec<Sweep> {
                             label: a.key.label.clone(),
                             n: a.records.len(),
                             em: 100.0 * a.records.iter().map(|r| r.em).sum::<f64>() / n,
+                            f1: 100.0 * a.records.iter().map(|r| r.f1).sum::<f64>() / n,
                             timeout_rate: 100.0
                                 * a.records.iter().filter(|r| r.timed_out).count() as f64
                                 / n,

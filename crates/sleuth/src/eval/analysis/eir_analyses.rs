@@ -251,21 +251,25 @@ pub fn readable_comparisons(
 }
 
 /// App. F.1 / Table 15 / Figure 3: EM errors by whether every annotated paragraph was
-/// read.
+/// read. Figure 3's two panels divide both kinds of error by all n answers (§5,
+/// "Evidence Availability": 17.1%, 3.0%, 37.3% ... incomplete; 28.6%, 36.8%, 22.0% ...
+/// complete), so the six values of a panel sum, times 1,000, to F.1's 1,248 and 1,510.
 #[derive(Debug, Clone, Serialize)]
 pub struct EvidenceErrors {
     pub arm: ArmKey,
     pub n: usize,
-    /// Answers (of all n) missing at least one annotated paragraph, %.
-    pub incomplete_answers: f64,
+    /// Figure 3's left panel: EM errors with incomplete evidence as % of all n answers
+    /// (the paper's six values sum, times n, to F.1's incomplete error count).
+    pub incomplete_errors_share: f64,
     pub errors: usize,
     pub complete: usize,
     pub incomplete: usize,
     /// Incomplete errors as % of EM errors, with a Wilson 95% interval.
     pub incomplete_pct: f64,
     pub ci: (f64, f64),
-    /// EM errors with complete evidence as % of answers with complete evidence.
-    pub wrong_given_complete: f64,
+    /// Figure 3's right panel: EM errors with complete evidence as % of all n answers
+    /// (summing, times n, to F.1's complete error count).
+    pub complete_errors_share: f64,
     /// Incomplete errors by how many annotated paragraphs were missed (1, 2, 3+).
     pub missing: [usize; 3],
 }
@@ -303,7 +307,6 @@ pub fn evidence_errors(arm: &Arm) -> Option<EvidenceErrors> {
         .map(|(_, m)| *m)
         .collect();
     let incomplete = wrong.iter().filter(|m| **m > 0).count();
-    let complete_answers = scored.iter().filter(|(_, m)| *m == 0).count();
     let mut missing = [0; 3];
     for m in wrong.iter().filter(|m| **m > 0) {
         missing[(*m).min(3) - 1] += 1;
@@ -318,13 +321,13 @@ pub fn evidence_errors(arm: &Arm) -> Option<EvidenceErrors> {
     Some(EvidenceErrors {
         arm: arm.key.clone(),
         n: scored.len(),
-        incomplete_answers: pct(scored.len() - complete_answers, scored.len()),
+        incomplete_errors_share: pct(incomplete, scored.len()),
         errors: wrong.len(),
         complete: wrong.len() - incomplete,
         incomplete,
         incomplete_pct: pct(incomplete, wrong.len()),
         ci: wilson(incomplete, wrong.len()),
-        wrong_given_complete: pct(wrong.len() - incomplete, complete_answers),
+        complete_errors_share: pct(wrong.len() - incomplete, scored.len()),
         missing,
     })
 }
