@@ -639,3 +639,108 @@ fn figure_three_divides_both_kinds_of_error_by_all_answers_and_is_drawn() {
         assert!(svg.starts_with("<svg") && svg.contains(text), "{file}");
     }
 }
+
+// ---------------------------------------------------- item 5: Holm families
+
+/// EIR answers every question right (its final call gives the gold answer), Direct reads
+/// one paragraph and answers wrong: every pair is an EIR-only exact match.
+fn eir_right_direct_wrong() -> impl Fn(&ReceivedRequest) -> Reply {
+    let mut answers: Vec<(String, String)> = Vec::new();
+    for file in [musique(), hotpot()] {
+        let text = std::fs::read_to_string(file).unwrap();
+        let values: Vec<Value> = match text.trim_start().starts_with('[') {
+            true => serde_json::from_str(&text).unwrap(),
+            false => text
+                .lines()
+                .map(|l| serde_json::from_str(l).unwrap())
+                .collect(),
+        };
+        for q in values {
+            answers.push((
+                q["question"].as_str().unwrap().to_string(),
+                q["answer"].as_str().unwrap().to_string(),
+            ));
+        }
+    }
+    move |req| {
+        let p = prompt(req);
+        let q = p
+            .lines()
+            .find_map(|l| l.strip_prefix("Question: "))
+            .unwrap_or("");
+        let gold = answers
+            .iter()
+            .find(|(text, _)| text == q)
+            .map_or("?", |(_, a)| a.as_str());
+        if is_final(&p) {
+            return Reply::text(json!({"answer": gold, "evidence": []}).to_string());
+        }
+        let first = p
+            .split("Unread titles:\n")
+            .nth(1)
+            .and_then(|l| l.lines().next())
+            .and_then(|l| l.strip_prefix("- "))
+            .unwrap_or("x")
+            .to_string();
+        let mv = match turn(&p) {
+            1 => json!({"type": "read", "title": first}),
+            _ => json!({"type": "submit", "answer": "WRONG-ANSWER"}),
+        };
+        if is_eir_action(&p) {
+            eir_action(mv)
+        } else {
+            direct_action(mv)
+        }
+    }
+}
+
+/// Issue 28 item 5 (EIR Table 1, App. D.2 Table 6): `--holm-family baseline` adjusts
+/// each compared method over all its benchmark x model rows (the paper's six), where
+/// `arm` keeps one family per model.
+#[test]
+#[cfg_attr(not(shared_data), ignore = "needs ../shared/data")]
+fn holm_family_baseline_spans_every_benchmark_and_model_of_a_compared_method() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = MockServer::spawn(eir_right_direct_wrong());
+    let mut dirs = Vec::new();
+    for (dataset, data) in [("musique", musique()), ("hotpotqa", hotpot())] {
+        for model in ["m1", "m2"] {
+            let url = format!("openai-compat:{}#{model}", server.url());
+            let out = dir.path().join(format!("{dataset}-{model}"));
+            Eval::new(dataset, &data, "eir,direct", &url, &out)
+                .opt("--limit", 4)
+                .ok();
+            dirs.push(out.to_str().unwrap().to_string());
+        }
+    }
+    let holm = |family: &str| -> Vec<String> {
+        let mut args = vec!["report"];
+        args.extend(dirs.iter().map(String::as_str));
+        args.extend(["--baseline", "eir", "--holm-family", family]);
+        let report = ok(&args);
+        let rows: Vec<String> = report
+            .lines()
+            .skip_while(|l| !l.contains("### Paired comparison"))
+            .skip(1)
+            .take_while(|l| !l.starts_with("### "))
+            .filter(|l| l.contains("| direct ") && l.contains("| eir "))
+            .map(str::to_string)
+            .collect();
+        assert_eq!(rows.len(), 4, "{report}");
+        rows
+    };
+    for (family, expected) in [("baseline", "0.5000"), ("arm", "0.2500")] {
+        let rows = holm(family);
+        println!("--holm-family {family}:");
+        for row in &rows {
+            println!("  {row}");
+            // b/c = 4/0 in each row: McNemar p = 2 * 0.5^4 = 0.125, times the family size.
+            let cells: Vec<&str> = row.split('|').map(str::trim).collect();
+            let p = cells
+                .iter()
+                .position(|c| *c == "0.1250")
+                .expect("McNemar p");
+            assert_eq!(cells[p + 1], expected, "{family}: {row}");
+        }
+    }
+}

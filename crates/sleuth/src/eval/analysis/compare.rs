@@ -41,16 +41,21 @@ pub enum HolmFamily {
     /// One family per compared arm across datasets: a table row, as the SLEUTH paper
     /// tests one baseline against SLEUTH on every benchmark (App. G).
     Arm,
+    /// One family per compared method across every dataset and model: EIR's "six
+    /// comparisons per baseline" (3 benchmarks x 2 models; EIR Table 1's superscripts,
+    /// App. D.2 Table 6: "Holm adjustment covers the six rows for each baseline").
+    Baseline,
 }
 
 impl HolmFamily {
-    pub const NAMES: [&'static str; 3] = ["all", "dataset", "arm"];
+    pub const NAMES: [&'static str; 4] = ["all", "dataset", "arm", "baseline"];
 
     pub fn parse(value: &str) -> Option<HolmFamily> {
         match value.trim() {
             "all" => Some(HolmFamily::All),
             "dataset" => Some(HolmFamily::Dataset),
             "arm" | "row" => Some(HolmFamily::Arm),
+            "baseline" => Some(HolmFamily::Baseline),
             _ => None,
         }
     }
@@ -61,6 +66,7 @@ impl HolmFamily {
             HolmFamily::All => "across all rows",
             HolmFamily::Dataset => "within each dataset",
             HolmFamily::Arm => "within each method row across datasets",
+            HolmFamily::Baseline => "within each compared method across datasets and models",
         }
     }
 
@@ -69,6 +75,7 @@ impl HolmFamily {
             HolmFamily::All => (String::new(), String::new()),
             HolmFamily::Dataset => (c.arm.dataset.clone(), c.arm.model.clone()),
             HolmFamily::Arm => (c.arm.name(), c.arm.model.clone()),
+            HolmFamily::Baseline => (c.arm.name(), String::new()),
         }
     }
 }
