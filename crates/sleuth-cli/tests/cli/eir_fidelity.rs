@@ -744,3 +744,78 @@ fn holm_family_baseline_spans_every_benchmark_and_model_of_a_compared_method() {
         }
     }
 }
+
+// ------------------------------------------- item 7: the list-feedback control
+
+/// EIR with its lists hidden: every action turn adds requirement R1 again (the model
+/// cannot see that it exists) and reads the first unread title; turn 3 submits.
+fn re_adds_what_it_cannot_see(req: &ReceivedRequest) -> Reply {
+    let p = prompt(req);
+    if is_final(&p) {
+        return Reply::text(json!({"answer": "A", "evidence": []}).to_string());
+    }
+    let first = p
+        .split("Unread titles:\n")
+        .nth(1)
+        .and_then(|l| l.lines().next())
+        .and_then(|l| l.strip_prefix("- "))
+        .unwrap_or("x")
+        .to_string();
+    let mv = match turn(&p) {
+        1 | 2 => json!({"type": "read", "title": first}),
+        _ => json!({"type": "submit", "answer": "A"}),
+    };
+    Reply::text(
+        json!({"reasoning": "r", "conclusions": [],
+            "requirements": [{"op": "add", "id": "R1", "text": "who played Susan Walker"}],
+            "action": mv})
+        .to_string(),
+    )
+}
+
+/// Issue 28 item 7 (EIR App. E.2, Table 12): the corrected control discards a list
+/// change naming ids the model cannot see and still runs the action;
+/// `hidden_lists=refuse` is the uncorrected reading (the whole turn refused).
+#[test]
+#[cfg_attr(not(shared_data), ignore = "needs ../shared/data")]
+fn list_feedback_control_discards_unseeable_list_changes_and_still_reads() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = musique_question(dir.path(), HOMONYMS);
+    let run = |name: &str, extra: &[&str]| {
+        let server = MockServer::spawn(re_adds_what_it_cannot_see);
+        let url = format!("openai-compat:{}#m", server.url());
+        let out = dir.path().join(name);
+        let mut e = Eval::new("musique", &data, "eir", &url, &out).set("list_feedback=false");
+        for s in extra {
+            e = e.set(s);
+        }
+        e.ok();
+        read_records(&out).remove(0)
+    };
+    let corrected = run("corrected", &[]);
+    let trace = corrected["trace"].as_array().unwrap();
+    println!(
+        "discard: retrieved {}, turn 2 rejection {}, discarded {}, setting {}",
+        corrected["retrieved"],
+        trace[1]["rejection"],
+        trace[1]["discarded_lists"]["cause"],
+        corrected["settings"]["hidden_lists"]
+    );
+    assert_eq!(corrected["settings"]["hidden_lists"], "discard");
+    assert_eq!(corrected["retrieved"].as_array().unwrap().len(), 2);
+    assert!(trace[1]["rejection"].is_null());
+    assert_eq!(trace[1]["discarded_lists"]["cause"], "duplicate_entry");
+    assert_eq!(
+        trace[1]["lists"]["requirements"].as_array().unwrap().len(),
+        1,
+        "R1 kept once"
+    );
+    let refused = run("refused", &["hidden_lists=refuse"]);
+    let trace = refused["trace"].as_array().unwrap();
+    println!(
+        "refuse: retrieved {}, turn 2 rejection {}",
+        refused["retrieved"], trace[1]["rejection"]["cause"]
+    );
+    assert_eq!(refused["retrieved"].as_array().unwrap().len(), 1);
+    assert_eq!(trace[1]["rejection"]["cause"], "duplicate_entry");
+}

@@ -161,7 +161,7 @@ pub enum RepairPart {
     Requirements,
 }
 
-/// The additional-retrieval control (EIR App. F.3).
+/// The additional-retrieval control (EIR App. F.4; `recover=selected` reuses it for F.3).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ExtraReads {
     pub requested: Vec<String>,

@@ -4,7 +4,7 @@
 //! gold answer, which the model never sees), ask the model for a reflection on the
 //! attempt and run another attempt carrying the reflections so far. Both papers' Reflexion
 //! baselines are this wrapper: SLEUTH paper §4 (episodes = 2 on the shared loop, each
-//! new episode given the latest reflection) and EIR paper App. D.2 (up to 5 Direct trials,
+//! new episode given the latest reflection) and EIR paper App. D.1 (up to 5 Direct trials,
 //! each started afresh with every reflection so far; the record keeps the first trial and
 //! the oracle-stopped answer). A method never imports `eval`: the judge is passed in.
 

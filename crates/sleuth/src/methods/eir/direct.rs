@@ -270,7 +270,7 @@ impl Method for Direct {
 /// Observation text kept per read when a trial is shown back for reflection.
 const REFLECTION_OBSERVATION_CHARS: usize = 800;
 
-/// Reflexion in the EIR setting (EIR paper App. D.2): each trial is a fresh Direct
+/// Reflexion in the EIR setting (EIR paper App. D.1): each trial is a fresh Direct
 /// trajectory (no earlier text or reads) with every reflection so far in its prompt;
 /// the reflection is written on the latest trial alone.
 pub struct EirAttempt {

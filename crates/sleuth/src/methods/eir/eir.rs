@@ -67,13 +67,14 @@ impl Eir {
     }
 
     /// Parses and validates one response: the action and the list changes together.
+    /// The third value is a list change discarded under the list-feedback control.
     fn check(
         &self,
         text: &str,
         lists: &Lists,
         t: &Trajectory<'_>,
         turn: u32,
-    ) -> Result<(Move, Applied), Rejection> {
+    ) -> Result<(Move, Applied, Option<Rejection>), Rejection> {
         let obj = extract_object(text, Extraction::Tolerant).ok_or_else(|| {
             Rejection::new(
                 RejectCause::Unparseable,
@@ -83,8 +84,30 @@ impl Eir {
         let mv = parse_move(&obj)?;
         let changes = ListChanges::parse(&obj)?;
         t.allowed(&mv, turn)?;
-        let applied = lists.apply(&changes, t.env.evidence())?;
-        Ok((mv, applied))
+        match lists.apply(&changes, t.env.evidence()) {
+            Ok(applied) => Ok((mv, applied, None)),
+            Err(r) if self.discards(&r) => {
+                let unchanged = Applied {
+                    lists: lists.clone(),
+                    revised: Vec::new(),
+                };
+                Ok((mv, unchanged, Some(r)))
+            }
+            Err(r) => Err(r),
+        }
+    }
+
+    /// The corrected list-feedback control (EIR App. E.2, see
+    /// `EirSettings::refuse_hidden_lists`): with the lists hidden, a change that
+    /// fails only because of ids the model cannot see is discarded, not a refusal.
+    fn discards(&self, r: &Rejection) -> bool {
+        let s = &self.shared.settings;
+        !s.list_feedback
+            && !s.refuse_hidden_lists
+            && matches!(
+                r.cause,
+                RejectCause::DuplicateEntry | RejectCause::UnknownEntry
+            )
     }
 
     /// Dependency-repair control (EIR App. E.3): when a turn revises conclusions that
@@ -283,10 +306,12 @@ impl Policy for EirPolicy<'_> {
         t: &mut Trajectory<'_>,
         turn: &mut Turn,
     ) -> Result<Result<Move, Rejection>, AgentError> {
-        let (mv, applied) = match self.eir.check(&turn.response, &self.lists, t, turn.number) {
-            Ok(ok) => ok,
-            Err(rejection) => return Ok(Err(rejection)),
-        };
+        let (mv, applied, discarded) =
+            match self.eir.check(&turn.response, &self.lists, t, turn.number) {
+                Ok(ok) => ok,
+                Err(rejection) => return Ok(Err(rejection)),
+            };
+        turn.discarded_lists = discarded;
         self.lists = applied.lists;
         if self.eir.shared.settings.dependency_repair.on() && !applied.revised.is_empty() {
             let repairs = self
