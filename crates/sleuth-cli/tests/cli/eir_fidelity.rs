@@ -629,6 +629,26 @@ fn figure_three_divides_both_kinds_of_error_by_all_answers_and_is_drawn() {
             "the shares sum to errors / n: {row}"
         );
     }
+    // Item 10, Table 10: calls per question at H = 6 and 12 and the increase.
+    let calls: Vec<f64> = dirs
+        .iter()
+        .map(|d| {
+            let r = read_records(d);
+            r.iter().map(|r| r["calls"].as_f64().unwrap()).sum::<f64>() / r.len() as f64
+        })
+        .collect();
+    let row = report_row(&report, "(EIR App. E.1, Table 10)", "musique").unwrap();
+    println!("Table 10: {row:?} (calls/q {calls:?})");
+    assert_eq!(
+        row[4],
+        format!("6: {:.2}, 12: {:.2}", calls[0], calls[1]),
+        "{row:?}"
+    );
+    assert_eq!(row[5], "12");
+    assert_eq!(
+        row[6],
+        format!("{:.1}", 100.0 * (calls[1] / calls[0] - 1.0))
+    );
     for (file, text) in [
         ("evidence_errors_incomplete.svg", "incomplete evidence"),
         ("evidence_errors_complete.svg", "complete evidence"),
@@ -729,6 +749,18 @@ fn holm_family_baseline_spans_every_benchmark_and_model_of_a_compared_method() {
         assert_eq!(rows.len(), 4, "{report}");
         rows
     };
+    // Item 10, Table 9: each method over its four cells, calls and cost against EIR's.
+    let mut args = vec!["report"];
+    args.extend(dirs.iter().map(String::as_str));
+    let report = ok(&args);
+    let table9 = "(EIR App. D.5, Table 9)";
+    let eir = report_row(&report, table9, "eir").unwrap();
+    let direct = report_row(&report, table9, "direct").unwrap();
+    println!("Table 9: {eir:?} / {direct:?}");
+    // EIR: a read, a submission and the final call; Direct: a read and a submission.
+    assert_eq!(eir[2..6], ["4", "100.00", "100.00", "3.00"], "{eir:?}");
+    assert_eq!(direct[2..6], ["4", "0.00", "0.00", "2.00"], "{direct:?}");
+    assert_eq!((eir[7].as_str(), direct[7].as_str()), ("1.00", "0.67"));
     for (family, expected) in [("baseline", "0.5000"), ("arm", "0.2500")] {
         let rows = holm(family);
         println!("--holm-family {family}:");

@@ -15,7 +15,67 @@ pub(super) fn tables(a: &Analysis, d: Dims) -> Vec<Table> {
         more_reads(a, d),
         after_support(a, d),
         rejected(a, d),
+        averages(a),
+        budget_calls(a),
     ]
+}
+
+fn averages(a: &Analysis) -> Table {
+    let mut t = Table::new(
+        "eir_averages",
+        "Averages over benchmarks and models (EIR App. D.5, Table 9)",
+        &["method", "cells", "F1", "EM", "calls/q", "cost/q", "calls ratio", "cost ratio"],
+    )
+    .with_note("Each method's mean over its dataset x model cells, every cell weighted equally; ratios divide by EIR's mean (no ratio without an eir arm).");
+    for c in &a.eir.averages {
+        t.push(vec![
+            Cell::text(&c.method),
+            Cell::Int(c.cells as u64),
+            Cell::Num(c.f1, 2),
+            Cell::Num(c.em, 2),
+            Cell::Num(c.calls_per_q, 2),
+            Cell::Num(c.cost_per_q, 4),
+            Cell::opt(c.calls_ratio, 2),
+            Cell::opt(c.cost_ratio, 2),
+        ]);
+    }
+    t
+}
+
+fn budget_calls(a: &Analysis) -> Table {
+    let mut t = Table::new(
+        "eir_budget_calls",
+        "Mean calls per question by read budget (EIR App. E.1, Table 10)",
+        &[
+            "dataset",
+            "model",
+            "method",
+            "calls/q by reads",
+            "largest reads",
+            "increase over reads=6 %",
+        ],
+    )
+    .with_note(
+        "The final answer call included; the increase is the largest budget's calls over H = 6's.",
+    );
+    for b in &a.eir.budget_calls {
+        let by_h: Vec<String> = b
+            .calls
+            .iter()
+            .map(|(h, c)| format!("{h}: {c:.2}"))
+            .collect();
+        t.push(vec![
+            Cell::text(&b.dataset),
+            Cell::text(&b.model),
+            Cell::text(&b.method),
+            Cell::text(by_h.join(", ")),
+            b.increase
+                .as_ref()
+                .map_or(Cell::Missing, |(h, _)| Cell::text(h)),
+            Cell::opt(b.increase.as_ref().map(|(_, p)| *p), 1),
+        ]);
+    }
+    t
 }
 
 fn support(a: &Analysis, d: Dims) -> Table {
