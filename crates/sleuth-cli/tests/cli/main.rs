@@ -13,6 +13,7 @@ mod eir_paper;
 mod eval;
 mod fetch;
 mod fetch_server;
+mod fidelity_ledger;
 mod golden;
 mod hardening;
 mod hardening2;
