@@ -851,3 +851,112 @@ fn list_feedback_control_discards_unseeable_list_changes_and_still_reads() {
     assert_eq!(refused["retrieved"].as_array().unwrap().len(), 1);
     assert_eq!(trace[1]["rejection"]["cause"], "duplicate_entry");
 }
+
+/// EIR reads the first two unread titles and its final answer cites sentence 0 of
+/// every paragraph read; Direct reads one and submits citing nothing.
+fn eir_cites_what_it_read(req: &ReceivedRequest) -> Reply {
+    let p = prompt(req);
+    if is_final(&p) {
+        let cited: Vec<Value> = evidence_titles(&p)
+            .iter()
+            .map(|t| json!({"title": t, "sentence": 0}))
+            .collect();
+        return Reply::text(json!({"answer": "A", "evidence": cited}).to_string());
+    }
+    let first = p
+        .split("Unread titles:\n")
+        .nth(1)
+        .and_then(|l| l.lines().next())
+        .and_then(|l| l.strip_prefix("- "))
+        .unwrap_or("x")
+        .to_string();
+    let eir = is_eir_action(&p);
+    let mv = match (eir, turn(&p)) {
+        (true, 1 | 2) | (false, 1) => json!({"type": "read", "title": first}),
+        _ => json!({"type": "submit", "answer": "A"}),
+    };
+    if eir {
+        eir_action(mv)
+    } else {
+        direct_action(mv)
+    }
+}
+
+/// Holm-adjusted p-values of one family (step-down, monotone).
+fn holm(p: &[f64]) -> Vec<f64> {
+    let mut order: Vec<usize> = (0..p.len()).collect();
+    order.sort_by(|&a, &b| p[a].total_cmp(&p[b]));
+    let mut out = vec![0.0; p.len()];
+    let mut running: f64 = 0.0;
+    for (rank, &i) in order.iter().enumerate() {
+        running = running.max(((p.len() - rank) as f64 * p[i]).min(1.0));
+        out[i] = running;
+    }
+    out
+}
+
+/// EIR Table 8 ("Holm adjustment across those six comparisons"): the Support F1
+/// comparisons follow `--holm-family` too.
+#[test]
+#[cfg_attr(not(shared_data), ignore = "needs ../shared/data")]
+fn support_f1_comparisons_follow_the_holm_family() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = MockServer::spawn(eir_cites_what_it_read);
+    let mut dirs = Vec::new();
+    for (dataset, data) in [("musique", musique()), ("hotpotqa", hotpot())] {
+        for model in ["m1", "m2"] {
+            let url = format!("openai-compat:{}#{model}", server.url());
+            let out = dir.path().join(format!("{dataset}-{model}"));
+            Eval::new(dataset, &data, "eir,direct", &url, &out)
+                .opt("--limit", 10)
+                .ok();
+            dirs.push(out.to_str().unwrap().to_string());
+        }
+    }
+    // (raw p, Holm p) of the four `direct` rows of the Support F1 table.
+    let rows = |family: &str| -> Vec<(String, f64, f64)> {
+        let mut args = vec!["report"];
+        args.extend(dirs.iter().map(String::as_str));
+        args.extend(["--baseline", "eir", "--holm-family", family]);
+        let report = ok(&args);
+        report
+            .lines()
+            .skip_while(|l| !l.contains("Support F1, paired (EIR Tables 5 and 8)"))
+            .skip(1)
+            .take_while(|l| !l.starts_with("### "))
+            .filter(|l| l.contains("| direct "))
+            .map(|l| {
+                let c: Vec<&str> = l.split('|').map(str::trim).collect();
+                let n = c.len();
+                (
+                    c[2].to_string(),
+                    c[n - 3].parse().unwrap(),
+                    c[n - 2].parse().unwrap(),
+                )
+            })
+            .collect()
+    };
+    for family in ["baseline", "arm"] {
+        let got = rows(family);
+        println!("--holm-family {family}: {got:?}");
+        assert_eq!(got.len(), 4);
+        let groups: Vec<Vec<usize>> = match family {
+            "baseline" => vec![vec![0, 1, 2, 3]],
+            // One family per model: rows alternate m1, m2 within each dataset.
+            _ => ["#m1", "#m2"]
+                .iter()
+                .map(|m| (0..4).filter(|&i| got[i].0.ends_with(m)).collect())
+                .collect(),
+        };
+        for g in groups {
+            let raw: Vec<f64> = g.iter().map(|&i| got[i].1).collect();
+            for (&i, want) in g.iter().zip(holm(&raw)) {
+                assert!(
+                    (got[i].2 - want).abs() < 6e-4,
+                    "{family}: {:?} vs {want}",
+                    got[i]
+                );
+            }
+        }
+    }
+}

@@ -89,7 +89,7 @@ fn support(a: &Analysis, d: Dims) -> Table {
         &["support_f1_diff", "support_f1_ci_lo", "support_f1_ci_hi"],
     )
     .split("Holm p", &["p_holm"])
-    .with_note("Method minus baseline in points on questions both answered, paired bootstrap; Holm across these rows.");
+    .with_note("Method minus baseline in points on questions both answered, paired bootstrap; Holm within the report's --holm-family (all: across these rows).");
     for c in &a.eir.support {
         let mut row = d.cells(&c.arm);
         row.extend([

@@ -71,11 +71,17 @@ impl HolmFamily {
     }
 
     fn key(self, c: &Comparison) -> (String, String) {
+        self.family_of(&c.arm)
+    }
+
+    /// The family a comparison of `arm` (with its baseline) belongs to: comparisons with
+    /// one value are Holm-adjusted together (also the EIR Support F1 comparisons).
+    pub fn family_of(self, arm: &ArmKey) -> (String, String) {
         match self {
             HolmFamily::All => (String::new(), String::new()),
-            HolmFamily::Dataset => (c.arm.dataset.clone(), c.arm.model.clone()),
-            HolmFamily::Arm => (c.arm.name(), c.arm.model.clone()),
-            HolmFamily::Baseline => (c.arm.name(), String::new()),
+            HolmFamily::Dataset => (arm.dataset.clone(), arm.model.clone()),
+            HolmFamily::Arm => (arm.name(), arm.model.clone()),
+            HolmFamily::Baseline => (arm.name(), String::new()),
         }
     }
 }

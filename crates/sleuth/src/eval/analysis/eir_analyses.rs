@@ -13,12 +13,13 @@
 //! - The comparison repeated on questions where both methods gave a readable answer
 //!   (App. C.2).
 
+use super::compare::HolmFamily;
 use super::load::{Arm, ArmKey};
 use crate::eval::stats::{holm, paired_bootstrap, BootstrapCi};
 use crate::eval::RunRecord;
 use crate::methods::CallKind;
 use serde::Serialize;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 /// The method-name suffix of a retry wrapper's first-attempt arm.
 pub const FIRST_TRIAL: &str = "/first-attempt";
@@ -170,12 +171,14 @@ fn paired<'a>(arms: &'a [Arm], baseline: &str) -> Vec<Paired<'a>> {
 }
 
 /// Tables 5 and 8: Support F1 differences on the questions both arms answered, where
-/// both cite (EIR-setting methods).
+/// both cite (EIR-setting methods), Holm-adjusted within the report's `family` (Table
+/// 8's "Holm adjustment across those six comparisons" is `HolmFamily::Baseline`).
 pub fn support_comparisons(
     arms: &[Arm],
     baseline: &str,
     resamples: usize,
     seed: u64,
+    family: HolmFamily,
 ) -> Vec<SupportComparison> {
     let mut out = Vec::new();
     for (base, arm, pairs) in paired(arms, baseline) {
@@ -193,9 +196,16 @@ pub fn support_comparisons(
             });
         }
     }
-    let adjusted = holm(&out.iter().map(|c| c.diff.p).collect::<Vec<_>>());
-    for (c, p) in out.iter_mut().zip(adjusted) {
-        c.p_holm = p;
+    let families: BTreeSet<(String, String)> =
+        out.iter().map(|c| family.family_of(&c.arm)).collect();
+    for f in families {
+        let idx: Vec<usize> = (0..out.len())
+            .filter(|&i| family.family_of(&out[i].arm) == f)
+            .collect();
+        let adjusted = holm(&idx.iter().map(|&i| out[i].diff.p).collect::<Vec<_>>());
+        for (&i, p) in idx.iter().zip(adjusted) {
+            out[i].p_holm = p;
+        }
     }
     out
 }

@@ -117,7 +117,13 @@ impl EirSection {
     fn build(arms: &[Arm], options: &Options) -> EirSection {
         let (support, readable) = match &options.baseline {
             Some(b) => (
-                support_comparisons(arms, b, options.resamples, options.seed),
+                support_comparisons(
+                    arms,
+                    b,
+                    options.resamples,
+                    options.seed,
+                    options.holm_family,
+                ),
                 readable_comparisons(arms, b, options.resamples, options.seed),
             ),
             None => (Vec::new(), Vec::new()),
