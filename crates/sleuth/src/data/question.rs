@@ -157,3 +157,35 @@ pub fn display_titles(paragraphs: &[Paragraph]) -> Vec<String> {
     }
     out
 }
+
+/// The pool title a shown title was made from: `T (2)` -> `T` (a suffix [`display_titles`]
+/// adds, n >= 2), anything else unchanged. For records of environments that name
+/// paragraphs by their raw titles (the SLEUTH pool setting), which cannot tell homonyms
+/// apart.
+pub fn base_title(shown: &str) -> &str {
+    let split = shown
+        .strip_suffix(')')
+        .and_then(|s| s.rsplit_once(" ("))
+        .filter(|(_, n)| !n.starts_with('0') && n.parse::<u32>().is_ok_and(|k| k >= 2));
+    split.map_or(shown, |(base, _)| base)
+}
+
+#[cfg(test)]
+mod shown_title_tests {
+    use super::*;
+
+    #[test]
+    fn base_title_undoes_only_the_repeat_suffix() {
+        let pool = vec![
+            Paragraph::new("A", vec![]),
+            Paragraph::new("A", vec![]),
+            Paragraph::new("B (1999)", vec![]),
+        ];
+        let shown = display_titles(&pool);
+        assert_eq!(shown, ["A", "A (2)", "B (1999)"]);
+        assert_eq!(base_title(&shown[1]), "A");
+        assert_eq!(base_title("A"), "A");
+        assert_eq!(base_title("Film (1)"), "Film (1)");
+        assert_eq!(base_title("Song (02)"), "Song (02)");
+    }
+}
