@@ -39,8 +39,9 @@ pub struct Args {
     #[arg(long, value_name = "TURNS", value_parser = clap::value_parser!(u32).range(1..))]
     pub cohort: Option<u32>,
     /// Which comparisons share one Holm correction: all (every comparison), dataset (one
-    /// family per dataset and model), or arm (one per compared arm across datasets: a
-    /// baseline row of the SLEUTH paper's Table 1).
+    /// family per dataset and model), arm (one per compared arm across datasets: a
+    /// baseline row of the SLEUTH paper's Table 1), or baseline (one per compared method
+    /// across datasets and models: the EIR paper's six comparisons per baseline).
     #[arg(long, value_name = "FAMILY", default_value = "all", value_parser = parse_family)]
     pub holm_family: HolmFamily,
     /// Bootstrap seed.

@@ -18,7 +18,7 @@ pub use load::{
     detect, filter_hops, load, load_detected, parse, read_aliases, read_evidence, read_text,
     Aliases, GoldEvidence,
 };
-pub use question::{Dataset, Paragraph, Question, SupportingFact};
+pub use question::{base_title, display_titles, Dataset, Paragraph, Question, SupportingFact};
 pub use sentences::split_sentences;
 pub use stats::{DatasetStats, Spread};
 pub use wiki::{write_wiki_corpus, WikiStats};

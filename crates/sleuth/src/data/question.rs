@@ -119,6 +119,18 @@ impl Question {
         self.answers.first().map(String::as_str).unwrap_or("")
     }
 
+    /// The supporting paragraphs' titles as agents see them ([`display_titles`]: a
+    /// repeat is `T (2)`), in pool order. They name paragraphs one to one, so a gold
+    /// paragraph is found by identity, never by a homonym's text (EIR App. F.2, H.4:
+    /// MuSiQue pools repeat titles).
+    pub fn gold_shown(&self) -> Vec<String> {
+        let shown = display_titles(&self.paragraphs);
+        self.supporting_paragraphs
+            .iter()
+            .filter_map(|&i| shown.get(i).cloned())
+            .collect()
+    }
+
     /// Titles of the supporting paragraphs, in pool order.
     pub fn gold_titles(&self) -> Vec<&str> {
         self.supporting_paragraphs
@@ -126,5 +138,54 @@ impl Question {
             .filter_map(|&i| self.paragraphs.get(i))
             .map(|p| p.title.as_str())
             .collect()
+    }
+}
+
+/// Titles as the agent sees them: the pool's titles, with a ` (2)`, ` (3)`... suffix on
+/// repeats (MuSiQue pools can hold two paragraphs with one title), so that every
+/// paragraph can be named and every evidence record's title is unambiguous.
+pub fn display_titles(paragraphs: &[Paragraph]) -> Vec<String> {
+    let mut out: Vec<String> = Vec::with_capacity(paragraphs.len());
+    for p in paragraphs {
+        let mut title = p.title.clone();
+        let mut n = 1;
+        while out.contains(&title) {
+            n += 1;
+            title = format!("{} ({n})", p.title);
+        }
+        out.push(title);
+    }
+    out
+}
+
+/// The pool title a shown title was made from: `T (2)` -> `T` (a suffix [`display_titles`]
+/// adds, n >= 2), anything else unchanged. For records of environments that name
+/// paragraphs by their raw titles (the SLEUTH pool setting), which cannot tell homonyms
+/// apart.
+pub fn base_title(shown: &str) -> &str {
+    let split = shown
+        .strip_suffix(')')
+        .and_then(|s| s.rsplit_once(" ("))
+        .filter(|(_, n)| !n.starts_with('0') && n.parse::<u32>().is_ok_and(|k| k >= 2));
+    split.map_or(shown, |(base, _)| base)
+}
+
+#[cfg(test)]
+mod shown_title_tests {
+    use super::*;
+
+    #[test]
+    fn base_title_undoes_only_the_repeat_suffix() {
+        let pool = vec![
+            Paragraph::new("A", vec![]),
+            Paragraph::new("A", vec![]),
+            Paragraph::new("B (1999)", vec![]),
+        ];
+        let shown = display_titles(&pool);
+        assert_eq!(shown, ["A", "A (2)", "B (1999)"]);
+        assert_eq!(base_title(&shown[1]), "A");
+        assert_eq!(base_title("A"), "A");
+        assert_eq!(base_title("Film (1)"), "Film (1)");
+        assert_eq!(base_title("Song (02)"), "Song (02)");
     }
 }

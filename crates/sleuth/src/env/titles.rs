@@ -3,29 +3,15 @@
 //!
 //! A requested title is matched against the unread titles (exactly, then ignoring case
 //! and quotes); a request that matches none reads the first unread title in pool order,
-//! as the EIR paper's environment does, so a read never goes to waste on a typo. Budgets
+//! as the EIR paper's environment does (App. B.1), so a read never goes to waste on a typo
+//! (the extra reads of App. F.3/F.4 do not substitute: see [`named`]). Budgets
 //! (reads, turns) belong to the method's loop, not here.
 
 use super::evidence::{EvidenceEnv, EvidenceEnvFactory, EvidenceStore, ReadOutcome};
 use super::Observation;
 use crate::data::{Paragraph, Question};
 
-/// Titles as the agent sees them: the pool's titles, with a ` (2)`, ` (3)`... suffix on
-/// repeats (MuSiQue pools can hold two paragraphs with one title), so that every
-/// paragraph can be named and every evidence record's title is unambiguous.
-pub fn display_titles(paragraphs: &[Paragraph]) -> Vec<String> {
-    let mut out: Vec<String> = Vec::with_capacity(paragraphs.len());
-    for p in paragraphs {
-        let mut title = p.title.clone();
-        let mut n = 1;
-        while out.contains(&title) {
-            n += 1;
-            title = format!("{} ({n})", p.title);
-        }
-        out.push(title);
-    }
-    out
-}
+pub use crate::data::display_titles;
 
 /// Renders a paragraph as the agent sees it: its title, then numbered sentences.
 pub fn render_paragraph(title: &str, sentences: &[String]) -> String {
@@ -55,13 +41,20 @@ impl TitlesEnv {
     }
 
     fn find_unread(&self, wanted: &str) -> Option<usize> {
-        let wanted = clean(wanted);
-        let unread = || (0..self.titles.len()).filter(|&i| !self.read[i]);
-        unread().find(|&i| self.titles[i] == wanted).or_else(|| {
-            let lower = wanted.to_lowercase();
-            unread().find(|&i| self.titles[i].to_lowercase() == lower)
-        })
+        let unread: Vec<usize> = (0..self.titles.len()).filter(|&i| !self.read[i]).collect();
+        let names: Vec<&str> = unread.iter().map(|&i| self.titles[i].as_str()).collect();
+        named(&names, wanted).map(|k| unread[k])
     }
+}
+
+/// The position in `titles` of the one `wanted` names: exactly once cleaned of what models
+/// wrap titles in, then ignoring case. `None` when it names none of them.
+pub fn named(titles: &[&str], wanted: &str) -> Option<usize> {
+    let wanted = clean(wanted);
+    titles.iter().position(|t| *t == wanted).or_else(|| {
+        let lower = wanted.to_lowercase();
+        titles.iter().position(|t| t.to_lowercase() == lower)
+    })
 }
 
 /// Strips what models wrap titles in: whitespace, quotes, brackets.

@@ -82,7 +82,8 @@ pub struct RunRecord {
     #[serde(default)]
     pub adherence: Option<f64>,
     pub retrieved: Vec<String>,
-    /// Titles of the gold paragraphs, for support recall.
+    /// Titles of the gold paragraphs as the agent sees them (a repeated title is `T (2)`,
+    /// as in `retrieved`), for support recall: they identify paragraphs, not homonyms.
     #[serde(default)]
     pub gold_titles: Vec<String>,
     pub error: Option<String>,
@@ -116,6 +117,18 @@ pub struct FirstAttempt {
     pub gold_recall: Option<f64>,
     pub turns: u32,
     pub calls: u32,
+    /// The attempt's own tokens and billed cost (the runner prices them; EIR §4.2: the
+    /// first trial is reported with what it spent).
+    #[serde(default)]
+    pub input_tokens: u64,
+    #[serde(default)]
+    pub output_tokens: u64,
+    #[serde(default)]
+    pub cached_input_tokens: u64,
+    #[serde(default)]
+    pub cache_write_tokens: u64,
+    #[serde(default)]
+    pub cost_usd: f64,
 }
 
 /// Who produced a record, besides the episode itself.
@@ -163,6 +176,11 @@ impl RunRecord {
                     .and_then(|_| super::metrics::gold_recall(question, &a.retrieved)),
                 turns: a.turns,
                 calls: a.calls,
+                input_tokens: a.usage.input_tokens,
+                output_tokens: a.usage.output_tokens,
+                cached_input_tokens: a.usage.cached_input_tokens,
+                cache_write_tokens: a.usage.cache_write_tokens,
+                cost_usd: 0.0,
             }
         });
         RunRecord {
@@ -201,11 +219,7 @@ impl RunRecord {
             reminders: episode.reminders,
             adherence,
             retrieved: episode.retrieved.clone(),
-            gold_titles: question
-                .gold_titles()
-                .into_iter()
-                .map(str::to_string)
-                .collect(),
+            gold_titles: question.gold_shown(),
             error: None,
             support_f1,
             gold_recall,

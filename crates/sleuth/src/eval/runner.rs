@@ -167,8 +167,28 @@ pub async fn run_episode(
         cost_usd: stats.cost_usd,
         constraints_dropped: stats.constraints_dropped,
     };
+    // The first attempt's cost at the prices the session bills by (the same per-call
+    // sum: cost is linear in the billed tokens).
+    let price = |e: &crate::methods::Episode| {
+        e.outputs.attempts.first().map(|a| {
+            let id = crate::llm::middleware::price_id(session.name());
+            stack.price_table().cost_usd(id, &a.billed_usage, false)
+        })
+    };
+    let priced = |mut record: RunRecord, first: Option<f64>| {
+        if let (Some(f), Some(cost)) = (record.first_attempt.as_mut(), first) {
+            f.cost_usd = cost;
+        }
+        Box::new(record)
+    };
     match outcome {
-        Ok(episode) => Outcome::Record(Box::new(RunRecord::from_episode(question, episode, &ctx))),
+        Ok(episode) => {
+            let first = price(&episode);
+            Outcome::Record(priced(
+                RunRecord::from_episode(question, episode, &ctx),
+                first,
+            ))
+        }
         Err(AgentError::Llm {
             source: LlmError::Refused(reason),
             ..
@@ -176,9 +196,10 @@ pub async fn run_episode(
         Err(err) => {
             let message = err.to_string();
             let partial = err.partial().cloned().unwrap_or_default();
+            let first = price(&partial);
             let mut record = RunRecord::from_episode(question, partial, &ctx);
             record.error = Some(message);
-            Outcome::Record(Box::new(record))
+            Outcome::Record(priced(record, first))
         }
     }
 }

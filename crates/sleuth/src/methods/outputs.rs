@@ -103,6 +103,12 @@ pub struct AttemptSummary {
     /// The attempt's citations (EIR setting).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cited: Option<Vec<Citation>>,
+    /// The attempt's tokens, and those a provider served (not sleuth's cache): the
+    /// first trial's cost is priced from them (EIR §4.2, Table 1's first-trial row).
+    #[serde(default)]
+    pub usage: crate::llm::Usage,
+    #[serde(default)]
+    pub billed_usage: crate::llm::Usage,
 }
 
 /// EIR's two answers: the one submitted during retrieval and the final call's.
@@ -155,7 +161,7 @@ pub enum RepairPart {
     Requirements,
 }
 
-/// The additional-retrieval control (EIR App. F.3).
+/// The additional-retrieval control (EIR App. F.4; `recover=selected` reuses it for F.3).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ExtraReads {
     pub requested: Vec<String>,

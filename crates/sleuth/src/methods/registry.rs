@@ -132,6 +132,7 @@ const EIR: &[&[&str]] = &[
     TRAJECTORY,
     &[
         "list_feedback",
+        "hidden_lists",
         "dependency_repair",
         "extra_reads",
         "json_schema",

@@ -4,7 +4,7 @@
 //! gold answer, which the model never sees), ask the model for a reflection on the
 //! attempt and run another attempt carrying the reflections so far. Both papers' Reflexion
 //! baselines are this wrapper: SLEUTH paper §4 (episodes = 2 on the shared loop, each
-//! new episode given the latest reflection) and EIR paper App. D.2 (up to 5 Direct trials,
+//! new episode given the latest reflection) and EIR paper App. D.1 (up to 5 Direct trials,
 //! each started afresh with every reflection so far; the record keeps the first trial and
 //! the oracle-stopped answer). A method never imports `eval`: the judge is passed in.
 
@@ -111,13 +111,15 @@ impl<A: Attempt> Method for Retry<A> {
     }
 }
 
-/// Folds an attempt into the running episode: its turns are renumbered to follow on,
-/// counts and usage add up, rejections add up, and the latest attempt's answer, stop
+/// Folds an attempt into the running episode: its turns are renumbered to follow on and
+/// each is marked with its trial (the attempt's 1-based position), counts and usage add up, rejections add up, and the latest attempt's answer, stop
 /// reason and evidence are the episode's.
 fn absorb(total: &mut Episode, mut next: Episode) {
     let offset = total.turns.len() as u32;
+    let trial = total.outputs.attempts.len() as u32 + 1;
     for t in &mut next.turns {
         t.number += offset;
+        t.trial = Some(trial);
     }
     total.outputs.attempts.push(AttemptSummary {
         answer: next.answer.clone(),
@@ -126,6 +128,8 @@ fn absorb(total: &mut Episode, mut next: Episode) {
         calls: next.total_calls(),
         retrieved: next.retrieved.clone(),
         cited: next.outputs.evidence.as_ref().map(|e| e.cited.clone()),
+        usage: next.usage,
+        billed_usage: next.billed_usage,
     });
     let calls_before = total.total_calls();
     total

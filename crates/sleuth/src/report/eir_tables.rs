@@ -15,7 +15,67 @@ pub(super) fn tables(a: &Analysis, d: Dims) -> Vec<Table> {
         more_reads(a, d),
         after_support(a, d),
         rejected(a, d),
+        averages(a),
+        budget_calls(a),
     ]
+}
+
+fn averages(a: &Analysis) -> Table {
+    let mut t = Table::new(
+        "eir_averages",
+        "Averages over benchmarks and models (EIR App. D.5, Table 9)",
+        &["method", "cells", "F1", "EM", "calls/q", "cost/q", "calls ratio", "cost ratio"],
+    )
+    .with_note("Each method's mean over its dataset x model cells, every cell weighted equally; ratios divide by EIR's mean (no ratio without an eir arm).");
+    for c in &a.eir.averages {
+        t.push(vec![
+            Cell::text(&c.method),
+            Cell::Int(c.cells as u64),
+            Cell::Num(c.f1, 2),
+            Cell::Num(c.em, 2),
+            Cell::Num(c.calls_per_q, 2),
+            Cell::Num(c.cost_per_q, 4),
+            Cell::opt(c.calls_ratio, 2),
+            Cell::opt(c.cost_ratio, 2),
+        ]);
+    }
+    t
+}
+
+fn budget_calls(a: &Analysis) -> Table {
+    let mut t = Table::new(
+        "eir_budget_calls",
+        "Mean calls per question by read budget (EIR App. E.1, Table 10)",
+        &[
+            "dataset",
+            "model",
+            "method",
+            "calls/q by reads",
+            "largest reads",
+            "increase over reads=6 %",
+        ],
+    )
+    .with_note(
+        "The final answer call included; the increase is the largest budget's calls over H = 6's.",
+    );
+    for b in &a.eir.budget_calls {
+        let by_h: Vec<String> = b
+            .calls
+            .iter()
+            .map(|(h, c)| format!("{h}: {c:.2}"))
+            .collect();
+        t.push(vec![
+            Cell::text(&b.dataset),
+            Cell::text(&b.model),
+            Cell::text(&b.method),
+            Cell::text(by_h.join(", ")),
+            b.increase
+                .as_ref()
+                .map_or(Cell::Missing, |(h, _)| Cell::text(h)),
+            Cell::opt(b.increase.as_ref().map(|(_, p)| *p), 1),
+        ]);
+    }
+    t
 }
 
 fn support(a: &Analysis, d: Dims) -> Table {
@@ -29,7 +89,7 @@ fn support(a: &Analysis, d: Dims) -> Table {
         &["support_f1_diff", "support_f1_ci_lo", "support_f1_ci_hi"],
     )
     .split("Holm p", &["p_holm"])
-    .with_note("Method minus baseline in points on questions both answered, paired bootstrap; Holm across these rows.");
+    .with_note("Method minus baseline in points on questions both answered, paired bootstrap; Holm within the report's --holm-family (all: across these rows).");
     for c in &a.eir.support {
         let mut row = d.cells(&c.arm);
         row.extend([
@@ -73,12 +133,12 @@ fn evidence_errors(a: &Analysis, d: Dims) -> Table {
         "EM errors by evidence read (EIR App. F.1, Table 15, Figure 3)",
         &d.columns(&[
             "n",
-            "incomplete answers %",
+            "incomplete errors % of n",
             "EM errors",
             "complete",
             "incomplete",
             "incomplete % [95% CI]",
-            "wrong given complete %",
+            "complete errors % of n",
             "missing 1/2/3+",
         ]),
     )
@@ -87,12 +147,12 @@ fn evidence_errors(a: &Analysis, d: Dims) -> Table {
         &["incomplete_pct", "incomplete_ci_lo", "incomplete_ci_hi"],
     )
     .split("missing 1/2/3+", &["missing_1", "missing_2", "missing_3_plus"])
-    .with_note("Complete: every annotated supporting paragraph was read. Incomplete % divides by EM errors (Wilson interval); incomplete answers % and wrong given complete % are Figure 3's two shares.");
+    .with_note("Complete: every annotated supporting paragraph was read. Incomplete % divides by EM errors (Wilson interval); incomplete and complete errors % of n divide by all answers: Figure 3's two panels (evidence_errors_incomplete.svg, evidence_errors_complete.svg).");
     for e in &a.eir.evidence_errors {
         let mut row = d.cells(&e.arm);
         row.extend([
             Cell::Int(e.n as u64),
-            Cell::Num(e.incomplete_answers, 1),
+            Cell::Num(e.incomplete_errors_share, 1),
             Cell::Int(e.errors as u64),
             Cell::Int(e.complete as u64),
             Cell::Int(e.incomplete as u64),
@@ -104,7 +164,7 @@ fn evidence_errors(a: &Analysis, d: Dims) -> Table {
                     Cell::Num(e.ci.1, 2),
                 ],
             ),
-            Cell::Num(e.wrong_given_complete, 1),
+            Cell::Num(e.complete_errors_share, 1),
             counts(&[
                 e.missing[0] as u64,
                 e.missing[1] as u64,

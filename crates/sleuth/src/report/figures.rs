@@ -9,6 +9,9 @@ use super::tables::legend;
 use crate::eval::analysis::{Analysis, ArmKey};
 use std::collections::BTreeSet;
 
+/// The `--set` key of EIR's read budget H (App. E.1).
+const EIR_READ_BUDGET: &str = "reads";
+
 /// One figure: its file name in `--out` and its SVG text.
 #[derive(Debug, Clone)]
 pub struct Figure {
@@ -26,7 +29,68 @@ pub fn all(a: &Analysis) -> Vec<Figure> {
     }
     out.extend(sweeps(a));
     out.extend(memory(a));
+    out.extend(evidence_errors(a));
     out
+}
+
+/// EIR Figure 3 (§5 "Evidence Availability", App. F.1): EIR's EM errors with incomplete
+/// and with complete evidence, each as % of all answers, one panel each, bars per
+/// benchmark and one series per model (every arm with the errors when no `eir` arm has).
+fn evidence_errors(a: &Analysis) -> Vec<Figure> {
+    let all = &a.eir.evidence_errors;
+    let eir: Vec<_> = all.iter().filter(|e| e.arm.method == "eir").collect();
+    let here: Vec<_> = if eir.is_empty() {
+        all.iter().collect()
+    } else {
+        eir
+    };
+    if here.is_empty() {
+        return Vec::new();
+    }
+    let categories: Vec<String> = here
+        .iter()
+        .map(|e| e.arm.dataset.clone())
+        .collect::<BTreeSet<_>>()
+        .into_iter()
+        .collect();
+    let arms: Vec<&ArmKey> = here.iter().map(|e| &e.arm).collect();
+    let lines: BTreeSet<(String, String)> =
+        arms.iter().map(|k| (k.name(), k.model.clone())).collect();
+    let panel = |stem: &str, what: &str, f: fn(&crate::eval::analysis::EvidenceErrors) -> f64| {
+        let series: Vec<Series> = lines
+            .iter()
+            .map(|(method, model)| {
+                let values = categories
+                    .iter()
+                    .map(|d| {
+                        here.iter()
+                            .find(|e| {
+                                &e.arm.dataset == d
+                                    && &e.arm.name() == method
+                                    && &e.arm.model == model
+                            })
+                            .map(|e| f(e))
+                    })
+                    .collect();
+                Series::new(format!("{method} · {model}"), values)
+            })
+            .collect();
+        Figure {
+            file: format!("evidence_errors_{stem}.svg"),
+            svg: bar_chart(
+                &format!("EM errors with {what} evidence, % of all answers"),
+                &caption(a, &arms),
+                "benchmark",
+                "% of answers",
+                &categories,
+                &series,
+            ),
+        }
+    };
+    vec![
+        panel("incomplete", "incomplete", |e| e.incomplete_errors_share),
+        panel("complete", "complete", |e| e.complete_errors_share),
+    ]
 }
 
 fn datasets(a: &Analysis) -> Vec<String> {
@@ -219,9 +283,20 @@ fn sweeps(a: &Analysis) -> Vec<Figure> {
                 "n = {n} questions per point · model {}",
                 models.into_iter().collect::<Vec<_>>().join(", ")
             );
-            Figure {
-                file: format!("sweep_{}_{}.svg", slug(key), slug(dataset)),
-                svg: bar_line_chart(
+            // EIR's read budget H (App. E.1): Figure 6 reports Answer F1 and EM per
+            // budget; other sweeps show EM with the timeout rate.
+            let svg = if key == EIR_READ_BUDGET {
+                bar_line_chart(
+                    &format!("Answer F1 and EM across {key} (EIR Figure 6): {dataset}"),
+                    &cap,
+                    key,
+                    ("F1 (%)", "EM (%)"),
+                    &values,
+                    &series(|p| p.f1, " F1"),
+                    &series(|p| p.em, " EM"),
+                )
+            } else {
+                bar_line_chart(
                     &format!("EM and timeout rate across {key}: {dataset}"),
                     &cap,
                     key,
@@ -229,7 +304,11 @@ fn sweeps(a: &Analysis) -> Vec<Figure> {
                     &values,
                     &series(|p| p.em, " EM"),
                     &series(|p| p.timeout_rate, " timeout"),
-                ),
+                )
+            };
+            Figure {
+                file: format!("sweep_{}_{}.svg", slug(key), slug(dataset)),
+                svg,
             }
         })
         .collect()

@@ -41,16 +41,21 @@ pub enum HolmFamily {
     /// One family per compared arm across datasets: a table row, as the SLEUTH paper
     /// tests one baseline against SLEUTH on every benchmark (App. G).
     Arm,
+    /// One family per compared method across every dataset and model: EIR's "six
+    /// comparisons per baseline" (3 benchmarks x 2 models; EIR Table 1's superscripts,
+    /// App. D.2 Table 6: "Holm adjustment covers the six rows for each baseline").
+    Baseline,
 }
 
 impl HolmFamily {
-    pub const NAMES: [&'static str; 3] = ["all", "dataset", "arm"];
+    pub const NAMES: [&'static str; 4] = ["all", "dataset", "arm", "baseline"];
 
     pub fn parse(value: &str) -> Option<HolmFamily> {
         match value.trim() {
             "all" => Some(HolmFamily::All),
             "dataset" => Some(HolmFamily::Dataset),
             "arm" | "row" => Some(HolmFamily::Arm),
+            "baseline" => Some(HolmFamily::Baseline),
             _ => None,
         }
     }
@@ -61,14 +66,22 @@ impl HolmFamily {
             HolmFamily::All => "across all rows",
             HolmFamily::Dataset => "within each dataset",
             HolmFamily::Arm => "within each method row across datasets",
+            HolmFamily::Baseline => "within each compared method across datasets and models",
         }
     }
 
     fn key(self, c: &Comparison) -> (String, String) {
+        self.family_of(&c.arm)
+    }
+
+    /// The family a comparison of `arm` (with its baseline) belongs to: comparisons with
+    /// one value are Holm-adjusted together (also the EIR Support F1 comparisons).
+    pub fn family_of(self, arm: &ArmKey) -> (String, String) {
         match self {
             HolmFamily::All => (String::new(), String::new()),
-            HolmFamily::Dataset => (c.arm.dataset.clone(), c.arm.model.clone()),
-            HolmFamily::Arm => (c.arm.name(), c.arm.model.clone()),
+            HolmFamily::Dataset => (arm.dataset.clone(), arm.model.clone()),
+            HolmFamily::Arm => (arm.name(), arm.model.clone()),
+            HolmFamily::Baseline => (arm.name(), String::new()),
         }
     }
 }
@@ -213,6 +226,8 @@ pub struct SweepPoint {
     pub label: String,
     pub n: usize,
     pub em: f64,
+    /// Answer F1 (%): EIR's read-budget figure plots it (App. E.1, Figure 6).
+    pub f1: f64,
     pub timeout_rate: f64,
 }
 
@@ -263,6 +278,7 @@ pub fn sweeps(arms: &[Arm]) -> Vec<Sweep> {
                             label: a.key.label.clone(),
                             n: a.records.len(),
                             em: 100.0 * a.records.iter().map(|r| r.em).sum::<f64>() / n,
+                            f1: 100.0 * a.records.iter().map(|r| r.f1).sum::<f64>() / n,
                             timeout_rate: 100.0
                                 * a.records.iter().filter(|r| r.timed_out).count() as f64
                                 / n,

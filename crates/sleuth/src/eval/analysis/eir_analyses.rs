@@ -13,20 +13,21 @@
 //! - The comparison repeated on questions where both methods gave a readable answer
 //!   (App. C.2).
 
+use super::compare::HolmFamily;
 use super::load::{Arm, ArmKey};
 use crate::eval::stats::{holm, paired_bootstrap, BootstrapCi};
 use crate::eval::RunRecord;
 use crate::methods::CallKind;
 use serde::Serialize;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 /// The method-name suffix of a retry wrapper's first-attempt arm.
 pub const FIRST_TRIAL: &str = "/first-attempt";
 
 /// Adds, for every arm whose records carry a first attempt (both Reflexions), an arm
 /// `METHOD/first-attempt` scored on that attempt alone: its answer, scores, turns and
-/// calls (all action calls; no reflection ran before it). Tokens and cost are not
-/// recorded per attempt, so this arm shows none rather than the whole run's. EIR paper §4.2: "Reflexion
+/// calls (all action calls; no reflection ran before it), and its own tokens and cost
+/// (recorded per attempt; records written before that show none). EIR paper §4.2: "Reflexion
 /// first trial reports the initial answer before any retries"; SLEUTH paper §4 reports
 /// Reflexion over 2 episodes, the first alone being the single-episode control.
 pub fn with_first_trials(arms: &[Arm]) -> Vec<Arm> {
@@ -57,7 +58,13 @@ pub fn with_first_trials(arms: &[Arm]) -> Vec<Arm> {
                     t.cached_input_tokens,
                     t.cache_write_tokens,
                     t.cost_usd,
-                ) = (0, 0, 0, 0, 0.0);
+                ) = (
+                    f.input_tokens,
+                    f.output_tokens,
+                    f.cached_input_tokens,
+                    f.cache_write_tokens,
+                    f.cost_usd,
+                );
                 t.first_attempt = None;
                 let first = r.outputs.attempts.first();
                 t.retrieved = first.map(|a| a.retrieved.clone()).unwrap_or_default();
@@ -77,7 +84,21 @@ pub fn with_first_trials(arms: &[Arm]) -> Vec<Arm> {
     out
 }
 
-/// The turns of the first trial: the trace up to where turn numbers start again.
+/// Whether `trace[i]` opens a new trial: its recorded trial differs from the previous
+/// turn's (EIR App. D.1, H.4: every trial of a retry wrapper is told apart in the
+/// record); records written before turns carried their trial fall back to turn numbers
+/// starting again.
+pub fn starts_trial(trace: &[crate::methods::Turn], i: usize) -> bool {
+    if i == 0 || i >= trace.len() {
+        return false;
+    }
+    match (trace[i - 1].trial, trace[i].trial) {
+        (Some(a), Some(b)) => a != b,
+        _ => trace[i].number <= trace[i - 1].number,
+    }
+}
+
+/// The turns of the first trial.
 fn first_trial_turns(r: &RunRecord) -> Vec<crate::methods::Turn> {
     trials(r)
         .into_iter()
@@ -86,12 +107,12 @@ fn first_trial_turns(r: &RunRecord) -> Vec<crate::methods::Turn> {
         .unwrap_or_default()
 }
 
-/// A record's trace split into trials (turn numbers restart at each new trial).
+/// A record's trace split into trials ([`starts_trial`]).
 fn trials(r: &RunRecord) -> Vec<&[crate::methods::Turn]> {
     let mut out = Vec::new();
     let mut start = 0;
     for i in 1..r.trace.len() {
-        if r.trace[i].number <= r.trace[i - 1].number {
+        if starts_trial(&r.trace, i) {
             out.push(&r.trace[start..i]);
             start = i;
         }
@@ -150,12 +171,14 @@ fn paired<'a>(arms: &'a [Arm], baseline: &str) -> Vec<Paired<'a>> {
 }
 
 /// Tables 5 and 8: Support F1 differences on the questions both arms answered, where
-/// both cite (EIR-setting methods).
+/// both cite (EIR-setting methods), Holm-adjusted within the report's `family` (Table
+/// 8's "Holm adjustment across those six comparisons" is `HolmFamily::Baseline`).
 pub fn support_comparisons(
     arms: &[Arm],
     baseline: &str,
     resamples: usize,
     seed: u64,
+    family: HolmFamily,
 ) -> Vec<SupportComparison> {
     let mut out = Vec::new();
     for (base, arm, pairs) in paired(arms, baseline) {
@@ -173,9 +196,16 @@ pub fn support_comparisons(
             });
         }
     }
-    let adjusted = holm(&out.iter().map(|c| c.diff.p).collect::<Vec<_>>());
-    for (c, p) in out.iter_mut().zip(adjusted) {
-        c.p_holm = p;
+    let families: BTreeSet<(String, String)> =
+        out.iter().map(|c| family.family_of(&c.arm)).collect();
+    for f in families {
+        let idx: Vec<usize> = (0..out.len())
+            .filter(|&i| family.family_of(&out[i].arm) == f)
+            .collect();
+        let adjusted = holm(&idx.iter().map(|&i| out[i].diff.p).collect::<Vec<_>>());
+        for (&i, p) in idx.iter().zip(adjusted) {
+            out[i].p_holm = p;
+        }
     }
     out
 }
@@ -231,21 +261,25 @@ pub fn readable_comparisons(
 }
 
 /// App. F.1 / Table 15 / Figure 3: EM errors by whether every annotated paragraph was
-/// read.
+/// read. Figure 3's two panels divide both kinds of error by all n answers (§5,
+/// "Evidence Availability": 17.1%, 3.0%, 37.3% ... incomplete; 28.6%, 36.8%, 22.0% ...
+/// complete), so the six values of a panel sum, times 1,000, to F.1's 1,248 and 1,510.
 #[derive(Debug, Clone, Serialize)]
 pub struct EvidenceErrors {
     pub arm: ArmKey,
     pub n: usize,
-    /// Answers (of all n) missing at least one annotated paragraph, %.
-    pub incomplete_answers: f64,
+    /// Figure 3's left panel: EM errors with incomplete evidence as % of all n answers
+    /// (the paper's six values sum, times n, to F.1's incomplete error count).
+    pub incomplete_errors_share: f64,
     pub errors: usize,
     pub complete: usize,
     pub incomplete: usize,
     /// Incomplete errors as % of EM errors, with a Wilson 95% interval.
     pub incomplete_pct: f64,
     pub ci: (f64, f64),
-    /// EM errors with complete evidence as % of answers with complete evidence.
-    pub wrong_given_complete: f64,
+    /// Figure 3's right panel: EM errors with complete evidence as % of all n answers
+    /// (summing, times n, to F.1's complete error count).
+    pub complete_errors_share: f64,
     /// Incomplete errors by how many annotated paragraphs were missed (1, 2, 3+).
     pub missing: [usize; 3],
 }
@@ -283,7 +317,6 @@ pub fn evidence_errors(arm: &Arm) -> Option<EvidenceErrors> {
         .map(|(_, m)| *m)
         .collect();
     let incomplete = wrong.iter().filter(|m| **m > 0).count();
-    let complete_answers = scored.iter().filter(|(_, m)| *m == 0).count();
     let mut missing = [0; 3];
     for m in wrong.iter().filter(|m| **m > 0) {
         missing[(*m).min(3) - 1] += 1;
@@ -298,13 +331,13 @@ pub fn evidence_errors(arm: &Arm) -> Option<EvidenceErrors> {
     Some(EvidenceErrors {
         arm: arm.key.clone(),
         n: scored.len(),
-        incomplete_answers: pct(scored.len() - complete_answers, scored.len()),
+        incomplete_errors_share: pct(incomplete, scored.len()),
         errors: wrong.len(),
         complete: wrong.len() - incomplete,
         incomplete,
         incomplete_pct: pct(incomplete, wrong.len()),
         ci: wilson(incomplete, wrong.len()),
-        wrong_given_complete: pct(wrong.len() - incomplete, complete_answers),
+        complete_errors_share: pct(wrong.len() - incomplete, scored.len()),
         missing,
     })
 }

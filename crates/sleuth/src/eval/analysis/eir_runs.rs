@@ -2,6 +2,7 @@
 //! the final call against the trajectory's own answer, additional retrieval, calls after
 //! the annotated support was read, and rejected actions with their denominators.
 
+use super::eir_analyses::starts_trial;
 use super::load::{Arm, ArmKey};
 use crate::data::Dataset;
 use crate::eval::metrics::answer::score_answer;
@@ -160,7 +161,7 @@ fn completing_turn(r: &RunRecord) -> Option<usize> {
     }
     let mut seen = vec![false; r.gold_titles.len()];
     for (i, t) in r.trace.iter().enumerate() {
-        if i > 0 && t.number <= r.trace[i - 1].number {
+        if starts_trial(&r.trace, i) {
             seen.iter_mut().for_each(|s| *s = false);
         }
         for (g, s) in r.gold_titles.iter().zip(seen.iter_mut()) {
@@ -193,7 +194,7 @@ pub fn after_support(arm: &Arm) -> Option<AfterSupport> {
         out.action_calls += later.len() as u64;
         // A reflection runs between two trials: one per trial started after turn k.
         let restarts = (k + 1..r.trace.len())
-            .filter(|&i| r.trace[i].number <= r.trace[i - 1].number)
+            .filter(|&i| starts_trial(&r.trace, i))
             .count();
         out.reflection_calls += restarts as u64;
         let kind = |c: CallKind| u64::from(r.calls_by_kind.get(&c).copied().unwrap_or(0));

@@ -11,6 +11,7 @@ mod compare;
 mod duplicates;
 mod dynamics;
 mod eir_analyses;
+mod eir_averages;
 mod eir_runs;
 mod load;
 mod outcome;
@@ -28,6 +29,7 @@ pub use eir_analyses::{
     evidence_errors, missing_gold, readable_comparisons, support_comparisons, wilson,
     with_first_trials, EvidenceErrors, ReadableComparison, SupportComparison, FIRST_TRIAL,
 };
+pub use eir_averages::{budget_calls, cell_averages, BudgetCalls, CellAverage};
 pub use eir_runs::{
     after_support, final_vs_retrieval, more_reads, rejected_actions, AfterSupport,
     FinalVsRetrieval, MoreReads, RejectedActions,
@@ -105,13 +107,23 @@ pub struct EirSection {
     pub after_support: Vec<AfterSupport>,
     /// App. H.4, Table 22.
     pub rejected: Vec<RejectedActions>,
+    /// App. D.5, Table 9: each method averaged over its cells, ratios to EIR.
+    pub averages: Vec<CellAverage>,
+    /// App. E.1, Table 10: calls per question by read budget.
+    pub budget_calls: Vec<BudgetCalls>,
 }
 
 impl EirSection {
     fn build(arms: &[Arm], options: &Options) -> EirSection {
         let (support, readable) = match &options.baseline {
             Some(b) => (
-                support_comparisons(arms, b, options.resamples, options.seed),
+                support_comparisons(
+                    arms,
+                    b,
+                    options.resamples,
+                    options.seed,
+                    options.holm_family,
+                ),
                 readable_comparisons(arms, b, options.resamples, options.seed),
             ),
             None => (Vec::new(), Vec::new()),
@@ -124,6 +136,8 @@ impl EirSection {
             more_reads: arms.iter().filter_map(more_reads).collect(),
             after_support: arms.iter().filter_map(after_support).collect(),
             rejected: arms.iter().filter_map(rejected_actions).collect(),
+            averages: cell_averages(arms),
+            budget_calls: budget_calls(arms),
         }
     }
 }

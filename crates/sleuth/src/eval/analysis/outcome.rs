@@ -1,6 +1,7 @@
 //! Per-record facts the analyses share: correctness, when the answer was given,
 //! support recall, the error class, and whether the gold answer was ever seen.
 
+use crate::data::base_title;
 use crate::eval::RunRecord;
 use serde::Serialize;
 
@@ -33,14 +34,25 @@ pub fn answer_turn(r: &RunRecord) -> Option<u32> {
 }
 
 /// Fraction of gold paragraph titles retrieved at least once; None without gold titles.
+/// Gold titles are the shown ones (`T (2)`, EIR App. F.2); records of the pool setting
+/// (no evidence records) retrieve by raw title, so there a gold paragraph counts when
+/// its raw title was retrieved, as the pool environment cannot tell homonyms apart.
 pub fn support_recall(r: &RunRecord) -> Option<f64> {
     if r.gold_titles.is_empty() {
         return None;
     }
+    let by_identity = r.outputs.evidence.is_some();
     let hit = r
         .gold_titles
         .iter()
-        .filter(|g| r.retrieved.contains(g))
+        .filter(|g| {
+            let g = if by_identity {
+                g.as_str()
+            } else {
+                base_title(g)
+            };
+            r.retrieved.iter().any(|t| t == g)
+        })
         .count();
     Some(hit as f64 / r.gold_titles.len() as f64)
 }
@@ -151,6 +163,21 @@ mod tests {
             ],
         }))
         .unwrap()
+    }
+
+    #[test]
+    fn support_recall_is_by_identity_where_paragraphs_have_one() {
+        // The gold paragraph is the pool's second "A", shown as "A (2)"; the first "A"
+        // was read.
+        let mut r = record(None, 0.0, true, 1);
+        r.gold_titles = vec!["A (2)".into()];
+        // Pool setting (no evidence records): raw titles, homonyms indistinguishable.
+        assert_eq!(support_recall(&r), Some(1.0));
+        // EIR setting: the shown title names one paragraph; the homonym is not it.
+        r.outputs.evidence = Some(Default::default());
+        assert_eq!(support_recall(&r), Some(0.0));
+        r.retrieved.push("A (2)".into());
+        assert_eq!(support_recall(&r), Some(1.0));
     }
 
     #[test]

@@ -5,6 +5,9 @@
 //!
 //! Agents see a pool's titles made unique (`A`, `A (2)`, see
 //! [`display_titles`]); citations are mapped back to pool positions here before scoring.
+//! Every citation the answer makes counts (EIR App. H.1, H.3: Support F1 of the cited
+//! sentences): one naming a paragraph outside the question's pool (the corpus setting
+//! reads the whole collection) is a false positive, never dropped.
 
 use super::support::{support_paragraphs, support_sentences};
 use crate::data::{Question, SupportingFact};
@@ -18,13 +21,13 @@ pub fn citation_support_f1(question: &Question, cited: &[Citation]) -> Option<f6
     let shown = display_titles(&question.paragraphs);
     let position = |title: &str| shown.iter().position(|t| t == title);
     if !question.supporting_facts.is_empty() {
+        // A title outside the pool keeps its own text: it matches no annotation.
         let predicted: Vec<SupportingFact> = cited
             .iter()
-            .filter_map(|c| {
-                Some(SupportingFact {
-                    title: question.paragraphs[position(&c.title)?].title.clone(),
-                    sentence: c.sentence,
-                })
+            .map(|c| SupportingFact {
+                title: position(&c.title)
+                    .map_or_else(|| c.title.clone(), |i| question.paragraphs[i].title.clone()),
+                sentence: c.sentence,
             })
             .collect();
         return Some(
@@ -32,7 +35,23 @@ pub fn citation_support_f1(question: &Question, cited: &[Citation]) -> Option<f6
         );
     }
     if !question.supporting_paragraphs.is_empty() {
-        let predicted: Vec<usize> = cited.iter().filter_map(|c| position(&c.title)).collect();
+        // A title outside the pool gets a position past its end, one per distinct title.
+        let mut outside: Vec<&str> = Vec::new();
+        let predicted: Vec<usize> = cited
+            .iter()
+            .map(|c| {
+                position(&c.title).unwrap_or_else(|| {
+                    let k = outside
+                        .iter()
+                        .position(|t| *t == c.title)
+                        .unwrap_or_else(|| {
+                            outside.push(&c.title);
+                            outside.len() - 1
+                        });
+                    shown.len() + k
+                })
+            })
+            .collect();
         return Some(support_paragraphs(&predicted, &question.supporting_paragraphs).f1);
     }
     None
@@ -105,6 +124,8 @@ mod tests {
         // One right, one wrong: P = 1/2, R = 1/2.
         assert!((f1(&[cite("A", 1), cite("A", 0)]) - 0.5).abs() < 1e-12);
         assert_eq!(f1(&[]), 0.0);
+        // A paragraph outside the pool is a false positive: P = 2/3, R = 1.
+        assert!((f1(&[cite("A", 1), cite("B", 0), cite("Elsewhere", 0)]) - 0.8).abs() < 1e-12);
     }
 
     #[test]
@@ -128,6 +149,8 @@ mod tests {
         let s = citation_support_f1(&q, &[cite("A (2)", 0), cite("B", 0), cite("B", 3)]);
         assert_eq!(s, Some(1.0));
         assert_eq!(citation_support_f1(&q, &[cite("A", 0)]), Some(0.0));
+        let s = citation_support_f1(&q, &[cite("A (2)", 0), cite("B", 0), cite("Z", 0)]);
+        assert!((s.unwrap() - 0.8).abs() < 1e-12);
         assert_eq!(gold_recall(&q, &["B".into(), "A".into()]), Some(0.5));
         assert_eq!(gold_recall(&q, &["A (2)".into(), "B".into()]), Some(1.0));
     }

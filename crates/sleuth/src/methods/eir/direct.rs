@@ -155,6 +155,7 @@ impl Policy for DirectPolicy<'_> {
         }
         Ok(result.and_then(|p| {
             t.allowed(&p.action, turn.number)?;
+            cites_only_read(t, &p.action)?;
             Ok(p.action)
         }))
     }
@@ -173,6 +174,31 @@ impl Policy for DirectPolicy<'_> {
             }
         }
     }
+}
+
+/// EIR App. H.4: an invalid citation is a cause of rejection (Table 22). A submission
+/// citing a sentence that was not read is refused like any other invalid action (it uses
+/// its turn, and its cause is in the record), never accepted with the citation dropped.
+fn cites_only_read(t: &Trajectory<'_>, mv: &Move) -> Result<(), Rejection> {
+    let Move::Submit { evidence, .. } = mv else {
+        return Ok(());
+    };
+    let store = t.env.evidence();
+    let unread: Vec<String> = evidence
+        .iter()
+        .filter(|c| store.get(&c.title, c.sentence).is_none())
+        .map(|c| format!("\"{}\" sentence {}", c.title, c.sentence))
+        .collect();
+    if unread.is_empty() {
+        return Ok(());
+    }
+    Err(Rejection::new(
+        RejectCause::InvalidCitation,
+        format!(
+            "the submission cites sentences that were not read: {}; cite only sentences you have read",
+            unread.join(", ")
+        ),
+    ))
 }
 
 impl Direct {
@@ -202,8 +228,8 @@ impl Direct {
             recent: Vec::new(),
         };
         let ending = t.run(&mut policy).await?;
-        // Scored on the first valid submission; citations count only where they name
-        // a read sentence (EIR paper §4.1, Support F1).
+        // Scored on the first valid submission (EIR §4.2); an accepted submission cites
+        // only read sentences (`cites_only_read`), named here as the store names them.
         let (answer, cited, dropped) = match ending.submission {
             Some(s) => {
                 let store = t.env.evidence();
@@ -244,7 +270,7 @@ impl Method for Direct {
 /// Observation text kept per read when a trial is shown back for reflection.
 const REFLECTION_OBSERVATION_CHARS: usize = 800;
 
-/// Reflexion in the EIR setting (EIR paper App. D.2): each trial is a fresh Direct
+/// Reflexion in the EIR setting (EIR paper App. D.1): each trial is a fresh Direct
 /// trajectory (no earlier text or reads) with every reflection so far in its prompt;
 /// the reflection is written on the latest trial alone.
 pub struct EirAttempt {

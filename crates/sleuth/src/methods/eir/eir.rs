@@ -18,6 +18,7 @@ use super::schema::{self, more_reads};
 use super::trajectory::{rejection_feedback, Budget, Policy, Trajectory};
 use super::Shared;
 use crate::data::Question;
+use crate::env::titles::named;
 use crate::env::Observation;
 use crate::methods::outputs::{ExtraReads, FinalCall, Repair, RepairPart};
 use crate::methods::settings::DependencyRepair;
@@ -66,13 +67,14 @@ impl Eir {
     }
 
     /// Parses and validates one response: the action and the list changes together.
+    /// The third value is a list change discarded under the list-feedback control.
     fn check(
         &self,
         text: &str,
         lists: &Lists,
         t: &Trajectory<'_>,
         turn: u32,
-    ) -> Result<(Move, Applied), Rejection> {
+    ) -> Result<(Move, Applied, Option<Rejection>), Rejection> {
         let obj = extract_object(text, Extraction::Tolerant).ok_or_else(|| {
             Rejection::new(
                 RejectCause::Unparseable,
@@ -82,8 +84,30 @@ impl Eir {
         let mv = parse_move(&obj)?;
         let changes = ListChanges::parse(&obj)?;
         t.allowed(&mv, turn)?;
-        let applied = lists.apply(&changes, t.env.evidence())?;
-        Ok((mv, applied))
+        match lists.apply(&changes, t.env.evidence()) {
+            Ok(applied) => Ok((mv, applied, None)),
+            Err(r) if self.discards(&r) => {
+                let unchanged = Applied {
+                    lists: lists.clone(),
+                    revised: Vec::new(),
+                };
+                Ok((mv, unchanged, Some(r)))
+            }
+            Err(r) => Err(r),
+        }
+    }
+
+    /// The corrected list-feedback control (EIR App. E.2, see
+    /// `EirSettings::refuse_hidden_lists`): with the lists hidden, a change that
+    /// fails only because of ids the model cannot see is discarded, not a refusal.
+    fn discards(&self, r: &Rejection) -> bool {
+        let s = &self.shared.settings;
+        !s.list_feedback
+            && !s.refuse_hidden_lists
+            && matches!(
+                r.cause,
+                RejectCause::DuplicateEntry | RejectCause::UnknownEntry
+            )
     }
 
     /// Dependency-repair control (EIR App. E.3): when a turn revises conclusions that
@@ -214,7 +238,16 @@ impl Eir {
         let turn = t.episode.turns.len() as u32 + 1;
         let mut read = Vec::new();
         for title in &wanted {
-            if let Some(got) = t.env.read(title, turn).title {
+            // EIR App. F.3/F.4: a read can fail ("173 of 174 follow a successful
+            // additional read"; "Otherwise, EIR's original answer is retained"): a request
+            // naming no unread title reads nothing, unlike an action turn's read, which
+            // B.1 lets fall back to the first unread title.
+            let readable = t.env.readable();
+            let names: Vec<&str> = readable.iter().map(String::as_str).collect();
+            let Some(k) = named(&names, title) else {
+                continue;
+            };
+            if let Some(got) = t.env.read(&readable[k], turn).title {
                 t.episode.tool_calls += 1;
                 read.push(got);
             }
@@ -273,10 +306,12 @@ impl Policy for EirPolicy<'_> {
         t: &mut Trajectory<'_>,
         turn: &mut Turn,
     ) -> Result<Result<Move, Rejection>, AgentError> {
-        let (mv, applied) = match self.eir.check(&turn.response, &self.lists, t, turn.number) {
-            Ok(ok) => ok,
-            Err(rejection) => return Ok(Err(rejection)),
-        };
+        let (mv, applied, discarded) =
+            match self.eir.check(&turn.response, &self.lists, t, turn.number) {
+                Ok(ok) => ok,
+                Err(rejection) => return Ok(Err(rejection)),
+            };
+        turn.discarded_lists = discarded;
         self.lists = applied.lists;
         if self.eir.shared.settings.dependency_repair.on() && !applied.revised.is_empty() {
             let repairs = self

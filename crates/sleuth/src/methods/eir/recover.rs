@@ -136,9 +136,10 @@ impl Method for Recover {
             mode => {
                 if mode == RecoverMode::Added {
                     let read: Vec<String> = t.env.retrieved().to_vec();
-                    for gold in question.gold_titles() {
-                        if !read.iter().any(|r| r == gold) {
-                            t.env.read(gold, turn);
+                    // By identity: the shown title names one paragraph (F.2).
+                    for gold in question.gold_shown() {
+                        if !read.contains(&gold) {
+                            t.env.read(&gold, turn);
                             turn += 1;
                         }
                     }

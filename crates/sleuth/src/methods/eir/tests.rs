@@ -565,8 +565,10 @@ async fn direct_is_scored_on_its_first_valid_submission_within_h_turns() {
             ),
             2 => direct_reply(json!({"type": "read", "title": "Eleanor de Bohun"})),
             3 => direct_reply(json!({"type": "submit", "answer": ""})),
-            _ => direct_reply(json!({"type": "submit", "answer": "Mary de Bohun",
+            4 => direct_reply(json!({"type": "submit", "answer": "Mary de Bohun",
                 "evidence": [{"title": "Eleanor de Bohun", "sentence": 1}, {"title": "Joan FitzAlan", "sentence": 0}]})),
+            _ => direct_reply(json!({"type": "submit", "answer": "Mary de Bohun",
+                "evidence": [{"title": "Eleanor de Bohun", "sentence": 1}]})),
         })
     }));
     let ep = method("direct", &[])
@@ -574,7 +576,7 @@ async fn direct_is_scored_on_its_first_valid_submission_within_h_turns() {
         .await
         .unwrap();
     assert_eq!(ep.answer.as_deref(), Some("Mary de Bohun"));
-    assert_eq!(ep.turns.len(), 4);
+    assert_eq!(ep.turns.len(), 5);
     // Prose around the JSON is not accepted from Direct (EIR would extract it).
     assert_eq!(
         ep.turns[0].rejection.as_ref().unwrap().cause,
@@ -584,9 +586,14 @@ async fn direct_is_scored_on_its_first_valid_submission_within_h_turns() {
         ep.turns[2].rejection.as_ref().unwrap().cause,
         RejectCause::EmptyAnswer
     );
+    // Citing Joan, never read, is a rejection (EIR App. H.4), not a dropped citation.
+    assert_eq!(
+        ep.turns[3].rejection.as_ref().unwrap().cause,
+        RejectCause::InvalidCitation
+    );
     assert_eq!(ep.retrieved, ["Eleanor de Bohun"]);
-    assert_eq!(evidence_of(&ep).dropped_citations, 1, "Joan was never read");
-    assert_eq!(ep.total_calls(), 4);
+    assert_eq!(evidence_of(&ep).dropped_citations, 0);
+    assert_eq!(ep.total_calls(), 5);
     // Its prompt carries the previous action's returned text only, without the lists
     // (EIR App. B.3): turn 3 sees the paragraph read on turn 2, turn 4 sees only why
     // turn 3 was refused.

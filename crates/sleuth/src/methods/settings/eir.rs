@@ -89,19 +89,26 @@ pub struct EirSettings {
     /// H: paragraph reads per retrieval trajectory (EIR paper §3: H = 6; EIR then has one
     /// submit-only turn; Direct, SSR, Reflexion: H turns including the submission).
     pub reads: u32,
-    /// Reflexion trials (EIR paper App. D.2: 5).
+    /// Reflexion trials (EIR paper App. D.1: up to five).
     pub trials: u32,
     /// Temperature of Agentic SSR's verifier samples (EIR paper App. D.1: 0.7).
     pub verifier_temperature: f32,
-    /// Control (EIR App. E.1): when false, EIR keeps updating its lists but leaves them
+    /// Control (EIR App. E.2): when false, EIR keeps updating its lists but leaves them
     /// out of later action prompts.
     pub list_feedback: bool,
+    /// The list-feedback control's correction (EIR App. E.2, Table 12 "after correcting
+    /// the control"; our reading, the paper does not say what was corrected): with the
+    /// lists hidden, a list change naming ids the model cannot see (a duplicate add, a
+    /// revision of an unknown entry) is discarded and the turn's action still runs
+    /// (§3.2: EIR "discards any change that fails this check"). `true` refuses the whole
+    /// turn instead, as default EIR does (the uncorrected control).
+    pub refuse_hidden_lists: bool,
     /// Control (EIR App. E.3): conclusions carry `depends_on` links, and a change to a
     /// conclusion triggers repair calls that revise its dependents and refresh the
     /// requirements; `Unapplied` makes the same calls and discards their changes (the
     /// paired comparison of Table 14).
     pub dependency_repair: DependencyRepair,
-    /// Control (EIR App. F.3): after the final answer, the model may read up to this many
+    /// Control (EIR App. F.4): after the final answer, the model may read up to this many
     /// more paragraphs; if it reads any, the final call runs again.
     pub extra_reads: u32,
     /// Send the action JSON schema as an output constraint (grammar-constrained local
@@ -123,6 +130,7 @@ impl Default for EirSettings {
             trials: 5,
             verifier_temperature: 0.7,
             list_feedback: true,
+            refuse_hidden_lists: false,
             dependency_repair: DependencyRepair::Off,
             extra_reads: 0,
             json_schema: true,

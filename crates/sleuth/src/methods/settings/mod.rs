@@ -406,6 +406,29 @@ pub const SETTINGS: &[SettingDef] = &[
         show: |s, _| s.eir.json_schema.to_string(),
     },
     SettingDef {
+        key: "hidden_lists",
+        doc: "list_feedback=false (EIR App. E.2): discard (default, the corrected control) drops a list change naming ids the model cannot see and runs the action; refuse refuses the whole turn",
+        apply: |s, v| {
+            s.eir.refuse_hidden_lists = match v.trim() {
+                "discard" => false,
+                "refuse" => true,
+                _ => {
+                    return Err(format!(
+                        "--set hidden_lists={v}: expected discard or refuse"
+                    ))
+                }
+            };
+            Ok(())
+        },
+        show: |s, _| {
+            if s.eir.refuse_hidden_lists {
+                "refuse".into()
+            } else {
+                "discard".into()
+            }
+        },
+    },
+    SettingDef {
         key: "temperature",
         doc: "sampling temperature of the method's calls, in [0, 2]",
         apply: |s, v| {
