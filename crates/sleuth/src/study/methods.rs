@@ -1,7 +1,7 @@
 //! The methods of a run, from their names and options: `--set` pairs, a prompt folder,
 //! the open-corpus setting. The judge of the retry wrappers (Reflexion's controller) is
 //! injected here, where the run is assembled: the official exact match of the
-//! evaluation layer (SLEUTH paper §4; EIR paper App. D.2), since a method never
+//! evaluation layer (SLEUTH paper §4; EIR paper App. D.1), since a method never
 //! imports `eval`.
 
 use crate::env::CorpusOptions;

@@ -413,9 +413,7 @@ pub const SETTINGS: &[SettingDef] = &[
                 "discard" => false,
                 "refuse" => true,
                 _ => {
-                    return Err(format!(
-                        "--set hidden_lists={v}: expected discard or refuse"
-                    ))
+                    return Err(SettingError::value("hidden_lists", v, "discard or refuse"))
                 }
             };
             Ok(())
