@@ -3,13 +3,12 @@
 
 use anyhow::{anyhow, bail, Result};
 use clap::Args;
-use sleuth::data::Dataset;
 use sleuth::llm::{CacheSpec, ModelSpec, ModelStack};
 use sleuth::study::{
     CacheChoice, CorpusChoice, MethodSetup, ModelSetup, Sample, Selection, Shard, Source,
 };
 use std::collections::BTreeMap;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 /// Which questions to use.
@@ -54,19 +53,8 @@ impl QuestionArgs {
 
     /// The selection these flags describe.
     pub fn selection(&self) -> Result<Selection> {
-        let source = match (&self.dataset, &self.data) {
-            (name, Some(path)) => Source::File {
-                dataset: name.as_deref().map(dataset).transpose()?,
-                path: path.clone(),
-            },
-            (Some(name), None) => Source::Fetched(dataset(name)?),
-            (None, None) => bail!(
-                "give --data FILE (its schema is detected), or --dataset NAME to read the \
-                 fetched dev set (`sleuth data fetch --list`)"
-            ),
-        };
         Ok(Selection {
-            source,
+            source: source(self.dataset.as_deref(), self.data.as_deref())?,
             hops: self.hops,
             limit: self.limit,
             sample: self.sample.map(|size| Sample {
@@ -80,9 +68,21 @@ impl QuestionArgs {
     }
 }
 
-/// A `--dataset` name.
-fn dataset(name: &str) -> Result<Dataset> {
-    crate::commands::data::dataset(name)
+/// `--dataset` and `--data` as a question source: a file (its schema named or
+/// detected), or the fetched dev set of a named benchmark.
+pub fn source(dataset: Option<&str>, data: Option<&Path>) -> Result<Source> {
+    let named = dataset.map(crate::commands::data::dataset).transpose()?;
+    Ok(match (named, data) {
+        (named, Some(path)) => Source::File {
+            dataset: named,
+            path: path.to_path_buf(),
+        },
+        (Some(d), None) => Source::Fetched(d),
+        (None, None) => bail!(
+            "give --data FILE (its schema is detected), or --dataset NAME to read the \
+             fetched dev set (`sleuth data fetch --list`)"
+        ),
+    })
 }
 
 /// Which model to call and how: provider spec, transport, and the middleware stack

@@ -47,7 +47,17 @@ pub fn record_fields() -> Vec<String> {
         cost_usd: 0.0,
         constraints_dropped: 0,
     };
-    let record = RunRecord::from_episode(&question, Episode::default(), &ctx);
+    let mut record = RunRecord::from_episode(&question, Episode::default(), &ctx);
+    // Fields a record leaves out when they are zero or empty are columns all the same
+    // (docs/records.md lists them): give them a value so they serialize, in order.
+    record.truncated_calls = 1;
+    record.refusals = 1;
+    record.cache_marks_dropped = 1;
+    record.call_stops = vec![sleuth::methods::CallStop {
+        call: 1,
+        kind: sleuth::methods::CallKind::Action,
+        stop: sleuth::llm::FinishReason::Length,
+    }];
     match serde_json::to_value(&record).expect("records serialize") {
         serde_json::Value::Object(map) => map.keys().cloned().collect(),
         _ => unreachable!("a record is an object"),

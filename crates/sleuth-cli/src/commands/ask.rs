@@ -125,13 +125,16 @@ pub fn run(args: Args) -> Result<()> {
 
 fn question(args: &Args) -> Result<Question> {
     if let Some(id) = &args.id {
-        let (dataset, path) = super::data::resolve(args.dataset.as_deref(), args.data.as_deref())?;
-        let path = &path;
-        let questions = data::load(dataset, path)?;
-        return questions
-            .into_iter()
-            .find(|q| &q.id == id)
-            .ok_or_else(|| anyhow!("no question with id `{id}` in {}", path.display()));
+        let mut selection = sleuth::study::Selection::all(crate::resolve::source(
+            args.dataset.as_deref(),
+            args.data.as_deref(),
+        )?);
+        selection.ids = Some([id.clone()].into());
+        let selected = selection.select()?;
+        return selected.questions.into_iter().next().ok_or_else(|| {
+            let file = selected.files.first().map(|p| p.display().to_string());
+            anyhow!("no question with id `{id}` in {}", file.unwrap_or_default())
+        });
     }
     let (Some(text), Some(path)) = (&args.question, &args.paragraphs) else {
         bail!("give either --id ID (with --data F and/or --dataset D), or --question Q --paragraphs F");

@@ -71,38 +71,10 @@ pub fn dataset(name: &str) -> Result<Dataset> {
 /// missing file is the fetched default of the dataset (or the `data fetch` command to
 /// run). The file's schema is checked against `--dataset` when it is read.
 pub fn resolve(dataset_name: Option<&str>, data: Option<&Path>) -> Result<(Dataset, PathBuf)> {
-    match (dataset_name, data) {
-        (Some(name), Some(path)) => {
-            let dataset = dataset(name)?;
-            exists(path)?;
-            Ok((dataset, path.to_path_buf()))
-        }
-        (Some(name), None) => {
-            let dataset = dataset(name)?;
-            let dir = data::fetch::data_dir();
-            Ok((dataset, data::fetch::default_file(dataset, &dir)?))
-        }
-        (None, Some(path)) => {
-            exists(path)?;
-            let text = data::read_text(path)?;
-            Ok((data::detect(path, &text)?, path.to_path_buf()))
-        }
-        (None, None) => bail!(
-            "give --data FILE (its schema is detected), or --dataset NAME to read the \
-             fetched dev set (`sleuth data fetch --list`)"
-        ),
-    }
-}
-
-fn exists(path: &Path) -> Result<()> {
-    if !path.is_file() {
-        bail!(
-            "data file {} does not exist (pass a benchmark file with --data, or leave \
-             --data out to use a dataset installed by `sleuth data fetch`)",
-            path.display()
-        );
-    }
-    Ok(())
+    let source = crate::resolve::source(dataset_name, data)?;
+    Ok(sleuth::study::Selection::all(source)
+        .resolve_file()?
+        .expect("a file source"))
 }
 
 /// Loads `path`, keeping only `hops`-hop questions when asked.
