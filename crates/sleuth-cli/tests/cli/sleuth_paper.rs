@@ -120,7 +120,8 @@ fn notes_gets_the_commitment_nudge_and_the_verbatim_rule() {
     assert_eq!(r["nudge_turn"], 14);
     assert_eq!(r["settings"]["nudge"], "0.7");
     let reqs = server.requests();
-    assert!(last_message(&reqs[13]).contains("what your notes already hold"));
+    assert!(last_message(&reqs[13])
+        .contains("build your answer from the confirmed facts and hypotheses you already have"));
     assert!(!last_message(&reqs[12]).contains("Stop searching now"));
     let system = system_prompt(&reqs[0]);
     assert!(
