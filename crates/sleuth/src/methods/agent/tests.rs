@@ -227,19 +227,12 @@ async fn dropped_fact_stays_in_state_and_is_given_back_only_when_asked() {
         .content
         .contains("[F1] fact number 1"));
 
-    for set in [("restore_facts", "true"), ("enforce", "true")] {
+    for (set, handed) in [(("restore_facts", "true"), true), (("enforce", "true"), false)] {
         let model = Arc::new(ScriptedModel::from_fn(|_, i| Ok(dropping_script(i))));
         run(&method("sleuth", &[set]), model.clone()).await;
         let third = &model.requests()[2];
-        assert!(
-            third
-                .messages
-                .last()
-                .unwrap()
-                .content
-                .contains("[F1] fact number 1"),
-            "{set:?}"
-        );
+        let content = &third.messages.last().unwrap().content;
+        assert_eq!(content.contains("[F1] fact number 1"), handed, "{set:?}");
     }
 }
 

@@ -244,7 +244,7 @@ pub const SETTINGS: &[SettingDef] = &[
     },
     SettingDef {
         key: "restore_facts",
-        doc: "true: hand confirmed facts the model left out back in the next observation (always on under enforce)",
+        doc: "true: hand confirmed facts the model left out back in the next observation (ours; not part of enforce, App. M)",
         apply: |s, v| {
             s.agent.restore_facts = boolean("restore_facts", v)?;
             Ok(())
