@@ -264,6 +264,8 @@ impl AgentMethod {
                 tools,
                 structured => memory.typed().is_some(),
                 notes => *memory == MemoryKind::Notes,
+                // App. D.5's free search keeps the method's source-faithful rule.
+                faithful => self.style.memory != MemoryKind::None,
                 stopping,
                 actions_per_turn => self.settings.actions_per_turn,
                 native => self.settings.tool_channel == ToolChannel::Native,
