@@ -1,0 +1,219 @@
+//! The SLEUTH paper to the letter (issue 27): each rule where the harness used to
+//! deviate, shown through the binary against a scripted local server, from the requests
+//! the server logged and the records written.
+
+use crate::agents::{eval_one, memory, turn_of};
+use crate::util::*;
+use serde_json::Value;
+use sleuth_testkit::{MockServer, ReceivedRequest, Reply};
+
+/// The text of the last message of a request (the observation the model answers).
+fn last_message(req: &ReceivedRequest) -> String {
+    req.body["messages"]
+        .as_array()
+        .and_then(|m| m.last())
+        .and_then(|m| m["content"].as_str())
+        .unwrap_or_default()
+        .to_string()
+}
+
+fn system_prompt(req: &ReceivedRequest) -> String {
+    req.body["messages"][0]["content"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string()
+}
+
+const F1: &str = "- [F1] Mingus Plays Piano is an album by Charles Mingus (source: Mingus Plays Piano)";
+const F1_REWORDED: &str =
+    "- [F1] The album Mingus Plays Piano was recorded by Charles Mingus (source: Mingus Plays Piano)";
+
+fn one_fact(fact: &str) -> String {
+    format!("Confirmed Facts:\n{fact}\nActive Hypotheses:\n- [H1] Arizona | confidence: low | supports: F1 | contradicts: -\nOpen Questions:\n- [Q1] Where was he born? | action: Mingus birthplace | priority: high\nAction: search[Mingus birthplace]")
+}
+
+/// §3.1: facts are identified by id. Rewording F1 updates F1: the state holds one
+/// fact, none is dropped, and the τ = 2 nudge never fires on a single fact.
+#[test]
+#[cfg_attr(not(shared_data), ignore = "needs ../shared/data")]
+fn a_reworded_fact_keeps_its_id_and_is_not_a_second_fact() {
+    let server = MockServer::spawn(|req| {
+        Reply::text(match turn_of(req) {
+            1 => one_fact(F1),
+            _ => one_fact(F1_REWORDED),
+        })
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let r = &eval_one(&server, "sleuth", dir.path(), &[])[0];
+    let facts = r["trace"][1]["state"]["facts"].as_array().unwrap();
+    assert_eq!(facts.len(), 1, "{facts:?}");
+    assert_eq!(facts[0]["id"], "F1");
+    assert!(facts[0]["statement"]
+        .as_str()
+        .unwrap()
+        .starts_with("The album Mingus Plays Piano"));
+    let dropped = r["trace"][1]["dropped"].as_array().map_or(0, Vec::len);
+    assert_eq!(dropped, 0, "a rewording drops nothing");
+    assert_eq!(r["nudge_turn"], Value::Null);
+    assert!(server
+        .requests()
+        .iter()
+        .all(|q| !q.raw_body.contains("Stop searching now")));
+    let counts = r["memory_counts"].as_array().unwrap();
+    assert!(counts.iter().all(|c| c["facts"] == 1), "{counts:?}");
+}
+
+/// The nudge's sentence in the message answered at turn `turn` (1-based).
+fn nudge_sentence(server: &MockServer, turn: usize) -> String {
+    let text = last_message(&server.requests()[turn - 1]);
+    text.lines()
+        .find(|l| l.contains("Stop searching now"))
+        .unwrap_or_else(|| panic!("no nudge at turn {turn}: {text}"))
+        .to_string()
+}
+
+/// App. D.4: ReAct + nudge is the causal control, so it reads the identical message;
+/// Notes, sharing SLEUTH's commitment rule, reads it too.
+#[test]
+#[cfg_attr(not(shared_data), ignore = "needs ../shared/data")]
+fn the_nudge_is_one_message_word_for_word_for_every_method() {
+    let runs: [(&str, &[&str], String); 3] = [
+        ("sleuth", &[], memory(2, "search[more]")),
+        (
+            "notes",
+            &[],
+            "Notes:\nMingus Plays Piano is by Charles Mingus.\nThought: more\nAction: search[more]"
+                .into(),
+        ),
+        (
+            "react",
+            &["--set", "nudge_all=true"],
+            "Thought: more\nAction: search[more]".into(),
+        ),
+    ];
+    let mut sentences = Vec::new();
+    for (method, extra, reply) in runs {
+        let server = MockServer::spawn(move |_| Reply::text(reply.clone()));
+        let dir = tempfile::tempdir().unwrap();
+        let r = &eval_one(&server, method, dir.path(), extra)[0];
+        assert_eq!(r["nudge_turn"], 14, "{method}");
+        sentences.push(nudge_sentence(&server, 14));
+    }
+    assert!(
+        sentences.iter().all(|s| *s == sentences[0]),
+        "{sentences:#?}"
+    );
+    assert!(sentences[0]
+        .contains("build your answer from the confirmed facts and hypotheses you already have"));
+}
+
+/// The pool's titles, read off the first MuSiQue question of the shared file.
+fn pool_titles() -> Vec<String> {
+    let text = std::fs::read_to_string(musique()).unwrap();
+    let first: Value = serde_json::from_str(text.lines().next().unwrap()).unwrap();
+    first["paragraphs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["title"].as_str().unwrap().to_string())
+        .collect()
+}
+
+/// §3.4, App. M: lookup returns a paragraph "if it exists", the same tools for every
+/// method. A failed lookup says it failed and an empty search says nothing matched;
+/// neither lists the pool (gold titles among it). A failed lookup may name the nearest
+/// titles already shown, and only those.
+#[test]
+#[cfg_attr(not(shared_data), ignore = "needs ../shared/data")]
+fn a_failed_lookup_and_an_empty_search_list_no_pool_title() {
+    let titles = pool_titles();
+    let server = MockServer::spawn(|req| {
+        Reply::text(match turn_of(req) {
+            1 => "Thought: guess\nAction: lookup[Qqxy Zzwv]\nAction: search[qqxy zzwv]",
+            _ => "Thought: done\nAction: finish[unknown]",
+        })
+    });
+    let dir = tempfile::tempdir().unwrap();
+    eval_one(&server, "react", dir.path(), &[]);
+    let feedback = last_message(&server.requests()[1]);
+    assert!(feedback.contains("Lookup failed"), "{feedback}");
+    assert!(feedback.contains("No paragraph matches"), "{feedback}");
+    for t in &titles {
+        assert!(!feedback.contains(t.as_str()), "{t} listed: {feedback}");
+    }
+
+    // A near miss after a search: only titles the search showed are suggested.
+    assert!(titles.iter().any(|t| t == "Port Blair"), "{titles:?}");
+    let server = MockServer::spawn(|req| {
+        Reply::text(match turn_of(req) {
+            1 => "Thought: look\nAction: search[Port Blair capital Andaman]",
+            2 => "Thought: again\nAction: lookup[Port Blair city]",
+            _ => "Thought: done\nAction: finish[unknown]",
+        })
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let r = &eval_one(&server, "react", dir.path(), &[])[0];
+    let shown: Vec<String> = r["trace"][0]["observations"][0]["shown"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t.as_str().unwrap().to_string())
+        .collect();
+    let miss = r["trace"][1]["observations"][0]["text"].as_str().unwrap();
+    assert!(miss.starts_with("Lookup failed"), "{miss}");
+    assert!(shown.iter().any(|t| t == "Port Blair"), "{shown:?}");
+    assert!(miss.contains("close: Port Blair"), "{miss}");
+    for t in titles.iter().filter(|t| !shown.contains(t)) {
+        assert!(!miss.contains(t.as_str()), "unseen {t} suggested: {miss}");
+    }
+}
+
+/// App. D.5: late verification checks a finish while a turn remains; a finish on the
+/// last turn is taken, as the same replies answer under ReAct. The search phase keeps
+/// the source-faithful answer rule.
+#[test]
+#[cfg_attr(not(shared_data), ignore = "needs ../shared/data")]
+fn late_verification_takes_a_last_turn_finish_and_keeps_the_source_faithful_rule() {
+    let reply = |req: &ReceivedRequest| {
+        Reply::text(match turn_of(req) {
+            1 | 2 => "Thought: look\nAction: search[Mingus]",
+            _ => "Thought: it is him\nAction: finish[Charles Mingus]",
+        })
+    };
+    for method in ["react", "sleuth"] {
+        let server = MockServer::spawn(reply);
+        let dir = tempfile::tempdir().unwrap();
+        let mut extra = vec!["--set", "turns=3"];
+        if method == "sleuth" {
+            extra.extend(["--set", "stopping=late-verification"]);
+        }
+        let r = &eval_one(&server, method, dir.path(), &extra)[0];
+        assert_eq!(r["answer"], "Charles Mingus", "{method}");
+        assert_eq!(r["timed_out"], false, "{method}");
+        assert_eq!(r["turns"], 3, "{method}");
+        if method == "sleuth" {
+            let system = system_prompt(&server.requests()[0]);
+            assert!(system.contains("Source-faithful answers"), "{system}");
+            assert!(system.contains("late verification"), "{system}");
+        }
+    }
+
+    // With turns left, the first finish is checked and the next one taken.
+    let server = MockServer::spawn(|req| {
+        Reply::text(if turn_of(req) <= 2 {
+            "Thought: it is him\nAction: finish[Charles Mingus]"
+        } else {
+            "Thought: unexpected\nAction: search[more]"
+        })
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let r = &eval_one(
+        &server,
+        "sleuth",
+        dir.path(),
+        &["--set", "turns=3", "--set", "stopping=late-verification"],
+    )[0];
+    assert!(last_message(&server.requests()[1]).contains("verify the chain"));
+    assert_eq!(r["answer"], "Charles Mingus");
+    assert_eq!(r["turns"], 2);
+}
