@@ -24,7 +24,8 @@ fn system_prompt(req: &ReceivedRequest) -> String {
         .to_string()
 }
 
-const F1: &str = "- [F1] Mingus Plays Piano is an album by Charles Mingus (source: Mingus Plays Piano)";
+const F1: &str =
+    "- [F1] Mingus Plays Piano is an album by Charles Mingus (source: Mingus Plays Piano)";
 const F1_REWORDED: &str =
     "- [F1] The album Mingus Plays Piano was recorded by Charles Mingus (source: Mingus Plays Piano)";
 
@@ -59,7 +60,7 @@ fn a_reworded_fact_keeps_its_id_and_is_not_a_second_fact() {
         .requests()
         .iter()
         .all(|q| !q.raw_body.contains("Stop searching now")));
-    let counts = r["memory_counts"].as_array().unwrap();
+    let counts = r["outputs"]["memory_counts"].as_array().unwrap();
     assert!(counts.iter().all(|c| c["facts"] == 1), "{counts:?}");
 }
 
@@ -216,4 +217,61 @@ fn late_verification_takes_a_last_turn_finish_and_keeps_the_source_faithful_rule
     assert!(last_message(&server.requests()[1]).contains("verify the chain"));
     assert_eq!(r["answer"], "Charles Mingus");
     assert_eq!(r["turns"], 2);
+}
+
+/// Runs `method` on the first MuSiQue question against `server` under `preset`.
+fn eval_preset(server: &MockServer, preset: &str, method: &str, extra: &[&str]) -> Vec<Value> {
+    let dir = tempfile::tempdir().unwrap();
+    let url = format!("openai-compat:{}#test-model?preset={preset}", server.url());
+    Eval::new("musique", musique(), method, &url, dir.path())
+        .opt("--limit", 1)
+        .extra(extra)
+        .ok();
+    crate::agents::read_records(dir.path())
+}
+
+/// §3.4: the method is prompting alone. No grammar-honouring server gets a grammar by
+/// default; `grammar=true` sends one that keeps the method: free reasoning and several
+/// action lines (App. L), no section forced and no cap the prompt does not state.
+#[test]
+#[cfg_attr(not(shared_data), ignore = "needs ../shared/data")]
+fn no_server_gets_a_grammar_by_default_and_the_opt_in_one_keeps_the_method() {
+    let reply = |req: &ReceivedRequest| {
+        Reply::text(if turn_of(req) == 1 {
+            "Let me think this through at length before acting.\nAction: search[Port Blair]\nAction: search[Andaman]\nAction: lookup[Port Blair]"
+        } else {
+            "Thought: done\nAction: finish[Port Blair]"
+        })
+    };
+    for preset in ["llama-cpp", "llama-cpp-python", "sglang"] {
+        for method in ["react", "sleuth"] {
+            let server = MockServer::spawn(reply);
+            let r = &eval_preset(&server, preset, method, &[])[0];
+            assert_eq!(r["settings"]["grammar"], "auto", "{preset} {method}");
+            assert_eq!(r["tool_calls"], 3, "{preset} {method}");
+            for req in server.requests() {
+                let body = req.body.as_object().unwrap();
+                assert!(
+                    !body.contains_key("grammar") && !body.contains_key("ebnf"),
+                    "{preset} {method}: {body:?}"
+                );
+            }
+        }
+    }
+    let server = MockServer::spawn(reply);
+    let r = &eval_preset(&server, "llama-cpp", "sleuth", &["--set", "grammar=true"])[0];
+    assert_eq!(r["settings"]["grammar"], "true");
+    assert_eq!(r["tool_calls"], 3);
+    let grammar = server.requests()[0].body["grammar"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(
+        grammar.contains("action (\"\\n\" action){0,7}"),
+        "{grammar}"
+    );
+    assert!(grammar.contains("free ::= [^\\n]* \"\\n\""), "{grammar}");
+    for forced in ["Confirmed Facts", "Thought", "{1,"] {
+        assert!(!grammar.contains(forced), "{forced} in {grammar}");
+    }
 }

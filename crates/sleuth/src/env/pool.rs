@@ -122,7 +122,12 @@ impl PoolEnv {
         let mut near: Vec<(f64, &str)> = self
             .retrieved
             .iter()
-            .map(|t| (jaccard::similarity(&asked, &jaccard::token_set(t)), t.as_str()))
+            .map(|t| {
+                (
+                    jaccard::similarity(&asked, &jaccard::token_set(t)),
+                    t.as_str(),
+                )
+            })
             .filter(|(score, _)| *score > 0.0)
             .collect();
         near.sort_by(|a, b| b.0.total_cmp(&a.0));
@@ -201,7 +206,11 @@ mod tests {
         assert_eq!(env.retrieved(), ["Tucson, Arizona"]);
         // Only titles already shown are suggested.
         let near = env.step(&Action::Lookup("Tucson".into()));
-        assert!(near.text.contains("close: Tucson, Arizona."), "{}", near.text);
+        assert!(
+            near.text.contains("close: Tucson, Arizona."),
+            "{}",
+            near.text
+        );
         let none = env.step(&Action::Search("zzz qqq".into()));
         assert!(!none.text.contains("Trap") && !none.text.contains("Mingus"));
     }

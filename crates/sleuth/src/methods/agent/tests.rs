@@ -227,7 +227,10 @@ async fn dropped_fact_stays_in_state_and_is_given_back_only_when_asked() {
         .content
         .contains("[F1] fact number 1"));
 
-    for (set, handed) in [(("restore_facts", "true"), true), (("enforce", "true"), false)] {
+    for (set, handed) in [
+        (("restore_facts", "true"), true),
+        (("enforce", "true"), false),
+    ] {
         let model = Arc::new(ScriptedModel::from_fn(|_, i| Ok(dropping_script(i))));
         run(&method("sleuth", &[set]), model.clone()).await;
         let third = &model.requests()[2];
@@ -429,7 +432,7 @@ async fn the_last_turn_can_be_restricted_to_an_answer() {
 
 fn grammar_of(req: &ChatRequest) -> &str {
     match &req.constraint {
-        Some(crate::llm::OutputConstraint::Grammar(g)) => g,
+        Some(crate::llm::OutputConstraint::EmbeddedGrammar(g)) => g,
         other => panic!("expected a grammar, got {other:?}"),
     }
 }

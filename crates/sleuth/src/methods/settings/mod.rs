@@ -10,7 +10,9 @@
 pub mod agent;
 pub mod eir;
 
-pub use agent::{AdaptiveCondition, AdaptiveRule, AgentSettings, NudgeAt, Stopping, ToolChannel};
+pub use agent::{
+    AdaptiveCondition, AdaptiveRule, AgentSettings, GrammarUse, NudgeAt, Stopping, ToolChannel,
+};
 pub use eir::{DependencyRepair, EirSettings, RecoverMode};
 
 use std::collections::BTreeMap;
@@ -280,12 +282,13 @@ pub const SETTINGS: &[SettingDef] = &[
     },
     SettingDef {
         key: "grammar",
-        doc: "false: send no output grammar (only the embedded model uses one)",
+        doc: "auto (default: only the embedded model samples under the protocol's grammar; no server gets one, SLEUTH §3.4), true (servers get a grammar that keeps the method: free reasoning, up to actions_per_turn action lines) or false (none anywhere)",
         apply: |s, v| {
-            s.agent.grammar = boolean("grammar", v)?;
+            s.agent.grammar = GrammarUse::parse(v)
+                .ok_or_else(|| format!("--set grammar={v}: expected auto, true or false"))?;
             Ok(())
         },
-        show: |s, _| s.agent.grammar.to_string(),
+        show: |s, _| s.agent.grammar.name().into(),
     },
     SettingDef {
         key: "reads",
