@@ -275,3 +275,105 @@ fn no_server_gets_a_grammar_by_default_and_the_opt_in_one_keeps_the_method() {
         assert!(!grammar.contains(forced), "{forced} in {grammar}");
     }
 }
+
+/// §4 "Datasets", Tables 1, 13 and 14, App. G: MuSiQue's 2/3/4-hop splits are
+/// benchmarks of their own. Records say `dataset: "musique"` for every split; the
+/// report gives each split its own summary, comparison (with its own bootstrap CI and
+/// head-to-head), error, accuracy-at-turn and memory rows, and no pooled MuSiQue row;
+/// EM by hop count (Figure 2a) lays the splits side by side.
+#[test]
+fn musique_hop_splits_are_reported_as_datasets_of_their_own() {
+    let tmp = crate::report::single_run();
+    let run = tmp.path().join("run");
+    let records = std::fs::read_to_string(run.join("records.jsonl")).unwrap();
+    assert!(records.contains("\"dataset\":\"jsonl\""));
+    std::fs::write(
+        run.join("records.jsonl"),
+        records.replace("\"dataset\":\"jsonl\"", "\"dataset\":\"musique\""),
+    )
+    .unwrap();
+    let out = ok(&[
+        "report",
+        run.to_str().unwrap(),
+        "--baseline",
+        "react",
+        "--json",
+    ]);
+    let v: Value = serde_json::from_str(&out).unwrap();
+    let a = &v["analysis"];
+    let arms = |list: &Value| -> Vec<(String, String)> {
+        list.as_array()
+            .unwrap()
+            .iter()
+            .map(|x| {
+                (
+                    x["arm"]["dataset"].as_str().unwrap().to_string(),
+                    x["arm"]["method"].as_str().unwrap().to_string(),
+                )
+            })
+            .collect()
+    };
+    let splits = ["musique_2hop", "musique_3hop", "musique_4hop"];
+    let both: Vec<(String, String)> = splits
+        .iter()
+        .flat_map(|d| {
+            [
+                (d.to_string(), "react".into()),
+                (d.to_string(), "sleuth".into()),
+            ]
+        })
+        .collect();
+    assert_eq!(arms(&a["summaries"]), both);
+    assert!(a["summaries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|s| s["n"] == 2));
+    assert_eq!(arms(&a["errors"]), both);
+    assert_eq!(arms(&a["accuracy_at_turn"]), both);
+    let sleuth_only: Vec<(String, String)> = arms(&a["memory"]);
+    assert!(
+        sleuth_only
+            .iter()
+            .all(|(d, m)| splits.contains(&d.as_str()) && m == "sleuth"),
+        "{sleuth_only:?}"
+    );
+    // One comparison per split (Table 13's CIs, Table 14's wins/losses/ties).
+    let cmp = a["comparisons"].as_array().unwrap();
+    let per: Vec<(&str, u64, Value, Value)> = cmp
+        .iter()
+        .map(|c| {
+            (
+                c["arm"]["dataset"].as_str().unwrap(),
+                c["n"].as_u64().unwrap(),
+                c["head_to_head"].clone(),
+                c["em"]["diff"].clone(),
+            )
+        })
+        .collect();
+    let h2h = |wins, both_right, both_wrong| serde_json::json!({"wins": wins, "losses": 0, "both_right": both_right, "both_wrong": both_wrong});
+    assert_eq!(
+        per,
+        [
+            ("musique_2hop", 2, h2h(1, 1, 0), 50.0.into()),
+            ("musique_3hop", 2, h2h(1, 1, 0), 50.0.into()),
+            ("musique_4hop", 2, h2h(0, 0, 2), 0.0.into())
+        ]
+    );
+    // EM by hop count keeps the pooled arm, one slice per split.
+    let hops: Vec<&str> = a["by_hops"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|s| s["summary"]["arm"]["method"] == "sleuth")
+        .map(|s| s["value"].as_str().unwrap())
+        .collect();
+    assert_eq!(hops, ["2", "3", "4"]);
+
+    let md = ok(&["report", run.to_str().unwrap(), "--baseline", "react"]);
+    assert!(
+        md.contains("| MuSiQue 2-hop EM/F1 | MuSiQue 3-hop EM/F1 | MuSiQue 4-hop EM/F1 |"),
+        "{md}"
+    );
+    assert!(!md.contains("MuSiQue EM/F1"), "no pooled column: {md}");
+}
