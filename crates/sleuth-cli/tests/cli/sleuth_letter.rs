@@ -377,3 +377,42 @@ fn musique_hop_splits_are_reported_as_datasets_of_their_own() {
     );
     assert!(!md.contains("MuSiQue EM/F1"), "no pooled column: {md}");
 }
+
+/// App. K: the ablations' prompts are "of comparable length" to SLEUTH's and differ
+/// only in the components kept: the same five numbered steps, none that speaks of a
+/// component the variant lacks (Facts+Q has no ranking to change).
+#[test]
+#[cfg_attr(not(shared_data), ignore = "needs ../shared/data")]
+fn ablation_prompts_are_of_comparable_length_with_the_same_numbered_loop() {
+    let mut lengths = Vec::new();
+    for method in ["sleuth", "facts-only", "facts-hyp", "facts-q"] {
+        let server = MockServer::spawn(|_| Reply::text("Thought: done\nAction: finish[x]"));
+        let dir = tempfile::tempdir().unwrap();
+        eval_one(&server, method, dir.path(), &[]);
+        let system = system_prompt(&server.requests()[0]);
+        let loop_steps: Vec<&str> = system
+            .split("Investigation loop:\n")
+            .nth(1)
+            .unwrap()
+            .lines()
+            .take_while(|l| !l.is_empty())
+            .map(|l| &l[..2])
+            .collect();
+        assert_eq!(
+            loop_steps,
+            ["1.", "2.", "3.", "4.", "5."],
+            "{method}: {system}"
+        );
+        if !system.contains("Active Hypotheses") {
+            assert!(!system.contains("ranking"), "{method}: {system}");
+        }
+        lengths.push((method, system.chars().count()));
+    }
+    let sleuth = lengths[0].1 as f64;
+    for (method, n) in &lengths {
+        assert!(
+            (*n as f64) > 0.9 * sleuth,
+            "{method}: {n} characters against SLEUTH's {sleuth}"
+        );
+    }
+}
