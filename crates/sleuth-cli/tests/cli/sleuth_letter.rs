@@ -416,3 +416,27 @@ fn ablation_prompts_are_of_comparable_length_with_the_same_numbered_loop() {
         );
     }
 }
+
+/// App. K's prompts invite no number of action lines; App. L's several calls a turn
+/// still run, up to the cap, when a model writes them.
+#[test]
+#[cfg_attr(not(shared_data), ignore = "needs ../shared/data")]
+fn the_prompt_invites_no_number_of_action_lines_and_several_still_run() {
+    let server = MockServer::spawn(|req| {
+        Reply::text(if turn_of(req) == 1 {
+            "Thought: both\nAction: search[Port Blair]\nAction: search[Andaman]"
+        } else {
+            "Thought: done\nAction: finish[Port Blair]"
+        })
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let r = &eval_one(&server, "react", dir.path(), &[])[0];
+    let system = system_prompt(&server.requests()[0]);
+    assert!(
+        !system.contains("up to 8") && !system.contains("several such lines"),
+        "{system}"
+    );
+    assert!(system.contains("End every response with an action line"));
+    assert_eq!(r["tool_calls"], 2);
+    assert_eq!(r["settings"]["actions_per_turn"], "8");
+}

@@ -1,7 +1,9 @@
 //! The actions of a turn (SLEUTH paper §3.4; tool calls counted apart from turns, App.
 //! L and Table 7).
 //!
-//! Every action line of a response runs, in order, up to `actions_per_turn`; one beyond
+//! The system prompt asks for an action line and neither invites nor forbids several
+//! (App. K makes no such invitation; App. L's trace runs several calls a turn). Every
+//! action line of a response runs, in order, up to `actions_per_turn`; one beyond
 //! the cap is answered with an observation saying it was not run (never silence: the
 //! model learns which of its calls did not). `finish[answer]` ends the turn's actions:
 //! the answer is taken unless a commitment rule answers it first (late verification),
