@@ -440,3 +440,101 @@ fn the_prompt_invites_no_number_of_action_lines_and_several_still_run() {
     assert_eq!(r["tool_calls"], 2);
     assert_eq!(r["settings"]["actions_per_turn"], "8");
 }
+
+/// App. M: enforcement is the delimited prompt plus a check that re-prompts a response
+/// without the notation; a rejected response uses no turn, at most 5 reminders an
+/// episode, and their calls are counted.
+#[test]
+#[cfg_attr(not(shared_data), ignore = "needs ../shared/data")]
+fn enforcement_reprompts_at_most_five_times_without_using_a_turn() {
+    let server =
+        MockServer::spawn(|_| Reply::text("Thought: no memory\nAction: search[Port Blair]"));
+    let dir = tempfile::tempdir().unwrap();
+    let r = &eval_one(
+        &server,
+        "sleuth",
+        dir.path(),
+        &["--set", "enforce=true", "--set", "turns=3"],
+    )[0];
+    assert_eq!(r["reminders"], 5);
+    assert_eq!(r["turns"], 3, "reminders use no turn");
+    assert_eq!(r["calls"], 8, "3 turns and 5 reminders");
+    let reqs = server.requests();
+    assert_eq!(reqs.len(), 8);
+    assert!(system_prompt(&reqs[0]).contains("=== WORKING MEMORY"));
+    assert!(last_message(&reqs[1]).contains("did not follow the working-memory protocol"));
+    // Without enforcement (Table 1): no delimiters, no reminder.
+    let server =
+        MockServer::spawn(|_| Reply::text("Thought: no memory\nAction: search[Port Blair]"));
+    let dir = tempfile::tempdir().unwrap();
+    let r = &eval_one(&server, "sleuth", dir.path(), &["--set", "turns=3"])[0];
+    assert_eq!(
+        (r["reminders"].clone(), r["calls"].clone()),
+        (0.into(), 3.into())
+    );
+    assert!(!system_prompt(&server.requests()[0]).contains("=== WORKING MEMORY"));
+}
+
+/// §3.4, §4, App. M: search returns the top k = 3 paragraphs of the question's pool by
+/// word overlap, verbatim with their titles; lookup returns the paragraph of a title.
+#[test]
+#[cfg_attr(not(shared_data), ignore = "needs ../shared/data")]
+fn search_shows_the_top_three_pool_paragraphs_and_lookup_one_by_title() {
+    let server = MockServer::spawn(|req| {
+        Reply::text(match turn_of(req) {
+            1 => "Thought: look\nAction: search[Port Blair capital of the Andaman and Nicobar Islands]\nAction: lookup[Port Blair]",
+            _ => "Thought: done\nAction: finish[Port Blair]",
+        })
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let r = &eval_one(&server, "react", dir.path(), &[])[0];
+    assert_eq!(r["settings"]["top_k"], "3");
+    assert_eq!(r["settings"]["turns"], "20");
+    let obs = &r["trace"][0]["observations"];
+    assert_eq!(obs[0]["shown"].as_array().unwrap().len(), 3);
+    let first = obs[0]["text"].as_str().unwrap();
+    assert!(
+        first.starts_with("(1) [Port Blair] Port Blair (pronunciation"),
+        "{first}"
+    );
+    assert!(first.contains("\n(3) ["), "{first}");
+    let looked = obs[1]["text"].as_str().unwrap();
+    assert!(looked.starts_with("[Port Blair] Port Blair"), "{looked}");
+}
+
+/// App. D.5, forward-only commitment: a retrieval already made is refused with an
+/// observation, not run again; contrastive elimination is the prompt's rule alone.
+#[test]
+#[cfg_attr(not(shared_data), ignore = "needs ../shared/data")]
+fn forward_only_refuses_a_repeat_and_contrastive_is_its_prompt() {
+    let server = MockServer::spawn(|req| {
+        Reply::text(match turn_of(req) {
+            1 | 2 => memory(1, "search[Port Blair]"),
+            _ => memory(1, "finish[Port Blair]"),
+        })
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let r = &eval_one(
+        &server,
+        "sleuth",
+        dir.path(),
+        &["--set", "stopping=forward-only"],
+    )[0];
+    let second = r["trace"][1]["observations"][0]["text"].as_str().unwrap();
+    assert!(second.starts_with("You already retrieved this"), "{second}");
+    assert_eq!(r["answer"], "Port Blair");
+
+    let server = MockServer::spawn(|_| Reply::text(memory(1, "finish[Port Blair]")));
+    let dir = tempfile::tempdir().unwrap();
+    eval_one(
+        &server,
+        "sleuth",
+        dir.path(),
+        &["--set", "stopping=contrastive"],
+    );
+    let system = system_prompt(&server.requests()[0]);
+    assert!(
+        system.contains("Commitment rule (contrastive elimination)"),
+        "{system}"
+    );
+}
