@@ -60,8 +60,9 @@ fn action_rules(tools: &ToolCatalogue) -> String {
 /// The grammar `grammar=true` sends to servers (SLEUTH §3.4: the method is prompting
 /// alone, so a grammar may only keep the output parseable, never change the method):
 /// any lines of free reasoning, memory included (no section forced, no length or entry
-/// cap the prompt does not state), then one to `actions` action lines over the
-/// catalogue's tools (App. L's several calls per turn).
+/// cap the prompt does not state), ending in one to `actions` action lines over the
+/// catalogue's tools (App. L's several calls per turn). A free line may itself be an
+/// action line, so the grammar bounds nothing the loop's cap does not already bound.
 pub fn open_turn(tools: &ToolCatalogue, actions: usize) -> String {
     let alternatives: Vec<String> = tools.names().iter().map(|t| gbnf_literal(t)).collect();
     format!(
