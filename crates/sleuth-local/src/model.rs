@@ -79,7 +79,9 @@ impl LocalModel {
         }
         match &request.constraint {
             None => Ok(None),
-            Some(OutputConstraint::Grammar(g)) => Ok(Some(g.clone())),
+            Some(OutputConstraint::Grammar(g) | OutputConstraint::EmbeddedGrammar(g)) => {
+                Ok(Some(g.clone()))
+            }
             Some(OutputConstraint::JsonSchema(schema)) => {
                 llama_cpp_2::json_schema_to_grammar(&schema.to_string())
                     .map(Some)

@@ -40,7 +40,10 @@ fn every_protocol_grammar_loads_and_judges_samples_correctly() {
         &corpus_tools(),
     );
     let json = grammar::json_object();
-    for g in [&react, &memory, &notes, &json] {
+    // What `grammar=true` sends to servers (SLEUTH §3.4): free reasoning, then one to
+    // `actions_per_turn` action lines.
+    let open = grammar::open_turn(&pool_tools(), 3);
+    for g in [&react, &memory, &notes, &json, &open] {
         assert!(check_grammar(&model, g, None), "llama.cpp rejects:\n{g}");
     }
     let cases: &[(&str, &str, bool)] = &[
@@ -85,6 +88,15 @@ fn every_protocol_grammar_loads_and_judges_samples_correctly() {
             true,
         ),
         (&json, r#"{"action": search}"#, false),
+        (&open, MEMORY_TURN, true),
+        (
+            &open,
+            "Let me reason freely first.\n\nAction: search[a]\nAction: lookup[B]",
+            true,
+        ),
+        (&open, "Action: finish[Paris]", true),
+        (&open, "No action at all", false),
+        (&open, "Action: search[a]\nand then some text", false),
         (&json, r#"["not", "an", "object"]"#, false),
     ];
     for (g, sample, expected) in cases {

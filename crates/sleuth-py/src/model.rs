@@ -90,7 +90,8 @@ fn call(
             let json = py.import("json")?;
             kw.set_item("json_schema", json.call_method1("loads", (s.to_string(),))?)?
         }
-        None => {}
+        // Only the embedded model honours its default grammar.
+        Some(OutputConstraint::EmbeddedGrammar(_)) | None => {}
     }
     if request.sample_index > 0 {
         kw.set_item("sample_index", request.sample_index)?;

@@ -364,7 +364,8 @@ fn the_beyond_recipe_runs_end_to_end_against_a_local_server() {
         assert!(report.contains(arm), "{arm} missing from:\n{report}");
     }
     // Each option is swept with the other two at their defaults: three sweeps of two
-    // points, no point mixing two settings.
+    // points, no point mixing two settings, on each MuSiQue split (a dataset of its own
+    // in the report, SLEUTH Table 1).
     let sweeps = report.split("### Option sweeps").nth(1).unwrap();
     let rows: Vec<&str> = sweeps
         .split("###")
@@ -373,7 +374,17 @@ fn the_beyond_recipe_runs_end_to_end_against_a_local_server() {
         .lines()
         .filter(|l| l.starts_with("| musique"))
         .collect();
-    assert_eq!(rows.len(), 6, "{sweeps}");
+    let splits: std::collections::BTreeSet<&str> = rows
+        .iter()
+        .map(|l| l.split('|').nth(1).unwrap().trim())
+        .collect();
+    assert!(splits.iter().all(|d| d.starts_with("musique_")), "{sweeps}");
+    for d in &splits {
+        let here = rows
+            .iter()
+            .filter(|l| l.split('|').nth(1).unwrap().trim() == *d);
+        assert_eq!(here.count(), 6, "{d}: {sweeps}");
+    }
     let recipe_text = std::fs::read_to_string(&recipe).unwrap();
     assert!(
         recipe_text.contains(&format!("--baseline '{BEYOND_BASELINE}'")),

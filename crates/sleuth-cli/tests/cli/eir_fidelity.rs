@@ -652,10 +652,15 @@ fn figure_three_divides_both_kinds_of_error_by_all_answers_and_is_drawn() {
     for (file, text) in [
         ("evidence_errors_incomplete.svg", "incomplete evidence"),
         ("evidence_errors_complete.svg", "complete evidence"),
-        ("sweep_reads_musique.svg", "Answer F1 and EM across reads"),
+        // MuSiQue's hop splits are datasets of their own: one sweep figure per split.
+        ("sweep_reads_musique_", "Answer F1 and EM across reads"),
     ] {
-        let svg = std::fs::read_to_string(figures.join(file))
-            .unwrap_or_else(|_| panic!("{file} was drawn"));
+        let path = std::fs::read_dir(&figures)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .find(|p| p.file_name().unwrap().to_str().unwrap().starts_with(file))
+            .unwrap_or_else(|| panic!("{file} was drawn"));
+        let svg = std::fs::read_to_string(&path).unwrap();
         assert!(svg.starts_with("<svg") && svg.contains(text), "{file}");
     }
 }

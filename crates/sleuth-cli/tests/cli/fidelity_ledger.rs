@@ -10,9 +10,22 @@ fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
 
+/// A table row's cells; `\|` is a pipe inside a cell (Markdown's escape), not a border.
 fn cells(line: &str) -> Vec<String> {
     let inner = line.trim().trim_start_matches('|').trim_end_matches('|');
-    inner.split('|').map(|c| c.trim().to_string()).collect()
+    let mut out = vec![String::new()];
+    let mut chars = inner.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' if chars.peek() == Some(&'|') => {
+                out.last_mut().expect("a cell").push('|');
+                chars.next();
+            }
+            '|' => out.push(String::new()),
+            c => out.last_mut().expect("a cell").push(c),
+        }
+    }
+    out.into_iter().map(|c| c.trim().to_string()).collect()
 }
 
 /// `(path, function)` for every backticked `path.rs::function` in a cell.

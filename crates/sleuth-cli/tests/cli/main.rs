@@ -28,6 +28,7 @@ mod results;
 mod score;
 mod servers;
 mod setup;
+mod sleuth_letter;
 mod sleuth_paper;
 mod traffic;
 mod twowiki;

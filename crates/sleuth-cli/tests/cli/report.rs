@@ -1,5 +1,6 @@
 //! Integration tests: `sleuth report` on run directories we write here: two methods on
-//! six MuSiQue-style questions (2-4 hops) with timeouts, verbose and reasoning errors,
+//! six questions of our own JSONL format (2-4 hops, one dataset: MuSiQue's hop splits
+//! would be datasets apart, `sleuth_letter.rs`) with timeouts, verbose and reasoning errors,
 //! traces with working memory, a second SLEUTH run without the nudge (a sweep), and a
 //! shard with duplicates. Expected numbers are worked out by hand in the comments.
 
@@ -85,7 +86,7 @@ fn record(method: &str, ep: &Ep, memory: bool) -> String {
         .map(|n| turn(n, n == ep.turns, ep, memory, hostile))
         .collect();
     let r = json!({
-        "id": ep.id, "dataset": "musique", "hops": ep.hops, "kind": null,
+        "id": ep.id, "dataset": "jsonl", "hops": ep.hops, "kind": null,
         "method": method, "model": "scripted:fixture",
         "answer": answer, "gold": [ep.gold],
         "em": if em { 1.0 } else { 0.0 }, "f1": if em { 1.0 } else if answer.is_some() { 0.5 } else { 0.0 },
@@ -169,7 +170,7 @@ fn write_run(dir: &Path, nudge: &str, methods: &[(&str, Vec<Ep>)]) {
     std::fs::create_dir_all(dir).unwrap();
     let names: Vec<&str> = methods.iter().map(|(m, _)| *m).collect();
     let config = json!({
-        "methods": names, "model": "scripted:fixture", "dataset": "musique",
+        "methods": names, "model": "scripted:fixture", "dataset": "jsonl",
         "settings": {"nudge": nudge, "turns": 20}, "started": "2025-01-01T00:00:00Z",
     });
     std::fs::write(dir.join("run.json"), config.to_string()).unwrap();
@@ -183,7 +184,7 @@ fn write_run(dir: &Path, nudge: &str, methods: &[(&str, Vec<Ep>)]) {
     std::fs::write(dir.join("records.jsonl"), lines).unwrap();
 }
 
-fn single_run() -> tempfile::TempDir {
+pub(crate) fn single_run() -> tempfile::TempDir {
     let tmp = tempfile::tempdir().unwrap();
     write_run(
         &tmp.path().join("run"),
@@ -344,13 +345,13 @@ fn sweep_across_run_dirs_labels_arms_and_writes_files() {
     // Sweep table: EM 66.7 with the nudge, 50.0 without; timeouts 16.7 vs 50.0.
     assert!(
         out.contains(
-            "| musique | scripted:fixture | sleuth | nudge  |      | 0.7   |   6 | 66.7 |      16.7 |"
+            "| jsonl   | scripted:fixture | sleuth | nudge  |      | 0.7   |   6 | 66.7 |      16.7 |"
         ),
         "got:\n{out}"
     );
     assert!(
         out.contains(
-            "| musique | scripted:fixture | sleuth | nudge  |      | none  |   6 | 50.0 |      50.0 |"
+            "| jsonl   | scripted:fixture | sleuth | nudge  |      | none  |   6 | 50.0 |      50.0 |"
         ),
         "got:\n{out}"
     );
@@ -368,20 +369,20 @@ fn sweep_across_run_dirs_labels_arms_and_writes_files() {
         "memory.csv",
         "report.json",
         "report.md",
-        "em_by_hops_musique.svg",
-        "sweep_nudge_musique.svg",
-        "accuracy_at_turn_musique.svg",
+        "em_by_hops_jsonl.svg",
+        "sweep_nudge_jsonl.svg",
+        "accuracy_at_turn_jsonl.svg",
     ] {
         assert!(out_dir.join(f).is_file(), "missing {f}");
     }
     let csv = std::fs::read_to_string(out_dir.join("summary.csv")).unwrap();
     assert!(
         csv.starts_with(
-            "dataset,model,method,label,n,em,f1,cond_acc,timeout_pct,turns,calls_per_q,tokens_per_q,cached_pct,cost_per_q\nmusique,scripted:fixture,react,,6,33.33"
+            "dataset,model,method,label,n,em,f1,cond_acc,timeout_pct,turns,calls_per_q,tokens_per_q,cached_pct,cost_per_q\njsonl,scripted:fixture,react,,6,33.33"
         ),
         "{csv}"
     );
-    let svg = std::fs::read_to_string(out_dir.join("sweep_nudge_musique.svg")).unwrap();
+    let svg = std::fs::read_to_string(out_dir.join("sweep_nudge_jsonl.svg")).unwrap();
     assert!(svg.starts_with("<svg") && svg.contains("sleuth EM") && svg.contains("sleuth timeout"));
     let memory_svgs = std::fs::read_dir(&out_dir)
         .unwrap()

@@ -345,7 +345,6 @@ fn report_pivots_methods_by_dataset_and_hops_and_writes_tidy_files() {
             "method",
             "HotpotQA EM/F1",
             "2Wiki EM/F1",
-            "MuSiQue EM/F1",
             "MuSiQue 2-hop EM/F1",
             "MuSiQue 3-hop EM/F1",
             "MuSiQue 4-hop EM/F1"
@@ -358,7 +357,11 @@ fn report_pivots_methods_by_dataset_and_hops_and_writes_tidy_files() {
         rows[0].starts_with("| full-pool") && rows[1].starts_with("| eir"),
         "{pivot}"
     );
-    let mq = records(&r.runs[2].2);
+    // MuSiQue's splits are datasets of their own (SLEUTH Table 1): no pooled column.
+    let mq: Vec<Value> = records(&r.runs[2].2)
+        .into_iter()
+        .filter(|r| r["hops"] == 2)
+        .collect();
     let want = format!(
         "{:.1} / {:.1}",
         mean(&mq, "eir", "em"),
@@ -402,22 +405,46 @@ fn report_pivots_methods_by_dataset_and_hops_and_writes_tidy_files() {
         "{summary}"
     );
     let jsonl = std::fs::read_to_string(out.join("summary.jsonl")).unwrap();
-    assert_eq!(jsonl.lines().count(), 6, "2 methods x 3 datasets");
+    assert_eq!(
+        jsonl.lines().count(),
+        10,
+        "2 methods x 5 datasets (MuSiQue's three splits apart)"
+    );
     let first: Value = serde_json::from_str(jsonl.lines().next().unwrap()).unwrap();
     assert!(first["em"].is_number() && first["label"] == "", "{first}");
     // Figures per dataset; the difference from the baseline with its intervals as
     // error bars (eir's ΔEM and ΔF1); n and model in every caption.
-    for d in ["hotpotqa", "2wiki", "musique"] {
+    let all = records(&r.runs[2].2);
+    let split_n = |h: u64| {
+        all.iter()
+            .filter(|r| r["method"] == "eir" && r["hops"] == h)
+            .count()
+    };
+    for (d, n) in [
+        ("hotpotqa", 4),
+        ("2wiki", 4),
+        ("musique_2hop", split_n(2)),
+        ("musique_3hop", split_n(3)),
+        ("musique_4hop", split_n(4)),
+    ] {
         let svg = std::fs::read_to_string(out.join(format!("comparison_{d}.svg"))).unwrap();
         assert_eq!(svg.matches("class=\"error-bar\"").count(), 2, "{d}: {svg}");
-        let n = if d == "musique" { 8 } else { 4 };
         assert!(
             svg.contains(&format!("n = {n} questions per arm · model openai-compat:")),
             "{svg}"
         );
         assert!(out.join(format!("accuracy_at_turn_{d}.svg")).is_file());
     }
-    assert!(out.join("em_by_hops_musique.svg").is_file());
+    assert!(
+        !out.join("comparison_musique.svg").exists(),
+        "no pooled MuSiQue"
+    );
+    // EM by hop count (Figure 2a) lays the splits side by side.
+    let hops = std::fs::read_to_string(out.join("em_by_hops_musique.svg")).unwrap();
+    assert!(
+        hops.contains("n = 8 questions per arm · model openai-compat:"),
+        "{hops}"
+    );
     assert!(
         !out.join("em_by_hops_hotpotqa.svg").exists(),
         "one hop count: no figure"

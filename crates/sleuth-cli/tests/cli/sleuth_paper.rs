@@ -58,15 +58,17 @@ fn dropped_facts_stay_in_the_record_and_are_handed_back_only_when_asked() {
         .iter()
         .all(|q| !last_message(q).contains(HAND_BACK)));
 
-    // The named option, and enforcement, hand them back.
-    for set in ["restore_facts=true", "enforce=true"] {
+    // The named option alone hands them back; enforcement (App. M: delimiters and the
+    // notation check) does not.
+    for (set, handed) in [("restore_facts=true", true), ("enforce=true", false)] {
         let server = dropping_server();
         let dir = tempfile::tempdir().unwrap();
         let r = &eval_one(&server, "sleuth", dir.path(), &["--set", set])[0];
         assert_eq!(r["trace"][1]["dropped"], serde_json::json!(["F1"]), "{set}");
         let third = last_message(&server.requests()[2]);
-        assert!(
+        assert_eq!(
             third.contains(HAND_BACK) && third.contains("[F1] established point 1"),
+            handed,
             "{set}: {third}"
         );
     }
@@ -120,7 +122,8 @@ fn notes_gets_the_commitment_nudge_and_the_verbatim_rule() {
     assert_eq!(r["nudge_turn"], 14);
     assert_eq!(r["settings"]["nudge"], "0.7");
     let reqs = server.requests();
-    assert!(last_message(&reqs[13]).contains("what your notes already hold"));
+    assert!(last_message(&reqs[13])
+        .contains("build your answer from the confirmed facts and hypotheses you already have"));
     assert!(!last_message(&reqs[12]).contains("Stop searching now"));
     let system = system_prompt(&reqs[0]);
     assert!(

@@ -1,6 +1,12 @@
 //! The per-question paragraph pool of the SLEUTH setting: `search` (top-k by Jaccard
 //! overlap of word tokens, paragraphs verbatim with titles), `lookup` (a paragraph by
 //! title: exact match first, then case-insensitive) and `finish`.
+//!
+//! A miss gives no retrieval help the paper's tools do not give (SLEUTH §3.4, App. M:
+//! "identical across all methods", lookup "returns the full text of a named paragraph
+//! if it exists"): an empty search says nothing matched, and a failed lookup says it
+//! failed and names at most the nearest titles the agent has already been shown, never
+//! the pool's other titles (gold ones among them).
 
 use super::{Action, Environment, Observation, Tool, ToolCatalogue, ToolKind};
 use crate::data::Paragraph;
@@ -66,8 +72,7 @@ impl PoolEnv {
         let hits = jaccard::top_k(query, &self.tokens, self.top_k);
         if hits.is_empty() {
             return Observation::new(format!(
-                "No paragraph matches \"{query}\". Try other words, or lookup one of these titles: {}.",
-                self.titles().join("; ")
+                "No paragraph matches \"{query}\". Try other words."
             ));
         }
         let mut text = String::new();
@@ -105,15 +110,35 @@ impl PoolEnv {
                     shown: vec![p.title],
                 }
             }
-            None => Observation::new(format!(
-                "There is no paragraph titled \"{wanted}\". Available titles: {}.",
-                self.titles().join("; ")
-            )),
+            None => Observation::new(self.missed(wanted)),
         }
     }
 
-    fn titles(&self) -> Vec<&str> {
-        self.paragraphs.iter().map(|p| p.title.as_str()).collect()
+    /// The observation of a failed lookup: it failed, and the titles already shown
+    /// that share a word with the one asked for (at most three, nearest first).
+    fn missed(&self, wanted: &str) -> String {
+        let mut text = format!("Lookup failed: there is no paragraph titled \"{wanted}\".");
+        let asked = jaccard::token_set(wanted);
+        let mut near: Vec<(f64, &str)> = self
+            .retrieved
+            .iter()
+            .map(|t| {
+                (
+                    jaccard::similarity(&asked, &jaccard::token_set(t)),
+                    t.as_str(),
+                )
+            })
+            .filter(|(score, _)| *score > 0.0)
+            .collect();
+        near.sort_by(|a, b| b.0.total_cmp(&a.0));
+        if !near.is_empty() {
+            let titles: Vec<&str> = near.iter().take(3).map(|(_, t)| *t).collect();
+            text.push_str(&format!(
+                " Titles you have already seen that are close: {}.",
+                titles.join("; ")
+            ));
+        }
+        text
     }
 }
 
@@ -177,7 +202,16 @@ mod tests {
             .text
             .starts_with("[Tucson, Arizona]"));
         let miss = env.step(&Action::Lookup("Nowhere".into()));
-        assert!(miss.text.contains("no paragraph titled") && miss.text.contains("Charles Mingus"));
+        assert!(miss.text.starts_with("Lookup failed") && !miss.text.contains("Charles Mingus"));
         assert_eq!(env.retrieved(), ["Tucson, Arizona"]);
+        // Only titles already shown are suggested.
+        let near = env.step(&Action::Lookup("Tucson".into()));
+        assert!(
+            near.text.contains("close: Tucson, Arizona."),
+            "{}",
+            near.text
+        );
+        let none = env.step(&Action::Search("zzz qqq".into()));
+        assert!(!none.text.contains("Trap") && !none.text.contains("Mingus"));
     }
 }

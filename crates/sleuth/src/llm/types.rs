@@ -46,6 +46,10 @@ pub enum OutputConstraint {
     JsonSchema(serde_json::Value),
     /// A GBNF grammar (llama.cpp) the output must match.
     Grammar(String),
+    /// A GBNF grammar only the embedded in-process model samples under; every other
+    /// provider sends and applies nothing (the embedded model's default grammar, a
+    /// concession to its size: the papers use prompting alone).
+    EmbeddedGrammar(String),
 }
 
 /// A tool offered through the provider's native tool-calling channel (OpenAI `tools`,

@@ -74,8 +74,10 @@ impl WorkingMemory {
     /// Folds the memory the model wrote this turn into the running state.
     ///
     /// Facts are monotonic: every fact ever confirmed stays, even when the model's
-    /// latest memory omits it; a new statement under an id already taken gets a fresh
-    /// id. Hypotheses, questions and notes are the model's latest view (they are meant
+    /// latest memory omits it. A fact is identified by its id (SLEUTH §3.1: "[F_i]",
+    /// never retracted): a new statement under an id already confirmed is that fact
+    /// reworded, so it replaces the wording and adds nothing; the same statement under
+    /// another id is the fact already held. Hypotheses, questions and notes are the model's latest view (they are meant
     /// to change). A question counts as resolved when the model marks it `(resolved)` or
     /// removes it from its list (SLEUTH paper §3.2 step 3: "remove questions answered by
     /// the new observation"); resolved questions are kept, monotonically, in `resolved`.
@@ -140,9 +142,13 @@ impl WorkingMemory {
                     continue;
                 }
             }
-            let fact = self.with_free_id(fact.clone());
             seen.push(fact.id.clone());
-            self.facts.push(fact);
+            if let Some(known) = self.facts.iter_mut().find(|f| f.id == fact.id) {
+                // A fact is its id (SLEUTH §3.1: never retracted): a rewording updates it.
+                *known = fact.clone();
+            } else {
+                self.facts.push(fact.clone());
+            }
         }
         self.hypotheses = written.hypotheses.clone();
         self.questions = written

@@ -76,7 +76,7 @@ fn facts_are_monotonic_and_dropped_ones_reported() {
 }
 
 #[test]
-fn reused_id_with_new_statement_gets_fresh_id() {
+fn a_reworded_fact_updates_its_id_and_adds_nothing() {
     let schema = MemorySchema::full();
     let mut state = WorkingMemory::default();
     state.merge(&parse_memory(
@@ -84,11 +84,17 @@ fn reused_id_with_new_statement_gets_fresh_id() {
         &schema,
     ));
     state.merge(&parse_memory(
-        "Confirmed Facts:\n- [F1] c is d (source: C)",
+        "Confirmed Facts:\n- [F1] a is b, reworded (source: A)",
         &schema,
     ));
+    let m = state.merge(&parse_memory(
+        "Confirmed Facts:\n- [F1] a is b, reworded (source: A)\n- [F2] c is d (source: C)",
+        &schema,
+    ));
+    assert!(m.dropped.is_empty(), "a rewording drops nothing");
     let ids: Vec<_> = state.facts.iter().map(|f| f.id.as_str()).collect();
     assert_eq!(ids, ["F1", "F2"]);
+    assert_eq!(state.facts[0].statement, "a is b, reworded");
 }
 
 #[test]

@@ -7,10 +7,14 @@
 //! takes grammar text and never knows the protocol, and nothing depends on llama.cpp; a
 //! provider that cannot honour a grammar ignores it and the agents parse as usual.
 //!
-//! Every grammar ends in exactly one `Action: tool[argument]` line over the tools of the
-//! environment's [`ToolCatalogue`], written with the labels of [`super::action`], so a
-//! constrained turn is always one complete step that the protocol's parser accepts and
-//! the environment offers. The working-memory grammar follows
+//! Two families. The tight grammars (ReAct's, the reasoning lines', the working
+//! memory's) end in exactly one `Action: tool[argument]` line and bound every section;
+//! they are the embedded 135M model's default only (`grammar=auto`), a deviation made
+//! for its size, and no server is sent one. [`open_turn`] is what `grammar=true` sends:
+//! it keeps the method as prompted (SLEUTH §3.4: prompting alone). Both write their
+//! action lines over the tools of the environment's [`ToolCatalogue`] with the labels
+//! of [`super::action`], so constrained output is always what the protocol's parser
+//! accepts and the environment offers. The working-memory grammar follows
 //! the notation of [`super::notation`]: `- [F1] statement (source: title)`,
 //! `- [H1] text | confidence: high | supports: F1, F2 | contradicts: -`,
 //! `- [Q1] text | action: search terms | priority: low`.
@@ -50,6 +54,28 @@ fn action_rules(tools: &ToolCatalogue) -> String {
         gbnf_literal(&OPEN.to_string()),
         gbnf_literal(&CLOSE.to_string()),
         alternatives.join(" | ")
+    )
+}
+
+/// The grammar `grammar=true` sends to servers (SLEUTH §3.4: the method is prompting
+/// alone, so a grammar may only keep the output parseable, never change the method):
+/// any lines of free reasoning, memory included (no section forced, no length or entry
+/// cap the prompt does not state), ending in one to `actions` action lines over the
+/// catalogue's tools (App. L's several calls per turn). A free line may itself be an
+/// action line, so the grammar bounds nothing the loop's cap does not already bound.
+pub fn open_turn(tools: &ToolCatalogue, actions: usize) -> String {
+    let alternatives: Vec<String> = tools.names().iter().map(|t| gbnf_literal(t)).collect();
+    format!(
+        "root ::= free* action (\"\\n\" action){{0,{more}}}\n\
+         free ::= [^\\n]* \"\\n\"\n\
+         action ::= {} tool {} open-arg {}\n\
+         tool ::= {}\n\
+         open-arg ::= [^\\{CLOSE}\\n]+\n",
+        gbnf_literal(&format!("{ACTION}: ")),
+        gbnf_literal(&OPEN.to_string()),
+        gbnf_literal(&CLOSE.to_string()),
+        alternatives.join(" | "),
+        more = actions.max(1) - 1,
     )
 }
 
@@ -395,6 +421,22 @@ mod tests {
             g.starts_with("root ::= \"Thought: \" line \"\\n\" action"),
             "{g}"
         );
+    }
+
+    #[test]
+    fn the_open_grammar_allows_free_reasoning_and_several_action_lines() {
+        let g = open_turn(&pool(), 8);
+        assert_closed(&g);
+        assert!(
+            g.starts_with("root ::= free* action (\"\\n\" action){0,7}\n"),
+            "{g}"
+        );
+        assert!(g.contains("free ::= [^\\n]* \"\\n\"\n"), "{g}");
+        assert!(
+            !g.contains("Thought") && !g.contains("Confirmed Facts"),
+            "{g}"
+        );
+        assert!(!g.contains("{1,"), "no length cap: {g}");
     }
 
     #[test]

@@ -22,8 +22,14 @@ pub struct Figure {
 /// Every figure the analysis supports (none for data it lacks).
 pub fn all(a: &Analysis) -> Vec<Figure> {
     let mut out = Vec::new();
+    // EM by hop count reads the pooled arms (MuSiQue's splits side by side, Figure 2a).
+    let pooled: BTreeSet<String> = a
+        .by_hops
+        .iter()
+        .map(|s| s.summary.arm.dataset.clone())
+        .collect();
+    out.extend(pooled.iter().filter_map(|d| em_by_hops(a, d)));
     for d in datasets(a) {
-        out.extend(em_by_hops(a, &d));
         out.extend(comparison(a, &d));
         out.extend(accuracy_at_turn(a, &d));
     }
@@ -128,6 +134,31 @@ fn caption(a: &Analysis, keys: &[&ArmKey]) -> String {
     )
 }
 
+/// The caption of an EM-by-hops figure: questions per arm summed over its slices
+/// (its arms are the pooled ones, which the summaries split).
+fn hops_caption(here: &[&crate::eval::analysis::Slice], arms: &[&ArmKey]) -> String {
+    let ns: BTreeSet<usize> = arms
+        .iter()
+        .map(|k| {
+            here.iter()
+                .filter(|s| &s.summary.arm == *k)
+                .map(|s| s.summary.n)
+                .sum()
+        })
+        .collect();
+    let n = match (ns.first(), ns.last()) {
+        (Some(lo), Some(hi)) if lo == hi => format!("n = {lo} questions per arm"),
+        (Some(lo), Some(hi)) => format!("n = {lo}–{hi} questions per arm"),
+        _ => "n = 0".to_string(),
+    };
+    let models: BTreeSet<&str> = arms.iter().map(|k| k.model.as_str()).collect();
+    let label = if models.len() == 1 { "model" } else { "models" };
+    format!(
+        "{n} · {label} {}",
+        models.into_iter().collect::<Vec<_>>().join(", ")
+    )
+}
+
 /// Legend names within one dataset's figure (the dataset is in the title).
 fn name(a: &Analysis, k: &ArmKey) -> String {
     let full = legend(a, k);
@@ -149,12 +180,12 @@ fn em_by_hops(a: &Analysis, dataset: &str) -> Option<Figure> {
         return None;
     }
     let categories: Vec<String> = values.iter().map(|(_, v)| v.to_string()).collect();
-    let arms: Vec<&ArmKey> = a
-        .summaries
-        .iter()
-        .map(|s| &s.arm)
-        .filter(|k| k.dataset == dataset)
-        .collect();
+    let mut arms: Vec<&ArmKey> = Vec::new();
+    for s in &here {
+        if !arms.contains(&&s.summary.arm) {
+            arms.push(&s.summary.arm);
+        }
+    }
     let series: Vec<Series> = arms
         .iter()
         .map(|k| {
@@ -173,7 +204,7 @@ fn em_by_hops(a: &Analysis, dataset: &str) -> Option<Figure> {
         file: file("em_by_hops", dataset),
         svg: bar_chart(
             &format!("EM by hop count: {dataset}"),
-            &caption(a, &arms),
+            &hops_caption(&here, &arms),
             "hops",
             "EM (%)",
             &categories,

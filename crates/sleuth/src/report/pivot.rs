@@ -1,16 +1,28 @@
 //! The papers' main table: one row per method (in the order the runs list them, as a
-//! recipe does), one column per dataset, MuSiQue also split by hop count (2/3/4-hop
-//! columns as in SLEUTH and EIR Table 1). Shown only when a report spans several
+//! recipe does), one column per dataset, MuSiQue's hop splits as datasets of their own
+//! (2/3/4-hop columns as in SLEUTH and EIR Table 1, no pooled MuSiQue column: the
+//! analysis splits the arms, `eval::analysis::by_split`). Shown only when a report spans several
 //! datasets; for one, the summary and by-hops tables say the same.
 
 use super::table::{Cell, Table};
-use crate::eval::analysis::{Analysis, ArmKey, Summary};
+use crate::eval::analysis::{split_hops, Analysis, ArmKey, Summary};
 use std::collections::BTreeSet;
 
-/// Datasets in the papers' column order; others follow alphabetically.
-const DATASET_ORDER: [&str; 3] = ["hotpotqa", "2wiki", "musique"];
+/// Datasets in the papers' column order; others follow alphabetically. MuSiQue's hop
+/// splits are datasets of their own in the analysis (SLEUTH Table 1's columns).
+const DATASET_ORDER: [&str; 6] = [
+    "hotpotqa",
+    "2wiki",
+    "musique",
+    "musique_2hop",
+    "musique_3hop",
+    "musique_4hop",
+];
 
 fn dataset_label(d: &str) -> String {
+    if let Some(h) = split_hops(d) {
+        return format!("MuSiQue {h}-hop");
+    }
     match d {
         "hotpotqa" => "HotpotQA".into(),
         "2wiki" => "2Wiki".into(),
@@ -19,43 +31,29 @@ fn dataset_label(d: &str) -> String {
     }
 }
 
-/// One pivot column: a dataset, or one hop count of it.
+/// One pivot column: a dataset (a MuSiQue split is one).
 struct Column {
     dataset: String,
-    hops: Option<String>,
 }
 
 impl Column {
     fn label(&self) -> String {
-        match &self.hops {
-            None => format!("{} EM/F1", dataset_label(&self.dataset)),
-            Some(h) => format!("{} {h}-hop EM/F1", dataset_label(&self.dataset)),
-        }
+        format!("{} EM/F1", dataset_label(&self.dataset))
     }
 
+    /// The tidy files' key (`musique_2hop`, as before the splits were datasets).
     fn key(&self) -> String {
-        match &self.hops {
-            None => self.dataset.clone(),
-            Some(h) => format!("{}_{h}hop", self.dataset),
-        }
+        self.dataset.clone()
     }
 
     /// The summary of `row`'s arm on this column, if it ran there.
     fn summary<'a>(&self, a: &'a Analysis, row: &ArmKey) -> Option<&'a Summary> {
-        let same = |k: &ArmKey| {
-            k.dataset == self.dataset
-                && k.method == row.method
-                && k.model == row.model
-                && k.label == row.label
-        };
-        match &self.hops {
-            None => a.summaries.iter().find(|s| same(&s.arm)),
-            Some(h) => a
-                .by_hops
-                .iter()
-                .find(|s| same(&s.summary.arm) && &s.value == h)
-                .map(|s| &s.summary),
-        }
+        a.summaries.iter().find(|s| {
+            s.arm.dataset == self.dataset
+                && s.arm.method == row.method
+                && s.arm.model == row.model
+                && s.arm.label == row.label
+        })
     }
 }
 
@@ -94,28 +92,10 @@ fn columns(a: &Analysis) -> Vec<Column> {
             d.clone(),
         )
     });
-    let mut out = Vec::new();
-    for d in datasets {
-        out.push(Column {
-            dataset: d.clone(),
-            hops: None,
-        });
-        if d == "musique" {
-            let hops: BTreeSet<(usize, &str)> = a
-                .by_hops
-                .iter()
-                .filter(|s| s.summary.arm.dataset == d && s.value != "-")
-                .map(|s| (s.value.len(), s.value.as_str()))
-                .collect();
-            if hops.len() > 1 {
-                out.extend(hops.into_iter().map(|(_, h)| Column {
-                    dataset: d.clone(),
-                    hops: Some(h.to_string()),
-                }));
-            }
-        }
-    }
-    out
+    datasets
+        .into_iter()
+        .map(|dataset| Column { dataset })
+        .collect()
 }
 
 /// The pivot table (no rows when it would repeat the summary). `tidy` gives the
@@ -136,7 +116,7 @@ pub fn pivot(a: &Analysis, tidy: bool) -> Table {
     header.extend(labels.iter().map(String::as_str));
     let mut t = Table::new(
         "pivot",
-        "EM / F1 per dataset (MuSiQue also by hop count)",
+        "EM / F1 per dataset (MuSiQue per hop split)",
         &header,
     )
     .with_note("EM and F1 in %; `-` where the method did not run on that dataset. Methods in the order the runs list them; the tidy files (pivot.csv) add n per column.");
@@ -145,7 +125,7 @@ pub fn pivot(a: &Analysis, tidy: bool) -> Table {
         let keys = [format!("{k}_em"), format!("{k}_f1"), format!("{k}_n")];
         t = t.split(l, &keys.iter().map(String::as_str).collect::<Vec<_>>());
     }
-    if cols.iter().filter(|c| c.hops.is_none()).count() < 2 {
+    if cols.len() < 2 {
         return t;
     }
     let rank = method_rank(a);

@@ -257,6 +257,12 @@ pub const CASES: &[Case] = &[
         &["turns=5", "grammar=false"],
     ),
     pool(
+        "sleuth-grammar-open",
+        "the opt-in grammar servers get (free reasoning, several action lines)",
+        "sleuth",
+        &["turns=5", "grammar=true"],
+    ),
+    pool(
         "sleuth-top-k",
         "one paragraph per search",
         "sleuth",

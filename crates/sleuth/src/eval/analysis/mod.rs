@@ -15,6 +15,7 @@ mod eir_averages;
 mod eir_runs;
 mod load;
 mod outcome;
+mod splits;
 mod summary;
 
 pub use compare::{
@@ -36,6 +37,7 @@ pub use eir_runs::{
 };
 pub use load::{load, Arm, ArmKey, RecordSet, RunConfig, Source};
 pub use outcome::{answer_turn, classify, correct, gold_in_history, support_recall, Outcome};
+pub use splits::{by_split, split_hops, split_name};
 pub use summary::{breakdown, Slice, Split, Summary};
 
 use crate::eval::stats::{DEFAULT_RESAMPLES, DEFAULT_SEED};
@@ -145,7 +147,10 @@ impl EirSection {
 impl Analysis {
     pub fn build(set: &RecordSet, options: &Options) -> Analysis {
         // Reflexion's first trial is an arm of its own (EIR paper Table 1 Panel B, Table 8).
-        let arms = &with_first_trials(&set.arms);
+        let pooled = &with_first_trials(&set.arms);
+        // MuSiQue's hop splits are datasets of their own (SLEUTH §4, Tables 1, 13, 14):
+        // every per-benchmark analysis runs on them, the hop breakdown on the pool.
+        let arms = &by_split(pooled);
         let mut warnings = set.warnings.clone();
         let max_turn = arms
             .iter()
@@ -183,7 +188,7 @@ impl Analysis {
         let mut a = Analysis {
             sources: set.sources.clone(),
             summaries: arms.iter().map(Summary::of_arm).collect(),
-            by_hops: breakdown(arms, Split::Hops),
+            by_hops: breakdown(pooled, Split::Hops),
             by_kind: breakdown(arms, Split::Kind),
             errors: arms.iter().map(error_decomposition).collect(),
             max_turn,
@@ -196,7 +201,8 @@ impl Analysis {
             holm_family: options.holm_family,
             comparisons,
             sweeps: sweeps(arms),
-            eir: EirSection::build(arms, options),
+            // The EIR section keeps the loader's arms (its tables are the EIR paper's).
+            eir: EirSection::build(pooled, options),
             warnings,
         };
         a.sort_arms();

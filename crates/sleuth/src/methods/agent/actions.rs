@@ -1,10 +1,14 @@
 //! The actions of a turn (SLEUTH paper §3.4; tool calls counted apart from turns, App.
 //! L and Table 7).
 //!
-//! Every action line of a response runs, in order, up to `actions_per_turn`; one beyond
+//! The system prompt asks for an action line and neither invites nor forbids several
+//! (App. K makes no such invitation; App. L's trace runs several calls a turn). Every
+//! action line of a response runs, in order, up to `actions_per_turn`; one beyond
 //! the cap is answered with an observation saying it was not run (never silence: the
 //! model learns which of its calls did not). `finish[answer]` ends the turn's actions:
-//! the answer is taken unless a commitment rule answers it first (late verification).
+//! the answer is taken unless a commitment rule answers it first (late verification),
+//! which it may do only while a turn remains: a finish on the last turn is taken, as
+//! the same reply would be under ReAct (no turn is left to verify in, App. D.5).
 //! A commitment rule may also refuse an action with an observation (forward-only's
 //! repeats). Under the corpus setting's budget (EIR paper §4.3) the last turn accepts
 //! only an answer. A response with no action line gets an observation naming the lines
@@ -27,6 +31,8 @@ pub(super) struct Acting<'a> {
     pub cap: usize,
     /// This turn accepts only `finish[answer]`.
     pub answer_only: bool,
+    /// This is the budget's last turn: a finish is taken without feedback.
+    pub last: bool,
     pub prompts: &'a PromptSet,
 }
 
@@ -48,7 +54,11 @@ impl Acting<'_> {
         }
         for (i, action) in actions.iter().enumerate() {
             if let Action::Finish(answer) = action {
-                match commitment.finish(answer, self.prompts)? {
+                let check = match self.last {
+                    true => None,
+                    false => commitment.finish(answer, self.prompts)?,
+                };
+                match check {
                     Some(check) => feedback.push(check),
                     None => {
                         episode.answer = Some(answer.trim().to_string());

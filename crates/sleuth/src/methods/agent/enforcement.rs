@@ -10,9 +10,11 @@
 //!   not count against the 20-turn budget"), but its call and tokens are counted
 //!   (`reminder` calls), at most `max_reminders` per episode (the paper's 5). Only a
 //!   typed memory is checked: the baselines "have no structured format to validate".
-//! - Fact hand-back: the confirmed facts a response left out are handed back in the
-//!   next observation, under enforcement or with `restore_facts`, so monotonicity holds
-//!   for the model too, not only in the record (whose merged state keeps them anyway).
+//! - Fact hand-back (ours, not part of enforcement): the confirmed facts a response
+//!   left out are handed back in the next observation only with `restore_facts=true`,
+//!   off in every recipe. App. M defines enforcement as the delimiters and the check
+//!   alone, so `enforce=true` hands nothing back; the record's merged state keeps the
+//!   dropped facts either way (§3.1: never retracted).
 
 use super::template::render;
 use crate::memory::{check_adherence, MemoryKind, MemorySchema, Merged};
@@ -35,9 +37,8 @@ impl Enforcement {
         Enforcement {
             check: memory.typed().filter(|_| settings.enforce).cloned(),
             max_reminders: settings.max_reminders,
-            // Under `enforce` as well as when asked: the hand-back counts as part of the
-            // runtime help (App. M names delimiters and the check only).
-            hand_back: settings.enforce || settings.restore_facts,
+            // Only when asked: App. M's enforcement is the delimiters and the check.
+            hand_back: settings.restore_facts,
         }
     }
 

@@ -27,7 +27,7 @@ use crate::data::Question;
 use crate::env::{Environment, PoolEnv, ToolCatalogue};
 use crate::llm::{ChatRequest, Message, OutputConstraint};
 use crate::memory::{MemoryKind, MemorySchema, Section, WorkingMemory};
-use crate::methods::settings::{AgentSettings, ToolChannel};
+use crate::methods::settings::{AgentSettings, GrammarUse, ToolChannel};
 use crate::protocol::grammar;
 use async_trait::async_trait;
 use commitment::{CommitmentRules, Strategy};
@@ -97,8 +97,10 @@ impl Style {
         }
     }
 
-    /// The output grammar that keeps a response inside this style's protocol (honoured
-    /// by the embedded model, ignored by providers without grammar support).
+    /// The tight output grammar that keeps a response inside this style's protocol: the
+    /// embedded model's default (`grammar=auto`), sent to no server. It allows one
+    /// action line and bounded sections, which is why no server gets it (§3.4: prompting
+    /// only); `grammar=true` sends [`grammar::open_turn`] instead.
     fn grammar(&self, tools: &ToolCatalogue, settings: &AgentSettings) -> TurnConstraint {
         let fixed = |g: String| TurnConstraint::Fixed(OutputConstraint::Grammar(g));
         match &self.memory {
@@ -141,6 +143,9 @@ pub(super) enum TurnConstraint {
     None,
     /// The same grammar every turn.
     Fixed(OutputConstraint),
+    /// The inner constraint's grammar, for the embedded model only
+    /// ([`OutputConstraint::EmbeddedGrammar`]).
+    EmbeddedOnly(Box<TurnConstraint>),
     /// The working-memory grammar rebuilt each turn from the episode so far.
     Memory {
         schema: MemorySchema,
@@ -162,6 +167,10 @@ impl TurnConstraint {
         match self {
             TurnConstraint::None => None,
             TurnConstraint::Fixed(c) => Some(c.clone()),
+            TurnConstraint::EmbeddedOnly(inner) => inner.for_turn(state, seen).map(|c| match c {
+                OutputConstraint::Grammar(g) => OutputConstraint::EmbeddedGrammar(g),
+                other => other,
+            }),
             TurnConstraint::Memory {
                 schema,
                 tools,
@@ -264,6 +273,8 @@ impl AgentMethod {
                 tools,
                 structured => memory.typed().is_some(),
                 notes => *memory == MemoryKind::Notes,
+                // App. D.5's free search keeps the method's source-faithful rule.
+                faithful => self.style.memory != MemoryKind::None,
                 stopping,
                 actions_per_turn => self.settings.actions_per_turn,
                 native => self.settings.tool_channel == ToolChannel::Native,
@@ -305,10 +316,14 @@ impl AgentMethod {
             "question.txt",
             context! { question => &question.text, reflection => reflection.unwrap_or("") },
         )?;
-        let constraint = if self.settings.grammar {
-            style.grammar(env.tools(), &self.settings)
-        } else {
-            TurnConstraint::None
+        let constraint = match self.settings.grammar {
+            GrammarUse::Embedded => {
+                TurnConstraint::EmbeddedOnly(Box::new(style.grammar(env.tools(), &self.settings)))
+            }
+            GrammarUse::Open => TurnConstraint::Fixed(OutputConstraint::Grammar(
+                grammar::open_turn(env.tools(), self.settings.actions_per_turn),
+            )),
+            GrammarUse::Off => TurnConstraint::None,
         };
         let nudge = commitment::nudge(&self.settings, &style.memory, question.hops);
         run::AgentLoop {

@@ -77,6 +77,7 @@ impl AgentLoop<'_> {
             let acting = Acting {
                 cap: self.settings.actions_per_turn,
                 answer_only,
+                last: number == self.settings.turns,
                 prompts: self.prompts,
             };
             let actions = turn.actions.clone();

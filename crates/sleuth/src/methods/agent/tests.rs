@@ -227,19 +227,15 @@ async fn dropped_fact_stays_in_state_and_is_given_back_only_when_asked() {
         .content
         .contains("[F1] fact number 1"));
 
-    for set in [("restore_facts", "true"), ("enforce", "true")] {
+    for (set, handed) in [
+        (("restore_facts", "true"), true),
+        (("enforce", "true"), false),
+    ] {
         let model = Arc::new(ScriptedModel::from_fn(|_, i| Ok(dropping_script(i))));
         run(&method("sleuth", &[set]), model.clone()).await;
         let third = &model.requests()[2];
-        assert!(
-            third
-                .messages
-                .last()
-                .unwrap()
-                .content
-                .contains("[F1] fact number 1"),
-            "{set:?}"
-        );
+        let content = &third.messages.last().unwrap().content;
+        assert_eq!(content.contains("[F1] fact number 1"), handed, "{set:?}");
     }
 }
 
@@ -436,7 +432,7 @@ async fn the_last_turn_can_be_restricted_to_an_answer() {
 
 fn grammar_of(req: &ChatRequest) -> &str {
     match &req.constraint {
-        Some(crate::llm::OutputConstraint::Grammar(g)) => g,
+        Some(crate::llm::OutputConstraint::EmbeddedGrammar(g)) => g,
         other => panic!("expected a grammar, got {other:?}"),
     }
 }

@@ -152,6 +152,49 @@ pub enum ToolChannel {
     Native,
 }
 
+/// Which output grammar the loop attaches to its requests (SLEUTH §3.4: the method is
+/// "implemented entirely through prompting", so no server gets one unless asked). Named
+/// `auto`, `true`, `false` (with the usual boolean spellings).
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Serialize,
+    Deserialize,
+    strum::EnumString,
+    strum::IntoStaticStr,
+    strum::VariantNames,
+)]
+#[serde(rename_all = "kebab-case")]
+#[strum(ascii_case_insensitive)]
+pub enum GrammarUse {
+    /// The default: only the embedded model samples under the protocol's tight grammar
+    /// (one action line, bounded sections; a deviation made for a 135M model); every
+    /// server is sent none.
+    #[strum(to_string = "auto")]
+    Embedded,
+    /// `grammar=true`: every grammar-honouring server gets a grammar that keeps the
+    /// method as prompted: free reasoning, then one to `actions_per_turn` action lines,
+    /// no section forced and no cap the prompt does not state.
+    #[strum(
+        to_string = "true",
+        serialize = "yes",
+        serialize = "on",
+        serialize = "1"
+    )]
+    Open,
+    /// `grammar=false`: no grammar anywhere, the embedded model included.
+    #[strum(
+        to_string = "false",
+        serialize = "no",
+        serialize = "off",
+        serialize = "0"
+    )]
+    Off,
+}
+
 /// Default cap on tool calls executed from one response. Generous enough that a turn
 /// of parallel searches runs whole (the paper's ReAct spent 22 tool calls in 20 turns,
 /// App. L), small enough that a runaway list cannot flood one observation.
@@ -179,8 +222,8 @@ pub struct AgentSettings {
     /// Runtime protocol enforcement (structured methods).
     pub enforce: bool,
     /// Hand the confirmed facts a response left out back to the model in the next
-    /// observation. Off by default: the paper's Table 1 runs have no runtime help, so
-    /// facts are handed back only under enforcement or with this option (App. M); the
+    /// observation (ours). Off by default and in every recipe, and not part of
+    /// `enforce` (App. M's enforcement is the delimiters and the notation check); the
     /// record's merged state stays monotonic either way.
     pub restore_facts: bool,
     pub max_reminders: u32,
@@ -191,8 +234,8 @@ pub struct AgentSettings {
     pub episodes: u32,
     /// The corpus setting's rule: the last turn accepts only an answer.
     pub last_turn_answer_only: bool,
-    /// Attach the protocol's output grammar to requests (used by the embedded model).
-    pub grammar: bool,
+    /// Which output grammar requests carry ([`GrammarUse`]).
+    pub grammar: GrammarUse,
     /// The conditions of `nudge=adaptive`.
     pub adaptive: AdaptiveRule,
     /// Context compaction (`compact=K`, ours): once the memory holds a confirmed fact,
@@ -229,7 +272,7 @@ impl Default for AgentSettings {
             max_tokens: 1024,
             episodes: 2,
             last_turn_answer_only: false,
-            grammar: true,
+            grammar: GrammarUse::Embedded,
             adaptive: AdaptiveRule::default(),
             compact: None,
             compact_slack: 0,

@@ -11,7 +11,9 @@ pub mod agent;
 pub mod eir;
 mod error;
 
-pub use agent::{AdaptiveCondition, AdaptiveRule, AgentSettings, NudgeAt, Stopping, ToolChannel};
+pub use agent::{
+    AdaptiveCondition, AdaptiveRule, AgentSettings, GrammarUse, NudgeAt, Stopping, ToolChannel,
+};
 pub use eir::{DependencyRepair, EirSettings, RecoverMode};
 pub use error::SettingError;
 
@@ -263,7 +265,7 @@ pub const SETTINGS: &[SettingDef] = &[
     },
     SettingDef {
         key: "restore_facts",
-        doc: "true: hand confirmed facts the model left out back in the next observation (always on under enforce)",
+        doc: "true: hand confirmed facts the model left out back in the next observation (ours; not part of enforce, App. M)",
         apply: |s, v| {
             s.agent.restore_facts = boolean("restore_facts", v)?;
             Ok(())
@@ -299,12 +301,13 @@ pub const SETTINGS: &[SettingDef] = &[
     },
     SettingDef {
         key: "grammar",
-        doc: "false: send no output grammar (only the embedded model uses one)",
+        doc: "auto (default: only the embedded model samples under the protocol's grammar; no server gets one, SLEUTH §3.4), true (servers get a grammar that keeps the method: free reasoning, up to actions_per_turn action lines) or false (none anywhere)",
         apply: |s, v| {
-            s.agent.grammar = boolean("grammar", v)?;
+            s.agent.grammar = GrammarUse::from_name(v)
+                .ok_or_else(|| SettingError::value("grammar", v, "auto, true or false"))?;
             Ok(())
         },
-        show: |s, _| s.agent.grammar.to_string(),
+        show: |s, _| s.agent.grammar.name().into(),
     },
     SettingDef {
         key: "reads",

@@ -83,7 +83,7 @@ impl Strategy for Adaptive {
             return Ok(None);
         };
         Ok(Some(Trigger {
-            message: nudge::message(prompts, at.number, self.budget, false)?,
+            message: nudge::message(prompts, at.number, self.budget)?,
             condition: Some(condition),
         }))
     }

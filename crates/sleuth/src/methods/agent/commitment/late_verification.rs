@@ -6,8 +6,11 @@
 //! ReAct's protocol until the check; `late-verification-memory` (ours) keeps the memory
 //! throughout. The first `finish[answer]` is not accepted: the model is asked to list
 //! each link of the chain with its supporting paragraph, and the next finish is taken.
-//! The check is asked for whenever the first finish comes, the last turn included (the
-//! episode then ends on the budget with no answer; kept as the runs so far had it).
+//! The check is asked for when the first finish comes while a turn remains; a finish on
+//! the last turn is taken unchecked (the loop's rule, `actions.rs`), so the same reply
+//! answers here as under ReAct instead of ending on the budget. The search phase keeps
+//! SLEUTH's source-faithful answer rule (App. K), worded for paragraphs instead of
+//! Confirmed Facts: the strategy changes when the agent stops, not how it answers.
 
 use super::Strategy;
 use crate::methods::agent::template::render;

@@ -23,8 +23,6 @@ pub(super) struct TimeNudge {
     at: u32,
     budget: u32,
     gate: Gate,
-    /// The message's wording: from the notes, or from facts and hypotheses.
-    notes_wording: bool,
 }
 
 /// What must hold, besides the turn, for the nudge to fire.
@@ -55,7 +53,6 @@ impl TimeNudge {
             at,
             budget: settings.turns,
             gate,
-            notes_wording: notes_wording(memory),
         })
     }
 }
@@ -80,27 +77,17 @@ impl Strategy for TimeNudge {
             return Ok(None);
         }
         Ok(Some(Trigger {
-            message: message(prompts, at.number, self.budget, self.notes_wording)?,
+            message: message(prompts, at.number, self.budget)?,
             condition: None,
         }))
     }
 }
 
-/// Whether the nudge tells the model to build its answer from its notes rather than
-/// from its confirmed facts and hypotheses: every method without a typed memory gets
-/// the notes wording, the ReAct control of App. D.4 included (the paper gives it the
-/// identical message; kept as the runs so far had it).
-pub(super) fn notes_wording(memory: &MemoryKind) -> bool {
-    memory.typed().is_none()
-}
-
 /// The nudge message given with turn `turn` of `budget` (`nudge.txt`; also the
-/// adaptive nudge's).
-pub(super) fn message(
-    prompts: &PromptSet,
-    turn: u32,
-    budget: u32,
-    notes: bool,
-) -> Result<String, AgentError> {
-    render(prompts, "nudge.txt", context! { turn, budget, notes })
+/// adaptive nudge's). One message, word for word, for every method it is given to:
+/// App. D.4 makes "the identical nudge message" ReAct's causal control, and §3.3 words
+/// it as synthesis from the confirmed facts and hypotheses, so Notes and ReAct read
+/// the same sentence SLEUTH does.
+pub(super) fn message(prompts: &PromptSet, turn: u32, budget: u32) -> Result<String, AgentError> {
+    render(prompts, "nudge.txt", context! { turn, budget })
 }
