@@ -3,26 +3,10 @@
 //! the server logged and the records written.
 
 use crate::agents::{eval_one, memory, turn_of};
+use crate::sleuth_paper::{last_message, system_prompt};
 use crate::util::*;
 use serde_json::Value;
 use sleuth_testkit::{MockServer, ReceivedRequest, Reply};
-
-/// The text of the last message of a request (the observation the model answers).
-fn last_message(req: &ReceivedRequest) -> String {
-    req.body["messages"]
-        .as_array()
-        .and_then(|m| m.last())
-        .and_then(|m| m["content"].as_str())
-        .unwrap_or_default()
-        .to_string()
-}
-
-fn system_prompt(req: &ReceivedRequest) -> String {
-    req.body["messages"][0]["content"]
-        .as_str()
-        .unwrap_or_default()
-        .to_string()
-}
 
 const F1: &str =
     "- [F1] Mingus Plays Piano is an album by Charles Mingus (source: Mingus Plays Piano)";

@@ -9,7 +9,7 @@ use serde_json::Value;
 use sleuth_testkit::{MockServer, ReceivedRequest, Reply};
 
 /// The text of the last message of a request (the observation the model answers).
-fn last_message(req: &ReceivedRequest) -> String {
+pub(crate) fn last_message(req: &ReceivedRequest) -> String {
     req.body["messages"]
         .as_array()
         .and_then(|m| m.last())
@@ -18,7 +18,8 @@ fn last_message(req: &ReceivedRequest) -> String {
         .to_string()
 }
 
-fn system_prompt(req: &ReceivedRequest) -> String {
+/// The system prompt of a request.
+pub(crate) fn system_prompt(req: &ReceivedRequest) -> String {
     req.body["messages"][0]["content"]
         .as_str()
         .unwrap_or_default()
