@@ -572,13 +572,10 @@ fn a_limit_that_takes_one_hop_split_is_warned_about() {
     assert!(!err.contains("warning: the first"), "{err}");
 }
 
-/// Every eval flag that shapes a run is an experiment flag (issue 30 item 7): prices,
-/// the cost budget, concurrency, rate limits, timeouts, the cache, the sample; and the
-/// dry run after a partial run estimates only what is left.
-#[test]
-fn experiment_takes_evals_run_flags_and_plans_what_is_left() {
-    let dir = tempfile::tempdir().unwrap();
-    let recipe = dir.path().join("two.toml");
+/// A recipe of two equal react jobs (top_k 1 and 2) on the MuSiQue fixture, and its
+/// `--data` pair.
+fn two_job_recipe(dir: &Path) -> (std::path::PathBuf, String) {
+    let recipe = dir.join("two.toml");
     std::fs::write(
         &recipe,
         "name = \"two\"\nmethods = [\"react\"]\n[settings]\nturns = 2\n\
@@ -586,6 +583,16 @@ fn experiment_takes_evals_run_flags_and_plans_what_is_left() {
     )
     .unwrap();
     let data = format!("musique={}", crate::golden::fixture("musique").display());
+    (recipe, data)
+}
+
+/// Every eval flag that shapes a run is an experiment flag (issue 30 item 7): prices,
+/// the cost budget, concurrency, rate limits, timeouts, the cache, the sample; and the
+/// dry run after a partial run estimates only what is left.
+#[test]
+fn experiment_takes_evals_run_flags_and_plans_what_is_left() {
+    let dir = tempfile::tempdir().unwrap();
+    let (recipe, data) = two_job_recipe(dir.path());
     let prices = dir.path().join("prices.toml");
     std::fs::write(&prices, "[m]\ninput = 1.0\noutput = 2.0\n").unwrap();
     let server = MockServer::spawn(|_| Reply::text("Action: finish[x]"));
@@ -647,14 +654,7 @@ fn experiment_takes_evals_run_flags_and_plans_what_is_left() {
 #[test]
 fn an_experiments_cost_budget_is_shared_by_its_jobs() {
     let dir = tempfile::tempdir().unwrap();
-    let recipe = dir.path().join("two.toml");
-    std::fs::write(
-        &recipe,
-        "name = \"two\"\nmethods = [\"react\"]\n[settings]\nturns = 2\n\
-         [[datasets]]\nname = \"musique\"\n[[groups]]\ngrid = { top_k = [1, 2] }\n",
-    )
-    .unwrap();
-    let data = format!("musique={}", crate::golden::fixture("musique").display());
+    let (recipe, data) = two_job_recipe(dir.path());
     let prices = dir.path().join("prices.toml");
     // Output is free: the budget reserves a call's worst-case output before sending it.
     std::fs::write(&prices, "[m]\ninput = 1000.0\noutput = 0.0\n").unwrap();
