@@ -96,19 +96,9 @@ pub enum AdaptiveCondition {
 
 /// The commitment strategy (the paper's nudge, or an alternative of SLEUTH App. D.5).
 /// Each is a unit of `agent/commitment/` (its prompt, trigger, checks and refusals).
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Serialize,
-    Deserialize,
-    strum::EnumString,
-    strum::IntoStaticStr,
-    strum::VariantNames,
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
+#[derive(strum::EnumString, strum::IntoStaticStr, strum::VariantNames)]
 #[strum(serialize_all = "kebab-case")]
 pub enum Stopping {
     /// The time-based nudge (SLEUTH's default).
@@ -128,19 +118,9 @@ pub enum Stopping {
 }
 
 /// How the model's actions reach the loop.
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Serialize,
-    Deserialize,
-    strum::EnumString,
-    strum::IntoStaticStr,
-    strum::VariantNames,
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
+#[derive(strum::EnumString, strum::IntoStaticStr, strum::VariantNames)]
 #[strum(serialize_all = "kebab-case")]
 pub enum ToolChannel {
     /// `Action: tool[argument]` lines in the response (every provider).
@@ -155,19 +135,9 @@ pub enum ToolChannel {
 /// Which output grammar the loop attaches to its requests (SLEUTH §3.4: the method is
 /// "implemented entirely through prompting", so no server gets one unless asked). Named
 /// `auto`, `true`, `false` (with the usual boolean spellings).
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Serialize,
-    Deserialize,
-    strum::EnumString,
-    strum::IntoStaticStr,
-    strum::VariantNames,
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
+#[derive(strum::EnumString, strum::IntoStaticStr, strum::VariantNames)]
 #[strum(ascii_case_insensitive)]
 pub enum GrammarUse {
     /// The default: only the embedded model samples under the protocol's tight grammar

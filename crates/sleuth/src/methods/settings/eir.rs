@@ -12,19 +12,9 @@ use serde::{Deserialize, Serialize};
 /// The dependency-repair control's three arms (EIR App. E.3, Tables 13 and 14).
 /// Its names are `false`, `true` (applied) and `unapplied`, with the usual boolean
 /// spellings accepted.
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Serialize,
-    Deserialize,
-    strum::EnumString,
-    strum::IntoStaticStr,
-    strum::VariantNames,
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
+#[derive(strum::EnumString, strum::IntoStaticStr, strum::VariantNames)]
 #[strum(ascii_case_insensitive)]
 pub enum DependencyRepair {
     /// Default EIR: no links, no repair calls.
@@ -57,19 +47,9 @@ impl DependencyRepair {
 }
 
 /// What `eir-recover` adds to an earlier run's evidence (EIR App. F.2, F.3, Table 16).
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Serialize,
-    Deserialize,
-    strum::EnumString,
-    strum::IntoStaticStr,
-    strum::VariantNames,
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
+#[derive(strum::EnumString, strum::IntoStaticStr, strum::VariantNames)]
 #[strum(serialize_all = "snake_case", ascii_case_insensitive)]
 pub enum RecoverMode {
     /// The annotated paragraphs it missed.
