@@ -496,3 +496,22 @@ fn an_experiment_over_missing_data_fails_even_in_a_dry_run() {
     assert!(err.contains("`sleuth data fetch musique`"), "{err}");
     assert_eq!(err.trim_end().lines().count(), 1, "{err}");
 }
+
+/// Offline (nothing answers: here a closed loopback port, as a failed DNS lookup also
+/// gives a connect error): the tries say "trying again", never "resuming", and the
+/// error names the two ways to go on without the network.
+#[test]
+fn an_unreachable_server_says_offline_and_how_to_install_by_hand() {
+    let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}", closed.local_addr().unwrap());
+    drop(closed);
+    let dir = tempfile::tempdir().unwrap();
+    let o = sleuth_in(dir.path(), Some(&url), &["data", "fetch", "hotpotqa"]);
+    assert!(!o.status.success());
+    let err = util::stderr(&o);
+    assert!(err.contains("cannot reach the server"), "{err}");
+    assert!(err.contains("trying again"), "{err}");
+    assert!(!err.contains("resuming"), "{err}");
+    assert!(err.contains("offline"), "{err}");
+    assert!(err.contains("--from FILE") && err.contains("--data FILE"), "{err}");
+}

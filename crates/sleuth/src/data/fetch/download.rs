@@ -43,22 +43,37 @@ pub(super) async fn download(
     progress: &dyn FetchProgress,
 ) -> Result<(), FetchError> {
     let mut last_error = String::new();
+    // Whether any try reached the server: when none did (no DNS, no route, refused), the
+    // machine is likely offline, and the error says how to install the file by hand.
+    let mut reached = false;
     for attempt in 1..=ATTEMPTS {
         if attempt > 1 {
+            let again = if reached { "resuming" } else { "trying again" };
             progress.note(&format!(
-                "{label}: {last_error}; resuming (try {attempt} of {ATTEMPTS})"
+                "{label}: {last_error}; {again} (try {attempt} of {ATTEMPTS})"
             ));
             tokio::time::sleep(Duration::from_millis(200 * u64::from(attempt))).await;
         }
         match try_once(client, url, part, label, bounds, progress).await {
             Ok(()) => return Ok(()),
-            Err(Attempt::Retry(message)) => last_error = message,
+            Err(Attempt::Retry(message)) => {
+                reached = true;
+                last_error = message;
+            }
+            Err(Attempt::Unreachable(message)) => last_error = message,
             Err(Attempt::Fatal(e)) => return Err(e),
             Err(Attempt::Discard(e)) => {
                 let _ = tokio::fs::remove_file(part).await;
                 return Err(e);
             }
         }
+    }
+    if !reached {
+        return Err(FetchError::Unreachable {
+            url: url.to_string(),
+            attempts: ATTEMPTS,
+            message: last_error,
+        });
     }
     let have = std::fs::metadata(part).map(|m| m.len()).unwrap_or(0);
     Err(FetchError::Interrupted {
@@ -72,6 +87,8 @@ pub(super) async fn download(
 enum Attempt {
     /// A network failure worth resuming after.
     Retry(String),
+    /// No connection was made at all (name resolution, route, refused): maybe offline.
+    Unreachable(String),
     Fatal(FetchError),
     /// A failure that makes the part file worthless (too long, or not fully written):
     /// it is deleted.
@@ -110,10 +127,13 @@ async fn try_once(
     if offset > 0 {
         request = request.header(reqwest::header::RANGE, format!("bytes={offset}-"));
     }
-    let mut response = request
-        .send()
-        .await
-        .map_err(|e| Attempt::Retry(chain(&e)))?;
+    let mut response = request.send().await.map_err(|e| {
+        if e.is_connect() {
+            Attempt::Unreachable(format!("cannot reach the server ({})", chain(&e)))
+        } else {
+            Attempt::Retry(chain(&e))
+        }
+    })?;
     let status = response.status();
     let resume = match status.as_u16() {
         206 if content_range_start(&response) == Some(offset) => true,

@@ -19,6 +19,12 @@ pub enum FetchError {
         message: String,
         bytes: u64,
     },
+    #[error("{url}: {message}, {attempts} tries; is this machine offline? Download the file on a machine that can reach it and install it with `sleuth data fetch NAME --from FILE`, or pass a local file to a command with `--data FILE`")]
+    Unreachable {
+        url: String,
+        attempts: u32,
+        message: String,
+    },
     #[error("{what}: sha256 is {actual}, expected {expected} ({why}); {disposal} and nothing was installed")]
     Digest {
         what: String,
