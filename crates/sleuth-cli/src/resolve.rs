@@ -109,7 +109,8 @@ pub struct ModelArgs {
     /// bad requests, unknown models and failed validation are not; 1 to 100).
     #[arg(long, default_value_t = 6, value_parser = clap::value_parser!(u32).range(1..=100))]
     pub attempts: u32,
-    /// Response cache: a directory (SQLite; default ~/.cache/sleuth/responses) or a
+    /// Response cache: a directory (SQLite; default $SLEUTH_HOME/responses, else
+    /// ~/.cache/sleuth/responses) or a
     /// shared Redis, redis://HOST:PORT/DB (docs/cluster.md).
     #[arg(
         long,

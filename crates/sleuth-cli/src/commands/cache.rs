@@ -28,7 +28,8 @@ pub enum CacheCommand {
 
 #[derive(Args)]
 pub struct Location {
-    /// The cache: a directory (SQLite; default ~/.cache/sleuth/responses) or
+    /// The cache: a directory (SQLite; default $SLEUTH_HOME/responses, else
+    /// ~/.cache/sleuth/responses) or
     /// redis://HOST:PORT/DB.
     #[arg(
         long,

@@ -513,5 +513,8 @@ fn an_unreachable_server_says_offline_and_how_to_install_by_hand() {
     assert!(err.contains("trying again"), "{err}");
     assert!(!err.contains("resuming"), "{err}");
     assert!(err.contains("offline"), "{err}");
-    assert!(err.contains("--from FILE") && err.contains("--data FILE"), "{err}");
+    assert!(
+        err.contains("--from FILE") && err.contains("--data FILE"),
+        "{err}"
+    );
 }

@@ -174,8 +174,12 @@ impl ModelSetup {
     }
 }
 
-/// `$XDG_CACHE_HOME/sleuth/responses`, else `~/.cache/sleuth/responses`.
+/// `$SLEUTH_HOME/responses` (beside the models, data and config a `SLEUTH_HOME` holds),
+/// else `$XDG_CACHE_HOME/sleuth/responses`, else `~/.cache/sleuth/responses`.
 pub fn default_cache_dir() -> Result<PathBuf> {
+    if let Some(home) = std::env::var_os("SLEUTH_HOME").filter(|h| !h.is_empty()) {
+        return Ok(PathBuf::from(home).join("responses"));
+    }
     let base = std::env::var_os("XDG_CACHE_HOME")
         .map(PathBuf::from)
         .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))

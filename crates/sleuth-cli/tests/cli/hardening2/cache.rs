@@ -138,3 +138,38 @@ fn a_damaged_sqlite_cache_degrades_with_one_warning_naming_it_and_the_commands()
         "the second run was served by the cache"
     );
 }
+
+/// The default response cache lives under `SLEUTH_HOME` like the models, data and
+/// config, so one variable moves (or isolates) everything sleuth keeps: a run against a
+/// real HTTP server fills `$SLEUTH_HOME/responses`, the second run is served from it, and
+/// nothing is written under `HOME`/`XDG_CACHE_HOME`.
+#[test]
+fn the_default_cache_follows_sleuth_home() {
+    let server = MockServer::spawn(|_| Reply::text("Action: finish[alpha]"));
+    let dir = tempfile::tempdir().unwrap();
+    let (home, user) = (dir.path().join("sleuth-home"), dir.path().join("user"));
+    std::fs::create_dir_all(&user).unwrap();
+    let url = server.url();
+    let env = [
+        ("SLEUTH_HOME", home.to_str().unwrap()),
+        ("HOME", user.to_str().unwrap()),
+        ("XDG_CACHE_HOME", user.to_str().unwrap()),
+        ("OPENAI_API_KEY", "sk-test"),
+        ("OPENAI_BASE_URL", url.as_str()),
+    ];
+    for name in ["a", "b"] {
+        let o = eval("openai:gpt-test", &dir.path().join(name), "2", &[], &env);
+        assert!(o.status.success(), "{}", stderr(&o));
+    }
+    assert_eq!(server.request_count(), 2, "the second run was served");
+    assert!(home.join("responses/responses.sqlite3").is_file());
+    assert_eq!(
+        std::fs::read_dir(&user).unwrap().count(),
+        0,
+        "nothing under HOME"
+    );
+    let stats = run(&["cache", "stats"], &env[..1]);
+    let stats = crate::util::stdout(&stats);
+    assert!(stats.contains("sleuth-home/responses"), "{stats}");
+    assert!(stats.contains("entries  2"), "{stats}");
+}
