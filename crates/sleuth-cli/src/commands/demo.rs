@@ -56,7 +56,14 @@ pub fn bundled_questions() -> Result<Vec<Question>> {
     )?)
 }
 
+/// Said before the first turn with an embedded model, so nobody reads the table's EM as
+/// the methods' worth: a 135M-parameter model follows the protocol but seldom answers.
+const SMALL_MODEL_NOTE: &str = "note: the embedded SmolLM2-135M runs the whole machinery (memory, tools, protocol checks) on this machine, but a model this small is expected to score EM near 0; to see what the methods do, pass a real model (e.g. --model openai:gpt-4o-mini or any OpenAI-compatible server)";
+
 pub fn run(args: Args) -> Result<()> {
+    if args.model.starts_with("local:") {
+        eprintln!("{SMALL_MODEL_NOTE}\n");
+    }
     let mut questions = bundled_questions()?;
     questions.truncate(args.questions.max(1));
     let mut set = DEMO_SETTINGS

@@ -213,3 +213,25 @@ fn demo_runs_the_bundled_questions_and_prints_a_table() {
         "the bundled question is asked"
     );
 }
+
+/// With an embedded model the demo says first that a 135M model is expected to score
+/// near 0 (before any model is opened: here the file does not even exist); with a served
+/// model it does not.
+#[test]
+fn demo_warns_up_front_that_a_tiny_embedded_model_scores_near_zero() {
+    let o = sleuth(&[
+        "demo",
+        "--model",
+        "local:/nonexistent/tiny.gguf",
+        "--questions",
+        "1",
+    ]);
+    let err = stderr(&o);
+    assert!(err.starts_with("note: the embedded SmolLM2-135M"), "{err}");
+    assert!(err.contains("expected to score EM near 0"), "{err}");
+    let server = MockServer::spawn(|_| Reply::text(memory(1, "finish[x]")));
+    let url = format!("openai-compat:{}#m", server.url());
+    let o = sleuth(&["demo", "--model", &url, "--questions", "1", "--quiet"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(!stderr(&o).contains("EM near 0"), "{}", stderr(&o));
+}
