@@ -3,43 +3,48 @@
 //! One base class, `SleuthError`, so a notebook can catch everything sleuth raises;
 //! subclasses say which layer refused (bad data, a model that cannot be opened or
 //! failed, a method or setting that does not exist, a run directory in use, a budget).
+//! The classes live in module `sleuth` (tracebacks read `sleuth.MethodError`, not the
+//! extension's private name), and messages name keywords, not CLI flags
+//! ([`crate::wording`]).
 
 use pyo3::create_exception;
 use pyo3::exceptions::PyException;
 use pyo3::prelude::*;
 
+use crate::wording::pythonic;
+
 create_exception!(
-    _native,
+    sleuth,
     SleuthError,
     PyException,
     "Base class of every error sleuth raises; the message is the CLI's one-line message."
 );
 create_exception!(
-    _native,
+    sleuth,
     DataError,
     SleuthError,
     "A benchmark or run file could not be read (the message names file and line)."
 );
 create_exception!(
-    _native,
+    sleuth,
     ModelError,
     SleuthError,
     "A model could not be opened, or a call to it failed."
 );
 create_exception!(
-    _native,
+    sleuth,
     MethodError,
     SleuthError,
     "An unknown method or setting, or a setting value it does not accept."
 );
 create_exception!(
-    _native,
+    sleuth,
     RunLockedError,
     SleuthError,
     "Another sleuth process is writing this run directory."
 );
 create_exception!(
-    _native,
+    sleuth,
     BudgetExceeded,
     SleuthError,
     "The run stopped before its billed cost would pass max_cost."
@@ -56,9 +61,10 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     Ok(())
 }
 
-/// A library error as the matching Python exception, with the same message.
+/// A library error as the matching Python exception, its message in Python's words
+/// (keywords for the CLI's flags).
 pub fn to_py(e: sleuth::Error) -> PyErr {
-    let message = e.to_string();
+    let message = pythonic(&e.to_string());
     match e {
         sleuth::Error::Data(_) | sleuth::Error::Index(_) | sleuth::Error::IndexAt { .. } => {
             DataError::new_err(message)
@@ -72,9 +78,9 @@ pub fn to_py(e: sleuth::Error) -> PyErr {
 }
 
 pub fn data(e: sleuth::data::DataError) -> PyErr {
-    DataError::new_err(e.to_string())
+    DataError::new_err(pythonic(&e.to_string()))
 }
 
 pub fn method(message: impl std::fmt::Display) -> PyErr {
-    MethodError::new_err(message.to_string())
+    MethodError::new_err(pythonic(&message.to_string()))
 }

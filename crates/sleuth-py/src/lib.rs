@@ -15,6 +15,7 @@ mod model;
 mod question;
 mod report;
 mod run;
+mod wording;
 
 use pyo3::prelude::*;
 use std::future::Future;
@@ -76,5 +77,6 @@ fn native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(report::records, m)?)?;
     m.add_function(wrap_pyfunction!(report::record_fields, m)?)?;
     m.add_function(wrap_pyfunction!(report::report, m)?)?;
+    m.add_function(wrap_pyfunction!(wording::pythonic_message, m)?)?;
     Ok(())
 }

@@ -84,6 +84,29 @@ def test_errors_are_python_exceptions_with_the_cli_messages(musique, tmp_path):
     assert issubclass(sleuth.DataError, sleuth.SleuthError)
 
 
+def test_errors_print_as_sleuth_classes_and_name_keywords_not_flags(musique, tmp_path):
+    q = van_hook(musique)
+    # The classes belong to the public module, so a traceback reads `sleuth.MethodError`.
+    assert sleuth.MethodError.__module__ == "sleuth"
+    assert sleuth.SleuthError.__qualname__ == "SleuthError"
+    # A bad setting value: `--set nudge=…` in the CLI is the keyword `nudge=` here.
+    with pytest.raises(sleuth.MethodError) as info:
+        sleuth.ask("sleuth", q, model="scripted:x", nudge="soon")
+    message = str(info.value)
+    assert message.startswith("setting nudge=soon: expected"), message
+    assert "--" not in message, message
+    # A bad budget names the keyword.
+    with pytest.raises(sleuth.SleuthError) as info:
+        sleuth.ask("react", q, model="scripted:x", max_cost=-1)
+    assert "(max_cost=)" in str(info.value) and "--" not in str(info.value), str(info.value)
+    # A suggested shell command is left as a shell command; other flags become keywords.
+    reword = sleuth._native.pythonic_message
+    assert reword("clear it with `sleuth cache clear --cache D`") == "clear it with `sleuth cache clear --cache D`"
+    assert reword("pass --prices FILE, or --no-cache") == "pass prices=FILE, or cache=False"
+    assert reword("--dataset jsonl needs --data FILE") == "dataset=jsonl needs path=FILE"
+    assert reword("use --array=1-4 or --sample-offset") == "use --array=1-4 or sample_offset="
+
+
 def test_an_exception_in_the_callable_is_raised_with_the_partial_episode(musique):
     q = van_hook(musique)
 

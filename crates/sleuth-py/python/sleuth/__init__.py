@@ -439,7 +439,9 @@ def _check(s: EvalSummary) -> None:
     """The CLI's exit rules: a budget halt and an all-error run are failures."""
     if s["halted"]:
         err: SleuthError = BudgetExceeded(
-            f"stopped before exceeding the cost budget ({s['halted']}); rerun with a larger --max-cost to continue"
+            _native.pythonic_message(
+                f"stopped before exceeding the cost budget ({s['halted']}); rerun with a larger max_cost to continue"
+            )
         )
         err.summary = s  # type: ignore[attr-defined]
         raise err
@@ -449,12 +451,12 @@ def _check(s: EvalSummary) -> None:
     if s["written"] > 0 and all_failed:
         message = (
             f"every question failed (first error: {first}); check the model endpoint and key, "
-            "then rerun with --retry-errors"
+            "then rerun with retry_errors=True"
         )
     elif s["written"] == 0 and s["skipped"] > 0 and all_failed:
         message = (
             f"nothing ran: all {s['skipped']} selected records in {s['dir']} ended in errors "
-            f"(first error: {first}); rerun with --retry-errors to run them again"
+            f"(first error: {first}); rerun with retry_errors=True to run them again"
         )
     if message:
         err = SleuthError(message)

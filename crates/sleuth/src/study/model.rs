@@ -100,7 +100,7 @@ impl ModelSetup {
         if let Some(limit) = self.max_cost {
             if limit.is_nan() || limit <= 0.0 {
                 return Err(LlmError::Config(
-                    "the cost budget (--max-cost, max_cost) must be positive (USD)".into(),
+                    "the cost budget (--max-cost) must be positive (USD)".into(),
                 )
                 .into());
             }
