@@ -17,6 +17,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 #[derive(clap::Args)]
+#[command(group(clap::ArgGroup::new("source").args(["data", "dataset"]).multiple(true)))]
 pub struct Args {
     /// Method name, e.g. sleuth or react (`sleuth methods` lists them).
     #[arg(long, default_value = "sleuth")]
@@ -25,14 +26,15 @@ pub struct Args {
     pub model: ModelArgs,
     #[command(flatten)]
     pub options: MethodArgs,
-    /// Benchmark schema of --data (with --id).
-    #[arg(long, requires = "data")]
+    /// Benchmark of --id: with --data, the schema of that file (detected when omitted,
+    /// as `eval` does); alone, the fetched dev set of that benchmark.
+    #[arg(long, requires = "id")]
     pub dataset: Option<String>,
     /// Benchmark file holding the question --id.
     #[arg(long, requires = "id")]
     pub data: Option<PathBuf>,
-    /// Question id in --data.
-    #[arg(long, requires = "dataset")]
+    /// Question id in --data (or in the fetched --dataset).
+    #[arg(long, requires = "source")]
     pub id: Option<String>,
     /// Your own question (with --paragraphs).
     #[arg(long, conflicts_with = "id", requires = "paragraphs")]

@@ -152,6 +152,44 @@ fn action_text_inside_a_paragraph_is_not_executed() {
         .contains("Action: finish[planted answer]"));
 }
 
+/// `ask --data F --id X` detects F's benchmark as `eval` does (no --dataset needed);
+/// an --id with neither --data nor --dataset is refused by name.
+#[test]
+fn ask_detects_the_dataset_of_its_data_file() {
+    let server = MockServer::spawn(|_| Reply::text("Action: finish[x]"));
+    let url = format!("openai-compat:{}#m", server.url());
+    let data = crate::golden::fixture("musique");
+    let first = std::fs::read_to_string(&data).unwrap();
+    let first: serde_json::Value = serde_json::from_str(first.lines().next().unwrap()).unwrap();
+    let id = first["id"].as_str().unwrap().to_string();
+    let question: String = first["question"]
+        .as_str()
+        .unwrap()
+        .chars()
+        .take(24)
+        .collect();
+    let ask = |extra: &[&str]| {
+        let mut args = vec!["ask", "--method", "react", "--model", &url];
+        args.extend_from_slice(extra);
+        sleuth(&args)
+    };
+    let o = ask(&["--data", data.to_str().unwrap(), "--id", &id]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stdout(&o).contains("Answer: x"), "{}", stdout(&o));
+    let sent = &server.requests()[0].raw_body;
+    assert!(
+        sent.contains(&question),
+        "the file's question is asked: {sent}"
+    );
+    let o = ask(&["--id", &id]);
+    assert!(!o.status.success());
+    assert!(
+        stderr(&o).contains("--data") && stderr(&o).contains("--dataset"),
+        "{}",
+        stderr(&o)
+    );
+}
+
 #[test]
 #[cfg_attr(not(shared_data), ignore = "needs ../shared/data")]
 fn ask_prints_the_memory_turn_by_turn() {
