@@ -99,7 +99,7 @@ pub fn run(args: Args) -> Result<()> {
     let runtime = tokio::runtime::Runtime::new()?;
     let outcome = runtime.block_on(run_episode(
         &stack,
-        &args.model.model,
+        &args.model.setup().name(),
         &question,
         &method,
         Some(observer),

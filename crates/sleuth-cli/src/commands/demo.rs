@@ -79,6 +79,7 @@ pub fn run(args: Args) -> Result<()> {
     let model = ModelArgs::for_demo(&args.model, args.local.clone());
     crate::local::ensure_pulled(&args.model)?;
     let stack = model.open_stack()?;
+    let model_id = model.setup().name();
 
     let runtime = tokio::runtime::Runtime::new()?;
     let mut rows = Vec::new();
@@ -92,12 +93,12 @@ pub fn run(args: Args) -> Result<()> {
                 println!("━━ {} · {} ━━\nQuestion: {}\n", method.name(), q.id, q.text);
                 Some(Arc::new(Printer))
             };
-            let record =
-                match runtime.block_on(run_episode(&stack, &args.model, q, method, observer)) {
-                    Outcome::Record(record) => record,
-                    Outcome::Halted(reason) => bail!("the demo stopped: {reason}"),
-                    Outcome::Skipped => unreachable!("a single episode is never skipped"),
-                };
+            let record = match runtime.block_on(run_episode(&stack, &model_id, q, method, observer))
+            {
+                Outcome::Record(record) => record,
+                Outcome::Halted(reason) => bail!("the demo stopped: {reason}"),
+                Outcome::Skipped => unreachable!("a single episode is never skipped"),
+            };
             if !args.quiet {
                 println!(
                     "{}\nGold: {}\n",

@@ -66,6 +66,22 @@ impl ModelSpec {
         s.parse()
     }
 
+    /// The model's identity in records, `run.json` and reports: the spec without where
+    /// the model is served. One model behind two endpoints (a local vLLM and a
+    /// cluster's) is one model in a report; the base URL and key variable stay in the
+    /// spec, which the response cache keys on. What changes the requests or their cost
+    /// (a quirks preset, Anthropic's `prompt_cache=off`) stays in the id: such runs are
+    /// arms of their own.
+    pub fn model_id(&self) -> String {
+        match self {
+            ModelSpec::OpenAiCompat { model, preset, .. } => match preset {
+                Some(p) => format!("openai-compat:{model}?preset={p}"),
+                None => format!("openai-compat:{model}"),
+            },
+            _ => self.to_string(),
+        }
+    }
+
     /// Whether [`open_model`] can open this spec (everything but `local:`).
     pub fn is_core(&self) -> bool {
         !matches!(self, ModelSpec::Local { .. })

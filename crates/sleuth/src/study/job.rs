@@ -93,7 +93,7 @@ impl Prepared {
             &self.methods.built,
             self.selected.questions.len(),
             &self.recorded(job),
-            job.model.name(),
+            &job.model.name(),
             &history(history_in),
             price.pricing,
         )

@@ -74,9 +74,14 @@ impl ModelSetup {
         }
     }
 
-    /// The name records and `run.json` carry.
-    pub fn name(&self) -> &str {
-        self.name.as_deref().unwrap_or(&self.spec)
+    /// The name records and `run.json` carry: the one given (a Python callable's),
+    /// else the spec's [`ModelSpec::model_id`] (no base URL), else the spec as written.
+    pub fn name(&self) -> String {
+        match (&self.name, ModelSpec::parse(&self.spec)) {
+            (Some(name), _) => name.clone(),
+            (None, Ok(spec)) => spec.model_id(),
+            (None, Err(_)) => self.spec.clone(),
+        }
     }
 
     /// The middleware options.

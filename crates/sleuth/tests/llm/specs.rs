@@ -109,3 +109,21 @@ async fn scripted_spec_replays_then_repeats_the_last() {
         ]
     );
 }
+
+#[test]
+fn a_model_id_drops_where_the_model_is_served_but_keeps_what_changes_its_calls() {
+    let id = |spec: &str| ModelSpec::parse(spec).unwrap().model_id();
+    assert_eq!(
+        id("openai-compat:http://a:8000/v1#qwen?key_env=K"),
+        "openai-compat:qwen"
+    );
+    assert_eq!(
+        id("openai-compat:http://b/v1#qwen?preset=vllm"),
+        "openai-compat:qwen?preset=vllm"
+    );
+    assert_eq!(
+        id("anthropic:claude?prompt_cache=off"),
+        "anthropic:claude?prompt_cache=off"
+    );
+    assert_eq!(id("openai:gpt-4o-mini"), "openai:gpt-4o-mini");
+}

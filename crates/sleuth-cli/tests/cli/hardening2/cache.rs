@@ -173,3 +173,53 @@ fn the_default_cache_follows_sleuth_home() {
     assert!(stats.contains("sleuth-home/responses"), "{stats}");
     assert!(stats.contains("entries  2"), "{stats}");
 }
+
+/// One model served from two endpoints is one model in records and reports (the cache
+/// still tells the endpoints apart, above): react on one server and ircot on another
+/// pair up in `report --baseline react`, and the records name no base URL.
+#[test]
+fn one_model_on_two_endpoints_is_one_model_in_the_report() {
+    let a = MockServer::spawn(|_| Reply::text("Action: finish[alpha]"));
+    let b = MockServer::spawn(|_| Reply::text("Answer: alpha"));
+    let dir = tempfile::tempdir().unwrap();
+    for (server, method) in [(&a, "react"), (&b, "ircot")] {
+        let model = format!("openai-compat:{}#shared-model", server.url());
+        let out = dir.path().join(method);
+        let o = super::eval(&fixture(), method, &model, &out, &["--no-cache"], &[])
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", stderr(&o));
+        let records = std::fs::read_to_string(out.join("records.jsonl")).unwrap();
+        assert!(!records.contains("127.0.0.1"), "no base URL in records");
+        let run = std::fs::read_to_string(out.join("run.json")).unwrap();
+        assert!(
+            run.contains("\"model\": \"openai-compat:shared-model\""),
+            "{run}"
+        );
+    }
+    let o = run(
+        &[
+            "report",
+            dir.path().to_str().unwrap(),
+            "--baseline",
+            "react",
+            "--json",
+        ],
+        &[],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let report: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let tables = report["tables"].as_array().unwrap();
+    let summary = tables.iter().find(|t| t["name"] == "summary").unwrap();
+    let models: std::collections::BTreeSet<&str> = summary["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["model"].as_str().unwrap())
+        .collect();
+    assert_eq!(models, ["openai-compat:shared-model"].into(), "{summary}");
+    let paired = &report["analysis"]["comparisons"];
+    assert_eq!(paired.as_array().unwrap().len(), 1, "{paired}");
+    assert_eq!(paired[0]["arm"]["method"], "ircot");
+    assert_eq!(paired[0]["n"], 2, "both questions paired: {paired}");
+}
