@@ -19,6 +19,10 @@
 //! headers such as `retry-after`, body), kept small under `cassettes/` with their
 //! sources in `cassettes/README.md`: the conformance suite runs the clients on them.
 //!
+//! The providers' batch APIs are emulated on the same server ([`MockServer::spawn_with_batches`],
+//! module `batch`): OpenAI's file upload and Batches, Anthropic's Message Batches, with
+//! status changes over polls, failed and expired requests, and results out of order.
+//!
 //! [`RedisServer`] starts a real `redis-server` on a free loopback port for the tests of
 //! the shared response cache.
 //!
@@ -31,6 +35,7 @@
 //! assert_eq!(server.requests().len(), 0);
 //! ```
 
+mod batch;
 mod cache;
 mod cassette;
 mod prompt;
@@ -39,6 +44,7 @@ mod reply;
 mod request;
 mod server;
 
+pub use batch::BatchPlan;
 pub use cache::PromptCache;
 pub use cassette::{Cassette, Recorded};
 pub use redis::RedisServer;

@@ -56,6 +56,10 @@ pub enum Reply {
     /// A response as a real provider sent it (status, headers, raw body): see
     /// [`crate::Cassette`].
     Recorded(crate::Recorded),
+    /// Inside a provider batch: the batch's window ended before this request ran (an
+    /// OpenAI `batch_expired` error line, an Anthropic `expired` result). Sent on its
+    /// own, a 504.
+    Expired,
 }
 
 impl Reply {

@@ -3,6 +3,7 @@
 //! bodies) is produced by failing the service or the body stream, which makes hyper
 //! abort the connection exactly like a crashed or overloaded server would.
 
+use crate::batch::{BatchPlan, Batches};
 use crate::cache::CacheState;
 use crate::reply::{completion_body, Protocol};
 use crate::{PromptCache, ReceivedRequest, Reply};
@@ -29,6 +30,8 @@ struct State {
     log: Mutex<Vec<ReceivedRequest>>,
     /// The prompt-cache emulation, when the server was started with one.
     cache: Option<Mutex<CacheState>>,
+    /// The batch APIs' files and batches (see [`crate::batch`]).
+    batches: Mutex<Batches>,
 }
 
 /// A running mock server; it stops when dropped.
@@ -69,6 +72,17 @@ impl MockServer {
             shutdown: Some(tx),
             thread: None,
         }
+    }
+
+    /// [`MockServer::spawn`] whose batch APIs progress as `plan` says (the default
+    /// plan answers two polls as still running).
+    pub fn spawn_with_batches(
+        plan: BatchPlan,
+        handler: impl Fn(&ReceivedRequest) -> Reply + Send + Sync + 'static,
+    ) -> MockServer {
+        let state = new_state(handler, None);
+        *state.batches.lock().expect("batches lock") = Batches::new(plan);
+        Self::spawn_state(state)
     }
 
     /// Starts the server on its own runtime in a background thread, for plain `#[test]`
@@ -175,6 +189,7 @@ fn new_state(
         handler: Arc::new(handler),
         log: Mutex::new(Vec::new()),
         cache: cache.map(|c| Mutex::new(CacheState::new(c))),
+        batches: Mutex::new(Batches::new(BatchPlan::default())),
     })
 }
 
@@ -256,6 +271,30 @@ async fn respond(
         log.push(r.clone());
         r
     };
+    if Batches::serves(&received.path) {
+        let dispatch = |batch: &str, path: &str, body: &serde_json::Value| {
+            let inner = {
+                let mut log = state.log.lock().expect("log lock");
+                let r = ReceivedRequest {
+                    index: log.len(),
+                    method: "POST".into(),
+                    path: path.to_string(),
+                    headers: vec![("x-batch-id".into(), batch.to_string())],
+                    body: body.clone(),
+                    raw_body: body.to_string(),
+                };
+                log.push(r.clone());
+                r
+            };
+            (state.handler)(&inner)
+        };
+        let (status, content_type, body) = state
+            .batches
+            .lock()
+            .expect("batches lock")
+            .respond(&received, &dispatch);
+        return Ok(full(status, content_type, body));
+    }
     let Some(protocol) = Protocol::of_path(&received.path) else {
         let msg = format!("mock server: no route for {}", received.path);
         return Ok(full(404, "text/plain", msg));
@@ -326,6 +365,11 @@ async fn respond(
             }
             Ok(resp)
         }
+        Reply::Expired => Ok(full(
+            504,
+            "application/json",
+            r#"{"error":{"message":"expired (a batch-only reply sent on its own)","type":"server_error"}}"#.into(),
+        )),
         Reply::Delayed(..) => unreachable!("delays were unwrapped above"),
     }
 }
