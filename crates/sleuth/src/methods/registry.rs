@@ -132,6 +132,7 @@ const EIR: &[&[&str]] = &[
     TRAJECTORY,
     &[
         "list_feedback",
+        "list_errors",
         "hidden_lists",
         "dependency_repair",
         "extra_reads",

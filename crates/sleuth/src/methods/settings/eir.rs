@@ -46,6 +46,26 @@ impl DependencyRepair {
     }
 }
 
+/// What EIR does with a turn's list changes that fail §3.2's check (an unknown entry
+/// revised, a taken id added, a sentence cited that was not read).
+///
+/// EIR paper §3.2: EIR "discards any change that fails this check", and B.1: both lists
+/// stay unchanged if any part is invalid; neither says the action is refused, so the
+/// default discards the changes and still runs the action. App. H.4 reports forced
+/// endings that "follow invalid citations", which fits a turn refused whole; `refuse`
+/// is that reading.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+#[derive(strum::EnumString, strum::IntoStaticStr, strum::VariantNames)]
+#[strum(serialize_all = "snake_case", ascii_case_insensitive)]
+pub enum ListErrors {
+    /// Both lists stay as they were, the cause is recorded on the turn
+    /// (`discarded_lists`), and the action runs.
+    Discard,
+    /// The whole response is refused, action included; it uses its turn.
+    Refuse,
+}
+
 /// What `eir-recover` adds to an earlier run's evidence (EIR App. F.2, F.3, Table 16).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -76,12 +96,15 @@ pub struct EirSettings {
     /// Control (EIR App. E.2): when false, EIR keeps updating its lists but leaves them
     /// out of later action prompts.
     pub list_feedback: bool,
+    /// A list change failing §3.2's check: discarded with the action still run (default),
+    /// or the whole turn refused ([`ListErrors`]).
+    pub list_errors: ListErrors,
     /// The list-feedback control's correction (EIR App. E.2, Table 12 "after correcting
     /// the control"; our reading, the paper does not say what was corrected): with the
     /// lists hidden, a list change naming ids the model cannot see (a duplicate add, a
     /// revision of an unknown entry) is discarded and the turn's action still runs
     /// (§3.2: EIR "discards any change that fails this check"). `true` refuses the whole
-    /// turn instead, as default EIR does (the uncorrected control).
+    /// turn instead (the uncorrected control), whatever `list_errors` says.
     pub refuse_hidden_lists: bool,
     /// Control (EIR App. E.3): conclusions carry `depends_on` links, and a change to a
     /// conclusion triggers repair calls that revise its dependents and refresh the
@@ -110,6 +133,7 @@ impl Default for EirSettings {
             trials: 5,
             verifier_temperature: 0.7,
             list_feedback: true,
+            list_errors: ListErrors::Discard,
             refuse_hidden_lists: false,
             dependency_repair: DependencyRepair::Off,
             extra_reads: 0,

@@ -14,7 +14,7 @@ mod error;
 pub use agent::{
     AdaptiveCondition, AdaptiveRule, AgentSettings, GrammarUse, NudgeAt, Stopping, ToolChannel,
 };
-pub use eir::{DependencyRepair, EirSettings, RecoverMode};
+pub use eir::{DependencyRepair, EirSettings, ListErrors, RecoverMode};
 pub use error::SettingError;
 
 use crate::names::Named;
@@ -356,6 +356,16 @@ pub const SETTINGS: &[SettingDef] = &[
             Ok(())
         },
         show: |s, _| s.eir.list_feedback.to_string(),
+    },
+    SettingDef {
+        key: "list_errors",
+        doc: "EIR's list changes failing the check (EIR §3.2, B.1): discard (default) keeps both lists unchanged and runs the action; refuse refuses the whole turn",
+        apply: |s, v| {
+            s.eir.list_errors = ListErrors::from_name(v)
+                .ok_or_else(|| SettingError::value("list_errors", v, "discard or refuse"))?;
+            Ok(())
+        },
+        show: |s, _| s.eir.list_errors.name().into(),
     },
     SettingDef {
         key: "dependency_repair",
