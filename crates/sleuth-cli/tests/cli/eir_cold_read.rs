@@ -129,3 +129,89 @@ fn an_invalid_list_change_is_discarded_and_the_action_still_runs() {
     );
     assert!(prompt_of_turn(&server, 1).contains("and the action is not carried out"));
 }
+
+// --------------------------- finding 4: the final call's invalid citations (H.4)
+
+/// EIR reads the first unread title and submits; Full Pool has every paragraph. The
+/// final answer cites the first paragraph of its evidence twice: sentence 0, which it
+/// was shown, and sentence 99, which does not exist.
+fn final_cites_a_sentence_not_shown(req: &ReceivedRequest) -> Reply {
+    let p = prompt(req);
+    if is_final(&p) {
+        let first = crate::eir_fidelity::evidence_titles(&p)[0].clone();
+        return Reply::text(
+            json!({"answer": "Stanley", "evidence": [
+                {"title": first, "sentence": 0}, {"title": first, "sentence": 99}]})
+            .to_string(),
+        );
+    }
+    match turn(&p) {
+        1 => eir_action(json!({"type": "read", "title": unread(&p)[0]})),
+        _ => eir_action(json!({"type": "submit", "answer": "RETRIEVAL"})),
+    }
+}
+
+/// EIR App. H.4 (invalid citations are a cause of rejection): a final response citing a
+/// sentence not in its evidence has those citations refused with the cause in the
+/// record (`outputs.final_call.rejection`), never dropped in silence; by default the
+/// answer stands (`final_citations=keep_answer`), and `final_citations=reject_answer`
+/// rejects the whole response (no answer, an unreadable output).
+#[test]
+fn the_final_call_refuses_citations_of_sentences_not_in_its_evidence() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = |name: &str, set: Option<&str>| {
+        let server = MockServer::spawn(final_cites_a_sentence_not_shown);
+        let url = format!("openai-compat:{}#m", server.url());
+        let out = dir.path().join(name);
+        let mut e = Eval::new("musique", fixture("musique"), "eir,full-pool", &url, &out)
+            .opt("--limit", 1);
+        if let Some(s) = set {
+            e = e.set(s);
+        }
+        e.ok();
+        read_records(&out)
+    };
+    for r in run("keep", None) {
+        let method = r["method"].as_str().unwrap();
+        let f = &r["outputs"]["final_call"];
+        println!(
+            "{method} keep_answer: answer {}, rejection {}, cited {}, dropped {}, support F1 {}",
+            r["answer"],
+            f["rejection"],
+            r["outputs"]["evidence"]["cited"],
+            r["outputs"]["evidence"]["dropped_citations"],
+            r["support_f1"]
+        );
+        assert_eq!(r["settings"]["final_citations"], "keep_answer", "{method}");
+        assert_eq!(r["answer"], "Stanley", "{method}");
+        assert_eq!(f["rejection"]["cause"], "invalid_citation", "{method}");
+        assert!(
+            f["rejection"]["message"]
+                .as_str()
+                .unwrap()
+                .contains("\"Port Blair\" sentence 99"),
+            "{method}: {f}"
+        );
+        assert_eq!(
+            r["outputs"]["evidence"]["cited"],
+            json!([{"title": "Port Blair", "sentence": 0}]),
+            "{method}"
+        );
+        assert_eq!(r["outputs"]["evidence"]["dropped_citations"], 1);
+        // The final call is no action: Table 22's counts leave it out.
+        assert!(nothing_rejected(&r), "{method}");
+    }
+    for r in run("reject", Some("final_citations=reject_answer")) {
+        let method = r["method"].as_str().unwrap();
+        let f = &r["outputs"]["final_call"];
+        println!(
+            "{method} reject_answer: answer {}, stop {}, parsed {}, rejection {}",
+            r["answer"], r["stop"], f["parsed"], f["rejection"]["cause"]
+        );
+        assert!(r["answer"].is_null(), "{method}: {r}");
+        assert_eq!(r["stop"], "parse_failure", "{method}");
+        assert_eq!(f["parsed"], false, "{method}");
+        assert_eq!(f["rejection"]["cause"], "invalid_citation", "{method}");
+        assert_eq!(r["em"], 0.0, "{method}");
+    }
+}

@@ -66,6 +66,27 @@ pub enum ListErrors {
     Refuse,
 }
 
+/// What the final call's answer becomes when its response cites a sentence that is not
+/// in the evidence (or writes its citations in the wrong form).
+///
+/// EIR App. H.4 names invalid citations a cause of rejection (Table 22, whose counts
+/// leave the final call out), and the final call has no second chance to answer. The
+/// paper keeps every question scored and reports EIR's unreadable outputs at 0.0–1.4%
+/// (App. C.2), which fits the answer standing: by default the citations are refused and
+/// the refusal is recorded (`outputs.final_call.rejection`), the answer is scored and
+/// its Support F1 rests on the valid citations. `reject_answer` rejects the whole final
+/// response, as a Direct submission is rejected: no answer (an unreadable output).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+#[derive(strum::EnumString, strum::IntoStaticStr, strum::VariantNames)]
+#[strum(serialize_all = "snake_case", ascii_case_insensitive)]
+pub enum FinalCitations {
+    /// The answer stands; the invalid citations are refused and recorded.
+    KeepAnswer,
+    /// The final response is rejected: the method gives no answer.
+    RejectAnswer,
+}
+
 /// What `eir-recover` adds to an earlier run's evidence (EIR App. F.2, F.3, Table 16).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -114,6 +135,8 @@ pub struct EirSettings {
     /// Control (EIR App. F.4): after the final answer, the model may read up to this many
     /// more paragraphs; if it reads any, the final call runs again.
     pub extra_reads: u32,
+    /// A final response citing sentences not in the evidence ([`FinalCitations`]).
+    pub final_citations: FinalCitations,
     /// Send the action JSON schema as an output constraint (grammar-constrained local
     /// models, OpenAI structured outputs). Responses are validated either way.
     pub json_schema: bool,
@@ -137,6 +160,7 @@ impl Default for EirSettings {
             refuse_hidden_lists: false,
             dependency_repair: DependencyRepair::Off,
             extra_reads: 0,
+            final_citations: FinalCitations::KeepAnswer,
             json_schema: true,
             temperature: 0.0,
             max_tokens: 2048,

@@ -14,7 +14,7 @@ mod error;
 pub use agent::{
     AdaptiveCondition, AdaptiveRule, AgentSettings, GrammarUse, NudgeAt, Stopping, ToolChannel,
 };
-pub use eir::{DependencyRepair, EirSettings, ListErrors, RecoverMode};
+pub use eir::{DependencyRepair, EirSettings, FinalCitations, ListErrors, RecoverMode};
 pub use error::SettingError;
 
 use crate::names::Named;
@@ -408,6 +408,17 @@ pub const SETTINGS: &[SettingDef] = &[
         show: |s, _| {
             s.eir.recover_from.as_ref().map_or(String::new(), |p| p.display().to_string())
         },
+    },
+    SettingDef {
+        key: "final_citations",
+        doc: "a final response citing a sentence not in the evidence (EIR App. H.4): keep_answer (default) refuses those citations and records why; reject_answer rejects the whole response (no answer)",
+        apply: |s, v| {
+            s.eir.final_citations = FinalCitations::from_name(v).ok_or_else(|| {
+                SettingError::value("final_citations", v, "keep_answer or reject_answer")
+            })?;
+            Ok(())
+        },
+        show: |s, _| s.eir.final_citations.name().into(),
     },
     SettingDef {
         key: "json_schema",
