@@ -97,7 +97,11 @@ fn an_invalid_list_change_is_discarded_and_the_action_still_runs() {
         .as_str()
         .unwrap()
         .contains("have not been read"));
-    assert_eq!(first["actions"].as_array().unwrap().len(), 1, "the read ran");
+    assert_eq!(
+        first["actions"].as_array().unwrap().len(),
+        1,
+        "the read ran"
+    );
     let lists = &first["lists"];
     assert!(
         lists["requirements"].as_array().unwrap().is_empty()
@@ -163,8 +167,8 @@ fn the_final_call_refuses_citations_of_sentences_not_in_its_evidence() {
         let server = MockServer::spawn(final_cites_a_sentence_not_shown);
         let url = format!("openai-compat:{}#m", server.url());
         let out = dir.path().join(name);
-        let mut e = Eval::new("musique", fixture("musique"), "eir,full-pool", &url, &out)
-            .opt("--limit", 1);
+        let mut e =
+            Eval::new("musique", fixture("musique"), "eir,full-pool", &url, &out).opt("--limit", 1);
         if let Some(s) = set {
             e = e.set(s);
         }
@@ -213,5 +217,305 @@ fn the_final_call_refuses_citations_of_sentences_not_in_its_evidence() {
         assert_eq!(f["parsed"], false, "{method}");
         assert_eq!(f["rejection"]["cause"], "invalid_citation", "{method}");
         assert_eq!(r["em"], 0.0, "{method}");
+    }
+}
+
+// ------------------------ findings 2 and 3: Table 17's and Table 16's statistics
+
+/// The fixture's MuSiQue questions: (question text, answer).
+fn fixture_answers() -> Vec<(String, String)> {
+    std::fs::read_to_string(fixture("musique"))
+        .unwrap()
+        .lines()
+        .map(|l| {
+            let q: Value = serde_json::from_str(l).unwrap();
+            (
+                q["question"].as_str().unwrap().to_string(),
+                q["answer"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect()
+}
+
+fn question_of(p: &str) -> String {
+    p.lines()
+        .find_map(|l| l.strip_prefix("Question: "))
+        .unwrap_or("")
+        .to_string()
+}
+
+/// EIR reads the first unread title and submits. The final answer is right once the
+/// evidence holds two paragraphs or more, wrong with one. Asked whether to read more
+/// (F.3, F.4), the model names the first unread title for questions of even length and
+/// nothing for the others.
+fn right_with_two_paragraphs() -> impl Fn(&ReceivedRequest) -> Reply {
+    let answers = fixture_answers();
+    move |req| {
+        let p = prompt(req);
+        let q = question_of(&p);
+        if is_final(&p) {
+            let right = &answers.iter().find(|(t, _)| *t == q).unwrap().1;
+            let paragraphs = crate::eir_fidelity::evidence_titles(&p).len();
+            let answer = if paragraphs >= 2 {
+                right.as_str()
+            } else {
+                "WRONG"
+            };
+            return Reply::text(json!({"answer": answer, "evidence": []}).to_string());
+        }
+        if p.contains("Decide whether reading more paragraphs") {
+            let wanted: Vec<String> = if q.len() % 2 == 0 {
+                unread(&p).into_iter().take(1).collect()
+            } else {
+                Vec::new()
+            };
+            return Reply::text(json!({ "read": wanted }).to_string());
+        }
+        match turn(&p) {
+            1 => eir_action(json!({"type": "read", "title": unread(&p)[0]})),
+            _ => eir_action(json!({"type": "submit", "answer": "RETRIEVAL"})),
+        }
+    }
+}
+
+/// The exact two-sided McNemar p of `b` against `c` discordant pairs.
+fn mcnemar(b: u64, c: u64) -> f64 {
+    let n = b + c;
+    let k = b.min(c);
+    let mut tail = 0.0;
+    let mut choose = 1.0_f64;
+    for i in 0..=k {
+        if i > 0 {
+            choose *= (n - i + 1) as f64 / i as f64;
+        }
+        tail += choose / 2f64.powi(n as i32);
+    }
+    (2.0 * tail).min(1.0)
+}
+
+/// The Wilson 95% interval of k in n, in %.
+fn wilson(k: f64, n: f64) -> (f64, f64) {
+    let z = 1.959_963_984_540_054_f64;
+    let p = k / n;
+    let centre = (p + z * z / (2.0 * n)) / (1.0 + z * z / n);
+    let half = z * ((p * (1.0 - p) + z * z / (4.0 * n)) / n).sqrt() / (1.0 + z * z / n);
+    (100.0 * (centre - half), 100.0 * (centre + half))
+}
+
+/// The number a display cell starts with (`+12.5 [..]`, `0.1250`, `100.00 [..]`).
+fn lead(cell: &str) -> f64 {
+    cell.split_whitespace().next().unwrap().parse().unwrap()
+}
+
+/// A report table found by its title: its header cells and its rows' cells.
+fn table(report: &str, title: &str) -> (Vec<String>, Vec<Vec<String>>) {
+    let cells = |l: &str| -> Vec<String> { l.split('|').map(|c| c.trim().to_string()).collect() };
+    let mut lines = report
+        .lines()
+        .skip_while(|l| !l.contains(title))
+        .skip(1)
+        .take_while(|l| !l.starts_with("### "))
+        .filter(|l| l.starts_with("| "));
+    let header = cells(
+        lines
+            .next()
+            .unwrap_or_else(|| panic!("no {title}: {report}")),
+    );
+    let rows = lines.skip(1).map(cells).collect();
+    (header, rows)
+}
+
+/// The cell of `row` under column `name`.
+fn cell(header: &[String], row: &[String], name: &str) -> String {
+    row[header.iter().position(|c| c == name).unwrap()].clone()
+}
+
+/// Whether a MuSiQue record belongs to a report row's dataset: `musique` pools every
+/// question, `musique_Nhop` holds its hop split.
+fn in_dataset(r: &Value, dataset: &str) -> bool {
+    let id = r["id"].as_str().unwrap();
+    dataset == "musique" || dataset == format!("musique_{}hop", &id[..1])
+}
+
+/// The `n` column summed over `rows` (every record counted once).
+fn total_n(header: &[String], rows: &[&Vec<String>]) -> usize {
+    rows.iter()
+        .map(|r| cell(header, r, "n").parse::<usize>().unwrap())
+        .sum()
+}
+
+/// EIR App. F.4, Table 17: the paired gain of additional retrieval compares, within each
+/// record, the first final answer with the answer after the extra reads: ΔF1 with its
+/// bootstrap interval and an exact McNemar p of the exact matches gained and lost, in a
+/// report that holds no other arm to compare with.
+#[test]
+fn table_seventeen_pairs_each_records_first_answer_with_its_answer_after_more_reads() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = MockServer::spawn(right_with_two_paragraphs());
+    let url = format!("openai-compat:{}#m", server.url());
+    let out = dir.path().join("more");
+    Eval::new("musique", fixture("musique"), "eir", &url, &out)
+        .set("extra_reads=2")
+        .ok();
+    let records = read_records(&out);
+    let made_exact = |r: &Value| {
+        r["em"] == 1.0 && r["outputs"]["final_call"]["extra_reads"]["answer_before"] == "WRONG"
+    };
+    assert!(
+        records.iter().any(made_exact) && !records.iter().all(made_exact),
+        "a mixed run"
+    );
+    let report = ok(&["report", out.to_str().unwrap()]);
+    let (header, rows) = table(&report, "(EIR App. F.4, Table 17)");
+    println!("{header:?}");
+    assert_eq!(
+        total_n(&header, &rows.iter().collect::<Vec<_>>()),
+        records.len()
+    );
+    for row in &rows {
+        println!("{row:?}");
+        let split = cell(&header, row, "dataset");
+        let mine: Vec<&Value> = records.iter().filter(|r| in_dataset(r, &split)).collect();
+        let gained = mine.iter().filter(|r| made_exact(r)).count() as u64;
+        // Every first answer was wrong (F1 0): the gain is the mean F1 after.
+        let gain =
+            100.0 * mine.iter().map(|r| r["f1"].as_f64().unwrap()).sum::<f64>() / mine.len() as f64;
+        let diff = cell(&header, row, "ΔF1 [95% CI]");
+        assert!(
+            (lead(&diff) - gain).abs() < 0.05,
+            "{split}: {diff} vs {gain}"
+        );
+        let bounds: Vec<f64> = diff
+            .split(['[', ']', ','])
+            .skip(1)
+            .take(2)
+            .map(|s| s.trim().parse().unwrap())
+            .collect();
+        assert!(
+            bounds[0] <= gain + 0.05 && gain - 0.05 <= bounds[1],
+            "{bounds:?}"
+        );
+        assert_eq!(cell(&header, row, "gained/lost"), format!("{gained}/0"));
+        let p = mcnemar(gained, 0);
+        let shown = cell(&header, row, "McNemar p");
+        assert!((lead(&shown) - p).abs() < 1e-4, "{split}: {shown} vs {p}");
+    }
+}
+
+/// EIR App. F.2, F.3, Table 16: each recovery arm's exact matches with a Wilson 95%
+/// interval of their share of the known failures, the exact McNemar test against the
+/// earlier answers, the paired F1 gain, the model-selected matches that follow a
+/// successful read, and the questions two procedures made exact.
+#[test]
+fn table_sixteen_gives_each_recovery_its_interval_test_and_overlap() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = MockServer::spawn(right_with_two_paragraphs());
+    let url = format!("openai-compat:{}#m", server.url());
+    let first = dir.path().join("eir");
+    Eval::new("musique", fixture("musique"), "eir", &url, &first).ok();
+    let mut dirs = vec![first.to_str().unwrap().to_string()];
+    let mut recovered = std::collections::BTreeMap::new();
+    for mode in ["added", "unchanged", "selected"] {
+        let out = dir.path().join(mode);
+        Eval::new("musique", fixture("musique"), "eir-recover", &url, &out)
+            .opt("--failures-of", first.display())
+            .set(&format!("from={}", first.display()))
+            .set(&format!("recover={mode}"))
+            .ok();
+        let records = read_records(&out);
+        println!(
+            "{mode}: {} failures answered again, {} exact",
+            records.len(),
+            records.iter().filter(|r| r["em"] == 1.0).count()
+        );
+        recovered.insert(mode, records);
+        dirs.push(out.to_str().unwrap().to_string());
+    }
+    let exact = |mode: &str, split: &str| -> (usize, usize) {
+        let mine: Vec<&Value> = recovered[mode]
+            .iter()
+            .filter(|r| in_dataset(r, split))
+            .collect();
+        (mine.len(), mine.iter().filter(|r| r["em"] == 1.0).count())
+    };
+    let all = recovered["added"].len();
+    assert_eq!(
+        all, 4,
+        "every fixture question was an incomplete-evidence error"
+    );
+    assert!(
+        recovered["added"].iter().all(|r| r["em"] == 1.0),
+        "added support"
+    );
+    assert!(recovered["unchanged"].iter().all(|r| r["em"] == 0.0));
+    let selected = recovered["selected"]
+        .iter()
+        .filter(|r| r["em"] == 1.0)
+        .count();
+    assert!(
+        selected > 0 && selected < all,
+        "the model reads more for some"
+    );
+    let mut args = vec!["report"];
+    args.extend(dirs.iter().map(String::as_str));
+    let report = ok(&args);
+    let (header, rows) = table(&report, "(EIR App. F.2, F.3, Table 16)");
+    println!("{header:?}");
+    for mode in ["added", "unchanged", "selected"] {
+        let of_mode: Vec<&Vec<String>> = rows
+            .iter()
+            .filter(|r| cell(&header, r, "recover") == mode)
+            .collect();
+        assert_eq!(total_n(&header, &of_mode), all, "{mode}: {report}");
+    }
+    for row in &rows {
+        println!("{row:?}");
+        let (mode, split) = (cell(&header, row, "recover"), cell(&header, row, "dataset"));
+        let (n, k) = exact(&mode, &split);
+        assert_eq!(cell(&header, row, "n"), n.to_string());
+        assert_eq!(cell(&header, row, "exact"), k.to_string());
+        let share = 100.0 * k as f64 / n as f64;
+        let (lo, hi) = wilson(k as f64, n as f64);
+        assert_eq!(
+            cell(&header, row, "exact % [95% CI]"),
+            format!("{share:.2} [{lo:.2}, {hi:.2}]"),
+            "{mode} {split}"
+        );
+        // The earlier answers were all wrong: every exact match is a discordant pair.
+        let p = mcnemar(k as u64, 0);
+        assert!(
+            (lead(&cell(&header, row, "McNemar p")) - p).abs() < 1e-4,
+            "{row:?}"
+        );
+        assert!((lead(&cell(&header, row, "ΔF1 [95% CI]")) - share).abs() < 0.05);
+        let after_read = cell(&header, row, "exact after a read");
+        match mode.as_str() {
+            "selected" => assert_eq!(after_read, k.to_string()),
+            _ => assert!(
+                !after_read.chars().any(|c| c.is_ascii_digit()),
+                "{after_read}"
+            ),
+        }
+    }
+    let (header, rows) = table(&report, "(EIR App. F.2)");
+    let pairs: Vec<&Vec<String>> = rows
+        .iter()
+        .filter(|r| {
+            cell(&header, r, "first") == "added" && cell(&header, r, "second") == "unchanged"
+        })
+        .collect();
+    assert_eq!(total_n(&header, &pairs), all, "{rows:?}");
+    for row in pairs {
+        println!("{row:?}");
+        let (n, _) = exact("added", &cell(&header, row, "dataset"));
+        assert_eq!(
+            [
+                cell(&header, row, "n"),
+                cell(&header, row, "both"),
+                cell(&header, row, "only first"),
+                cell(&header, row, "only second")
+            ],
+            [n.to_string(), "0".into(), n.to_string(), "0".into()]
+        );
     }
 }

@@ -12,6 +12,7 @@ mod duplicates;
 mod dynamics;
 mod eir_analyses;
 mod eir_averages;
+mod eir_recovery;
 mod eir_runs;
 mod load;
 mod outcome;
@@ -31,6 +32,7 @@ pub use eir_analyses::{
     with_first_trials, EvidenceErrors, ReadableComparison, SupportComparison, FIRST_TRIAL,
 };
 pub use eir_averages::{budget_calls, cell_averages, BudgetCalls, CellAverage};
+pub use eir_recovery::{recovery, recovery_overlaps, Recovery, RecoveryOverlap};
 pub use eir_runs::{
     after_support, final_vs_retrieval, more_reads, rejected_actions, AfterSupport,
     FinalVsRetrieval, MoreReads, RejectedActions,
@@ -105,6 +107,10 @@ pub struct EirSection {
     pub final_vs_retrieval: Vec<FinalVsRetrieval>,
     /// App. F.4, Table 17.
     pub more_reads: Vec<MoreReads>,
+    /// App. F.2, F.3, Table 16: each `eir-recover` arm's known failures answered again.
+    pub recovery: Vec<Recovery>,
+    /// App. F.2: questions two recovery procedures both, or only one, made exact.
+    pub recovery_overlaps: Vec<RecoveryOverlap>,
     /// App. H.4, Table 21.
     pub after_support: Vec<AfterSupport>,
     /// App. H.4, Table 22.
@@ -135,7 +141,15 @@ impl EirSection {
             readable,
             evidence_errors: arms.iter().filter_map(evidence_errors).collect(),
             final_vs_retrieval: arms.iter().filter_map(final_vs_retrieval).collect(),
-            more_reads: arms.iter().filter_map(more_reads).collect(),
+            more_reads: arms
+                .iter()
+                .filter_map(|a| more_reads(a, options.resamples, options.seed))
+                .collect(),
+            recovery: arms
+                .iter()
+                .filter_map(|a| recovery(a, options.resamples, options.seed))
+                .collect(),
+            recovery_overlaps: recovery_overlaps(arms),
             after_support: arms.iter().filter_map(after_support).collect(),
             rejected: arms.iter().filter_map(rejected_actions).collect(),
             averages: cell_averages(arms),

@@ -205,7 +205,8 @@ pub async fn final_call<O: Clone + Into<Outputs>>(
     match call_model(ctx, &req, CallKind::Final, episode, None, retrieved).await? {
         Some(text) => {
             let mut answer = parse_final(&text, store);
-            if settings.final_citations == FinalCitations::RejectAnswer && answer.rejection.is_some()
+            if settings.final_citations == FinalCitations::RejectAnswer
+                && answer.rejection.is_some()
             {
                 answer.answer = None;
                 answer.evidence.clear();
