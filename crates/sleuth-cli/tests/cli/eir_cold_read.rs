@@ -519,3 +519,104 @@ fn table_sixteen_gives_each_recovery_its_interval_test_and_overlap() {
         );
     }
 }
+
+// ------------------------------- finding 5: H.1's turns and read attempts
+
+/// Corpus setting: turn 1 searches with the question; turn 2 reads without an id (a
+/// malformed read); turn 3 reads an id no search listed; turn 4 reads an id of the
+/// wrong type; later turns read the first listed id until no attempt is left, then
+/// submit.
+fn malformed_and_unlisted_reads(req: &ReceivedRequest) -> Reply {
+    use crate::eir_paper::{action, is_action, other, question, results};
+    let p = prompt(req);
+    if !is_action(&p) {
+        return Reply::text(other(&p));
+    }
+    let mv = match turn(&p) {
+        1 => json!({"type": "search", "query": question(&p)}),
+        2 => json!({"type": "read"}),
+        3 => json!({"type": "read", "id": "not-a-listed-id"}),
+        4 => json!({"type": "read", "id": ["a", "list"]}),
+        _ if p.contains("Read attempts left: 0") => json!({"type": "submit", "answer": "A"}),
+        _ => json!({"type": "read", "id": results(&p)[0].0}),
+    };
+    Reply::text(action(&p, mv))
+}
+
+/// EIR App. H.1: "Invalid actions consume a turn, and invalid reads also consume a read
+/// attempt. Rejections return an explanation." A malformed read (no id, an id of the
+/// wrong type) is refused and uses its turn and an attempt; a read of an id no search
+/// listed runs, stores nothing, explains itself and uses its turn and an attempt; the
+/// six attempts then leave three real reads, for EIR and Direct alike.
+#[test]
+#[cfg_attr(not(shared_data), ignore = "needs ../shared/data")]
+fn corpus_malformed_and_unlisted_reads_use_a_turn_and_a_read_attempt() {
+    let dir = tempfile::tempdir().unwrap();
+    let index = musique_index(dir.path());
+    let server = MockServer::spawn(malformed_and_unlisted_reads);
+    let url = format!("openai-compat:{}#m", server.url());
+    let out = dir.path().join("run");
+    Eval::new("musique", musique(), "eir,direct", &url, &out)
+        .opt("--limit", 1)
+        .opt("--env", "corpus")
+        .opt("--index", index.display())
+        .ok();
+    let records = read_records(&out);
+    assert_eq!(records.len(), 2);
+    let requests = server.requests();
+    for r in &records {
+        let method = r["method"].as_str().unwrap();
+        let trace = r["trace"].as_array().unwrap();
+        let cause = |i: usize| trace[i]["rejection"]["cause"].as_str().unwrap_or("");
+        let causes: Vec<&str> = (0..trace.len()).map(cause).collect();
+        println!(
+            "{method}: {} turns, causes {causes:?}, tool calls {}, retrieved {}",
+            trace.len(),
+            r["tool_calls"],
+            r["retrieved"]
+        );
+        assert_eq!(
+            cause(1),
+            "missing_field",
+            "{method}: the read without an id"
+        );
+        assert_eq!(cause(3), "wrong_type", "{method}: the id of the wrong type");
+        // The unlisted id ran, explained itself and stored nothing.
+        assert_eq!(cause(2), "", "{method}");
+        let unlisted = trace[2]["observations"][0]["text"].as_str().unwrap();
+        assert!(
+            unlisted.contains("not among this episode's search results"),
+            "{unlisted}"
+        );
+        // Attempts: turns 2, 3, 4 used three, so turns 5-7 read and turn 8 submits.
+        for i in 4..7 {
+            assert_eq!(cause(i), "", "{method}: turn {} reads", i + 1);
+        }
+        assert_eq!(trace.len(), 8, "{method}: submitted on turn 8");
+        assert_eq!(
+            r["tool_calls"],
+            1 + 1 + 3,
+            "{method}: a search, the unlisted id, three reads"
+        );
+        let left = |t: u32| {
+            let marker = if method == "eir" {
+                "You are collecting evidence"
+            } else {
+                "You are answering a multi-hop"
+            };
+            let p = requests
+                .iter()
+                .map(prompt)
+                .find(|p| p.contains(marker) && turn(p) == t)
+                .unwrap();
+            p.split("Read attempts left: ")
+                .nth(1)
+                .and_then(|s| s.split('.').next())
+                .map(str::to_string)
+                .unwrap()
+        };
+        let shown: Vec<String> = (2..=8).map(left).collect();
+        println!("{method}: read attempts left on turns 2-8: {shown:?}");
+        assert_eq!(shown, ["6", "5", "4", "3", "2", "1", "0"], "{method}");
+    }
+}

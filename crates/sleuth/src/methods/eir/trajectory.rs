@@ -12,11 +12,12 @@
 //! turns and six read attempts per trial. Every refused response uses its turn; every
 //! executed read uses an attempt whether or not it finds a paragraph (an id no search of
 //! this trial listed, or a repeated read, is an invalid read: it uses its turn and its
-//! attempt and stores nothing new). The last turn accepts only a submission, and any
+//! attempt and stores nothing new), and so does a refused response proposing a read (a
+//! malformed read). The last turn accepts only a submission, and any
 //! other response there ends the trial with an empty submission; EIR still runs its
 //! final call on what was collected.
 
-use super::json::{Citation, Move, RejectCause, Rejection};
+use super::json::{proposes_read, Citation, Move, RejectCause, Rejection};
 use crate::env::{EvidenceEnv, Observation};
 use crate::llm::{ChatRequest, OutputConstraint};
 use crate::methods::settings::EirSettings;
@@ -165,6 +166,7 @@ impl<'a> Trajectory<'a> {
             let mv = match policy.accept(self, &mut turn).await? {
                 Ok(mv) => mv,
                 Err(rejection) => {
+                    self.charge_refused_read(&turn.response);
                     policy.refused(&rejection, &mut turn);
                     self.reject(&mut turn, rejection);
                     self.push(turn);
@@ -218,6 +220,19 @@ impl<'a> Trajectory<'a> {
                 .search(query, turn)
                 .unwrap_or_else(|| Observation::new("There is no search here.")),
             Move::Submit { .. } => Observation::new("Submitted."),
+        }
+    }
+
+    /// EIR App. H.1: in the corpus setting "invalid actions consume a turn, and invalid
+    /// reads also consume a read attempt". A refused response whose action is a read (a
+    /// read without an id, an id of the wrong type, a read refused with its response)
+    /// uses an attempt as well as its turn; an executed read of an id no search listed
+    /// uses one in [`Self::execute`]. The titles setting counts the reads made (B.1:
+    /// "EIR permits six reads"), as the paper says H.1's rules differ from it.
+    fn charge_refused_read(&mut self, response: &str) {
+        if self.env.can_search() && self.reads_used < self.budget.reads && proposes_read(response) {
+            self.reads_used += 1;
+            self.env.use_read_attempt();
         }
     }
 
