@@ -620,3 +620,66 @@ fn corpus_malformed_and_unlisted_reads_use_a_turn_and_a_read_attempt() {
         assert_eq!(shown, ["6", "5", "4", "3", "2", "1", "0"], "{method}");
     }
 }
+
+// ----------------------------------- finding 6: Direct's last turn (§4.2, B.3)
+
+/// Direct reads the first unread title on every turn.
+fn direct_reads_every_turn(req: &ReceivedRequest) -> Reply {
+    let p = prompt(req);
+    crate::eir_fidelity::direct_action(json!({"type": "read", "title": unread(&p)[0]}))
+}
+
+/// EIR §4.2: Direct has "a maximum of six turns to execute all actions, including
+/// reading and submitting". By default turn 6 accepts only a submission, so at most
+/// five paragraphs are read and the prompt says so; `last_turn=any` lets turn 6 read a
+/// sixth, and the trajectory ends without an answer either way.
+#[test]
+fn direct_reads_at_most_five_paragraphs_in_its_six_turns_unless_the_last_turn_is_any() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = |name: &str, set: Option<&str>| {
+        let server = MockServer::spawn(direct_reads_every_turn);
+        let url = format!("openai-compat:{}#m", server.url());
+        let out = dir.path().join(name);
+        let mut e =
+            Eval::new("musique", fixture("musique"), "direct", &url, &out).opt("--limit", 1);
+        if let Some(s) = set {
+            e = e.set(s);
+        }
+        e.ok();
+        (read_records(&out).remove(0), server)
+    };
+    let (r, server) = run("submit-only", None);
+    let trace = r["trace"].as_array().unwrap();
+    println!(
+        "submit_only: {} turns, {} reads, turn 6 rejection {}, answer {}, stop {}",
+        trace.len(),
+        r["retrieved"].as_array().unwrap().len(),
+        trace[5]["rejection"]["cause"],
+        r["answer"],
+        r["stop"]
+    );
+    assert_eq!(r["settings"]["last_turn"], "submit_only");
+    assert_eq!(trace.len(), 6);
+    assert_eq!(r["retrieved"].as_array().unwrap().len(), 5);
+    assert_eq!(trace[5]["rejection"]["cause"], "not_allowed");
+    assert!(r["answer"].is_null());
+    assert_eq!(r["stop"], "timeout");
+    assert!(prompt_of_turn(&server, 6).contains("This is the last turn: only a submission counts"));
+    assert!(!prompt_of_turn(&server, 5).contains("This is the last turn"));
+
+    let (r, server) = run("any", Some("last_turn=any"));
+    let trace = r["trace"].as_array().unwrap();
+    println!(
+        "any: {} turns, {} reads, answer {}, stop {}",
+        trace.len(),
+        r["retrieved"].as_array().unwrap().len(),
+        r["answer"],
+        r["stop"]
+    );
+    assert_eq!(r["settings"]["last_turn"], "any");
+    assert_eq!(trace.len(), 6);
+    assert_eq!(r["retrieved"].as_array().unwrap().len(), 6);
+    assert!(trace.iter().all(|t| t["rejection"].is_null()));
+    assert!(r["answer"].is_null());
+    assert!(!prompt_of_turn(&server, 6).contains("only a submission counts"));
+}

@@ -132,8 +132,12 @@ const SLEUTH_EIR: &[&[&str]] = &[
     &["final_citations", "json_schema"],
     SHARED,
 ];
-const DIRECT: &[&[&str]] = &[TRAJECTORY, &["json_schema"], SHARED];
-const SSR: &[&[&str]] = &[TRAJECTORY, &["verifier_temperature", "json_schema"], SHARED];
+const DIRECT: &[&[&str]] = &[TRAJECTORY, &["last_turn", "json_schema"], SHARED];
+const SSR: &[&[&str]] = &[
+    TRAJECTORY,
+    &["last_turn", "verifier_temperature", "json_schema"],
+    SHARED,
+];
 const EIR: &[&[&str]] = &[
     TRAJECTORY,
     &[
@@ -147,7 +151,7 @@ const EIR: &[&[&str]] = &[
     ],
     SHARED,
 ];
-const EIR_REFLEXION: &[&[&str]] = &[TRAJECTORY, &["trials", "json_schema"], SHARED];
+const EIR_REFLEXION: &[&[&str]] = &[TRAJECTORY, &["last_turn", "trials", "json_schema"], SHARED];
 const FULL_POOL: &[&[&str]] = &[&["final_citations", "json_schema"], SHARED];
 const EIR_RECOVER: &[&[&str]] = &[
     &["recover", "from", "final_citations", "json_schema"],

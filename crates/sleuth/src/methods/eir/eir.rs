@@ -58,7 +58,7 @@ impl Eir {
                     readable => t.env.choices(),
                     turn,
                     turns => t.budget.turns,
-                    submit_only => t.is_last(turn),
+                    submit_only => t.submit_only(turn),
                     reads_left => t.budget.reads.saturating_sub(t.reads_used),
                     dependency_repair => s.dependency_repair.on(),
                     refuse_list_errors => s.list_errors == ListErrors::Refuse,

@@ -87,6 +87,19 @@ pub enum FinalCitations {
     RejectAnswer,
 }
 
+/// What the last of Direct's H turns accepts (Direct, Agentic SSR and Reflexion's
+/// trials; see `Budget::direct` for the reading).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+#[derive(strum::EnumString, strum::IntoStaticStr, strum::VariantNames)]
+#[strum(serialize_all = "snake_case", ascii_case_insensitive)]
+pub enum LastTurn {
+    /// Only a submission (at most H − 1 reads).
+    SubmitOnly,
+    /// Any action (H reads possible, leaving no turn to submit).
+    Any,
+}
+
 /// What `eir-recover` adds to an earlier run's evidence (EIR App. F.2, F.3, Table 16).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -110,6 +123,8 @@ pub struct EirSettings {
     /// H: paragraph reads per retrieval trajectory (EIR paper §3: H = 6; EIR then has one
     /// submit-only turn; Direct, SSR, Reflexion: H turns including the submission).
     pub reads: u32,
+    /// What Direct's last turn accepts ([`LastTurn`]).
+    pub last_turn: LastTurn,
     /// Reflexion trials (EIR paper App. D.1: up to five).
     pub trials: u32,
     /// Temperature of Agentic SSR's verifier samples (EIR paper App. D.1: 0.7).
@@ -153,6 +168,7 @@ impl Default for EirSettings {
         EirSettings {
             action_turns: None,
             reads: 6,
+            last_turn: LastTurn::SubmitOnly,
             trials: 5,
             verifier_temperature: 0.7,
             list_feedback: true,

@@ -14,7 +14,7 @@ mod error;
 pub use agent::{
     AdaptiveCondition, AdaptiveRule, AgentSettings, GrammarUse, NudgeAt, Stopping, ToolChannel,
 };
-pub use eir::{DependencyRepair, EirSettings, FinalCitations, ListErrors, RecoverMode};
+pub use eir::{DependencyRepair, EirSettings, FinalCitations, LastTurn, ListErrors, RecoverMode};
 pub use error::SettingError;
 
 use crate::names::Named;
@@ -329,6 +329,16 @@ pub const SETTINGS: &[SettingDef] = &[
             Ok(())
         },
         show: |s, _| s.eir.action_turns.map_or("auto".into(), |n| n.to_string()),
+    },
+    SettingDef {
+        key: "last_turn",
+        doc: "Direct, SSR, Reflexion (EIR §4.2, H turns including the submission): submit_only (default: the last turn accepts only a submission, so at most H - 1 reads) or any",
+        apply: |s, v| {
+            s.eir.last_turn = LastTurn::from_name(v)
+                .ok_or_else(|| SettingError::value("last_turn", v, "submit_only or any"))?;
+            Ok(())
+        },
+        show: |s, _| s.eir.last_turn.name().into(),
     },
     SettingDef {
         key: "trials",
