@@ -683,3 +683,129 @@ fn direct_reads_at_most_five_paragraphs_in_its_six_turns_unless_the_last_turn_is
     assert!(r["answer"].is_null());
     assert!(!prompt_of_turn(&server, 6).contains("only a submission counts"));
 }
+
+// ------------------------------ finding 7: Table 20's Holm groups of five
+
+/// MuSiQue questions in subset order: (question text, answer).
+fn musique_answers() -> Vec<(String, String)> {
+    std::fs::read_to_string(musique())
+        .unwrap()
+        .lines()
+        .map(|l| {
+            let q: Value = serde_json::from_str(l).unwrap();
+            (
+                q["question"].as_str().unwrap().to_string(),
+                q["answer"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect()
+}
+
+/// Four baselines EIR beats by different margins. EIR's final call (one paragraph of
+/// evidence) is always right; Full Pool's (every paragraph) only on even-numbered
+/// questions; Direct always submits a wrong answer; Reflexion's first trial is wrong and
+/// its second right on every third question.
+fn four_margins() -> impl Fn(&ReceivedRequest) -> Reply {
+    let answers = musique_answers();
+    move |req| {
+        let p = prompt(req);
+        let q = question_of(&p);
+        let Some(k) = answers.iter().position(|(t, _)| *t == q) else {
+            return Reply::text("Read another paragraph next time.");
+        };
+        let gold = answers[k].1.as_str();
+        if is_final(&p) {
+            let full_pool = crate::eir_fidelity::evidence_titles(&p).len() > 1;
+            let answer = if !full_pool || k % 2 == 0 {
+                gold
+            } else {
+                "WRONG"
+            };
+            return Reply::text(json!({"answer": answer, "evidence": []}).to_string());
+        }
+        let mv = match turn(&p) {
+            1 => json!({"type": "read", "title": unread(&p)[0]}),
+            _ if p.contains("Attempt 1:") && k % 3 == 0 => {
+                json!({"type": "submit", "answer": gold})
+            }
+            _ => json!({"type": "submit", "answer": "WRONG"}),
+        };
+        if crate::eir_fidelity::is_eir_action(&p) {
+            eir_action(mv)
+        } else {
+            crate::eir_fidelity::direct_action(mv)
+        }
+    }
+}
+
+/// EIR App. H.3, Table 20: "Holm p-values keep the original groups of five comparisons
+/// per metric and model, four of which are shown". `--holm-size 5` counts each family
+/// as five comparisons, the one not in the report taken as p = 1; without it the four
+/// shown rows are their own family.
+#[test]
+#[cfg_attr(not(shared_data), ignore = "needs ../shared/data")]
+fn holm_size_counts_each_family_as_table_twentys_groups_of_five() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = MockServer::spawn(four_margins());
+    let url = format!("openai-compat:{}#m", server.url());
+    let out = dir.path().join("run");
+    Eval::new(
+        "musique",
+        musique(),
+        "eir,direct,full-pool,eir-reflexion",
+        &url,
+        &out,
+    )
+    .opt("--limit", 8)
+    .set("trials=2")
+    .ok();
+    // (raw McNemar p, Holm p) of every compared row.
+    let rows = |size: &str| -> Vec<(String, f64, f64)> {
+        let report = ok(&[
+            "report",
+            out.to_str().unwrap(),
+            "--baseline",
+            "eir",
+            "--holm-family",
+            "dataset",
+            "--holm-size",
+            size,
+        ]);
+        let (header, rows) = table(&report, "### Paired comparison");
+        rows.iter()
+            .map(|r| {
+                (
+                    cell(&header, r, "method"),
+                    lead(&cell(&header, r, "McNemar p")),
+                    lead(&cell(&header, r, "Holm p")),
+                )
+            })
+            .collect()
+    };
+    let four = rows("0");
+    let five = rows("5");
+    println!("families of their rows: {four:?}\nfamilies of five: {five:?}");
+    // One family: direct, full-pool, eir-reflexion and its first trial.
+    assert_eq!(four.len(), 4, "{four:?}");
+    let raw: Vec<f64> = five.iter().map(|r| r.1).collect();
+    let mut padded = raw.clone();
+    padded.resize(raw.len().max(5), 1.0);
+    let want_five = crate::eir_fidelity::holm(&padded);
+    let want_four = crate::eir_fidelity::holm(&raw);
+    for (i, ((method, _, got5), (_, _, got4))) in five.iter().zip(&four).enumerate() {
+        assert!(
+            (got5 - want_five[i]).abs() < 6e-4,
+            "{method}: {got5} vs {}",
+            want_five[i]
+        );
+        assert!(
+            (got4 - want_four[i]).abs() < 6e-4,
+            "{method}: {got4} vs {}",
+            want_four[i]
+        );
+    }
+    assert!(
+        five.iter().zip(&four).any(|(a, b)| a.2 > b.2 + 1e-6),
+        "a family of five adjusts more than one of four"
+    );
+}

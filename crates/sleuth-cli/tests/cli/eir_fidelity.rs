@@ -888,7 +888,7 @@ fn eir_cites_what_it_read(req: &ReceivedRequest) -> Reply {
 }
 
 /// Holm-adjusted p-values of one family (step-down, monotone).
-fn holm(p: &[f64]) -> Vec<f64> {
+pub(crate) fn holm(p: &[f64]) -> Vec<f64> {
     let mut order: Vec<usize> = (0..p.len()).collect();
     order.sort_by(|&a, &b| p[a].total_cmp(&p[b]));
     let mut out = vec![0.0; p.len()];

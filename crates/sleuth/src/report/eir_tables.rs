@@ -91,7 +91,7 @@ fn support(a: &Analysis, d: Dims) -> Table {
         &["support_f1_diff", "support_f1_ci_lo", "support_f1_ci_hi"],
     )
     .split("Holm p", &["p_holm"])
-    .with_note("Method minus baseline in points on questions both answered, paired bootstrap; Holm within the report's --holm-family (all: across these rows).");
+    .with_note("Method minus baseline in points on questions both answered, paired bootstrap; Holm within the report's --holm-family (all: across these rows), each family counted as at least --holm-size comparisons.");
     for c in &a.eir.support {
         let mut row = d.cells(&c.arm);
         row.extend([

@@ -20,8 +20,8 @@ mod splits;
 mod summary;
 
 pub use compare::{
-    arm_order, compare_to_baseline, compare_to_baseline_in, sweep_order, sweeps, Comparison,
-    HolmFamily, Sweep, SweepPoint,
+    arm_order, compare_to_baseline, compare_to_baseline_in, compare_to_baseline_sized, sweep_order,
+    sweeps, Comparison, HolmFamily, Sweep, SweepPoint,
 };
 pub use dynamics::{
     accuracy_at_turn, error_decomposition, memory_dynamics, AccuracyCurve, ErrorDecomposition,
@@ -58,6 +58,9 @@ pub struct Options {
     pub seed: u64,
     /// Which comparisons share a Holm correction.
     pub holm_family: HolmFamily,
+    /// Each Holm family counts at least this many comparisons, those not in the report
+    /// taken as p = 1 (EIR Table 20: groups of five, four shown); 0: as many as it holds.
+    pub holm_size: usize,
 }
 
 impl Default for Options {
@@ -66,6 +69,7 @@ impl Default for Options {
             baseline: None,
             cohort_turns: None,
             holm_family: HolmFamily::All,
+            holm_size: 0,
             resamples: DEFAULT_RESAMPLES,
             seed: DEFAULT_SEED,
         }
@@ -87,6 +91,8 @@ pub struct Analysis {
     pub baseline: Option<String>,
     /// The Holm families of `comparisons`.
     pub holm_family: HolmFamily,
+    /// The least size each family is counted as (0: the comparisons it holds).
+    pub holm_size: usize,
     pub comparisons: Vec<Comparison>,
     pub sweeps: Vec<Sweep>,
     /// The EIR paper's further analyses (empty without EIR-setting records).
@@ -131,6 +137,7 @@ impl EirSection {
                     options.resamples,
                     options.seed,
                     options.holm_family,
+                    options.holm_size,
                 ),
                 readable_comparisons(arms, b, options.resamples, options.seed),
             ),
@@ -189,12 +196,13 @@ impl Analysis {
             .cohort_turns
             .unwrap_or_else(|| (longest_with_memory * 7).div_ceil(10).max(1));
         let (comparisons, compare_warnings) = match &options.baseline {
-            Some(b) => compare_to_baseline_in(
+            Some(b) => compare_to_baseline_sized(
                 arms,
                 b,
                 options.resamples,
                 options.seed,
                 options.holm_family,
+                options.holm_size,
             ),
             None => (Vec::new(), Vec::new()),
         };
@@ -213,6 +221,7 @@ impl Analysis {
                 .collect(),
             baseline: options.baseline.clone(),
             holm_family: options.holm_family,
+            holm_size: options.holm_size,
             comparisons,
             sweeps: sweeps(arms),
             // The EIR section keeps the loader's arms (its tables are the EIR paper's).
