@@ -264,7 +264,7 @@ fn right_with_two_paragraphs() -> impl Fn(&ReceivedRequest) -> Reply {
             return Reply::text(json!({"answer": answer, "evidence": []}).to_string());
         }
         if p.contains("Decide whether reading more paragraphs") {
-            let wanted: Vec<String> = if q.len() % 2 == 0 {
+            let wanted: Vec<String> = if q.len().is_multiple_of(2) {
                 unread(&p).into_iter().take(1).collect()
             } else {
                 Vec::new()
