@@ -12,15 +12,15 @@ use std::path::{Path, PathBuf};
 /// MuSiQue's `2hop__92051_827343`: its pool holds four paragraphs titled "Miracle on 34th
 /// Street" (positions 3, 9, 14, 19); the gold one is the fourth, shown as
 /// "Miracle on 34th Street (4)". The other gold paragraph is "Five Finger Exercise".
-const HOMONYMS: &str = "2hop__92051_827343";
-const GOLD_REPEAT: &str = "Miracle on 34th Street (4)";
-const WRONG_REPEAT: &str = "Miracle on 34th Street";
-const GOLD_OTHER: &str = "Five Finger Exercise";
+pub(crate) const HOMONYMS: &str = "2hop__92051_827343";
+pub(crate) const GOLD_REPEAT: &str = "Miracle on 34th Street (4)";
+pub(crate) const WRONG_REPEAT: &str = "Miracle on 34th Street";
+pub(crate) const GOLD_OTHER: &str = "Five Finger Exercise";
 /// A sentence of the gold homonym only.
-const GOLD_REPEAT_TEXT: &str = "Maureen O'Hara as Doris Walker";
+pub(crate) const GOLD_REPEAT_TEXT: &str = "Maureen O'Hara as Doris Walker";
 
 /// One MuSiQue question, copied from the shared subset into its own file.
-fn musique_question(dir: &Path, id: &str) -> PathBuf {
+pub(crate) fn musique_question(dir: &Path, id: &str) -> PathBuf {
     let line = std::fs::read_to_string(musique())
         .unwrap()
         .lines()
@@ -32,12 +32,12 @@ fn musique_question(dir: &Path, id: &str) -> PathBuf {
     path
 }
 
-fn prompt(req: &ReceivedRequest) -> String {
+pub(crate) fn prompt(req: &ReceivedRequest) -> String {
     req.last_message().unwrap_or("").to_string()
 }
 
 /// The prompt's `Turn N of M` (paragraph text may say "Turn" too).
-fn turn(prompt: &str) -> u32 {
+pub(crate) fn turn(prompt: &str) -> u32 {
     prompt
         .split("Turn ")
         .skip(1)
@@ -48,30 +48,30 @@ fn turn(prompt: &str) -> u32 {
         .unwrap_or(0)
 }
 
-fn is_final(p: &str) -> bool {
+pub(crate) fn is_final(p: &str) -> bool {
     p.contains("Answer the question from the evidence below")
 }
 
-fn is_eir_action(p: &str) -> bool {
+pub(crate) fn is_eir_action(p: &str) -> bool {
     p.contains("You are collecting evidence")
 }
 
-fn is_direct_action(p: &str) -> bool {
+pub(crate) fn is_direct_action(p: &str) -> bool {
     p.contains("You are answering a multi-hop")
 }
 
-fn eir_action(mv: Value) -> Reply {
+pub(crate) fn eir_action(mv: Value) -> Reply {
     Reply::text(
         json!({"reasoning": "r", "requirements": [], "conclusions": [], "action": mv}).to_string(),
     )
 }
 
-fn direct_action(mv: Value) -> Reply {
+pub(crate) fn direct_action(mv: Value) -> Reply {
     Reply::text(json!({"reasoning": "r", "action": mv}).to_string())
 }
 
 /// The titles of the paragraphs a final prompt's evidence lists (`[Title]` headers).
-fn evidence_titles(p: &str) -> Vec<String> {
+pub(crate) fn evidence_titles(p: &str) -> Vec<String> {
     let evidence = p.split("Evidence:\n").nth(1).unwrap_or("");
     evidence
         .lines()
@@ -81,7 +81,7 @@ fn evidence_titles(p: &str) -> Vec<String> {
 }
 
 /// A row of a report table, found under the table's title by its first cell.
-fn report_row(report: &str, title: &str, first: &str) -> Option<Vec<String>> {
+pub(crate) fn report_row(report: &str, title: &str, first: &str) -> Option<Vec<String>> {
     report
         .lines()
         .skip_while(|l| !l.contains(title))
@@ -888,7 +888,7 @@ fn eir_cites_what_it_read(req: &ReceivedRequest) -> Reply {
 }
 
 /// Holm-adjusted p-values of one family (step-down, monotone).
-fn holm(p: &[f64]) -> Vec<f64> {
+pub(crate) fn holm(p: &[f64]) -> Vec<f64> {
     let mut order: Vec<usize> = (0..p.len()).collect();
     order.sort_by(|&a, &b| p[a].total_cmp(&p[b]));
     let mut out = vec![0.0; p.len()];

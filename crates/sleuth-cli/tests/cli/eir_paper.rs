@@ -18,7 +18,7 @@ fn turn(prompt: &str) -> u32 {
         .unwrap_or(0)
 }
 
-fn question(prompt: &str) -> String {
+pub(crate) fn question(prompt: &str) -> String {
     prompt
         .lines()
         .find_map(|l| l.strip_prefix("Question: "))
@@ -27,7 +27,7 @@ fn question(prompt: &str) -> String {
 }
 
 /// The search results an action prompt lists: (id, already read).
-fn results(prompt: &str) -> Vec<(String, bool)> {
+pub(crate) fn results(prompt: &str) -> Vec<(String, bool)> {
     let Some(list) = prompt
         .split("Search results so far (read one by its id):\n")
         .nth(1)
@@ -43,12 +43,12 @@ fn results(prompt: &str) -> Vec<(String, bool)> {
         .collect()
 }
 
-fn is_action(p: &str) -> bool {
+pub(crate) fn is_action(p: &str) -> bool {
     p.contains("You are collecting evidence") || p.contains("You are answering a multi-hop")
 }
 
 /// One action in the format of the prompt's method (EIR adds its lists).
-fn action(p: &str, action: Value) -> String {
+pub(crate) fn action(p: &str, action: Value) -> String {
     if p.contains("You are collecting evidence") {
         json!({"reasoning": "r", "requirements": [], "conclusions": [], "action": action})
     } else {
@@ -59,7 +59,7 @@ fn action(p: &str, action: Value) -> String {
 }
 
 /// Every non-action call of the setting.
-fn other(p: &str) -> String {
+pub(crate) fn other(p: &str) -> String {
     if p.contains("Decide whether reading more paragraphs") {
         json!({"read": ["a title that matches nothing"]}).to_string()
     } else if p.contains("Answer the question from the evidence below") {

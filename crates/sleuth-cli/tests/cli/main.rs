@@ -8,6 +8,7 @@ mod cluster;
 mod corpus;
 mod data;
 mod eir;
+mod eir_cold_read;
 mod eir_fidelity;
 mod eir_paper;
 mod eval;

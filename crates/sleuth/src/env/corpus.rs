@@ -104,6 +104,14 @@ impl CorpusEnv {
     pub fn can_read(&self) -> bool {
         self.reads_left() > 0
     }
+    /// Counts a read attempt that never reached [`Self::step`] (an EIR-setting read
+    /// refused as malformed, EIR App. H.1), so later messages count attempts as the
+    /// agent's prompt does.
+    pub fn use_read_attempt(&mut self) {
+        if self.can_read() {
+            self.reads_used += 1;
+        }
+    }
     /// Ids listed by searches so far, in order of first appearance.
     pub fn searched(&self) -> &[String] {
         &self.searched

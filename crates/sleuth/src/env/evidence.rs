@@ -193,6 +193,11 @@ pub trait EvidenceEnv: Send {
         None
     }
 
+    /// Counts a read attempt that was refused before it ran (the corpus setting: EIR
+    /// App. H.1, "invalid reads also consume a read attempt"); a no-op where the
+    /// environment does not limit reads.
+    fn use_read_attempt(&mut self) {}
+
     /// Whether [`EvidenceEnv::search`] is offered (the corpus setting).
     fn can_search(&self) -> bool {
         false

@@ -99,6 +99,19 @@ pub fn mcnemar_exact(b: u64, c: u64) -> f64 {
     (2.0 * tail).min(1.0)
 }
 
+/// [`holm`] of `p` as part of a family of `size` comparisons whose others are not in
+/// the report: they are taken as p = 1, ranking last, which gives the shown ones the
+/// largest adjusted values any such family could give (EIR Table 20: "groups of five
+/// comparisons per metric and model, four of which are shown"). A `size` at or below
+/// `p.len()` is plain [`holm`].
+pub fn holm_in_family(p: &[f64], size: usize) -> Vec<f64> {
+    let mut all = p.to_vec();
+    all.resize(size.max(p.len()), 1.0);
+    let mut adjusted = holm(&all);
+    adjusted.truncate(p.len());
+    adjusted
+}
+
 /// Holm's step-down adjustment of a family of p-values, returned in the input order:
 /// the i-th smallest p (0-based) is multiplied by `m - i`, capped at 1, and made
 /// monotone non-decreasing along the sorted order.
@@ -153,6 +166,18 @@ mod tests {
     use super::*;
 
     // Reference values from scipy 1.x: `scipy.stats.binomtest(min(b, c), b + c, 0.5).pvalue`.
+    #[test]
+    fn a_family_larger_than_its_shown_rows_adjusts_as_if_the_rest_had_p_one() {
+        let p = [0.01, 0.04, 0.03, 0.002];
+        assert_eq!(holm_in_family(&p, 3), holm(&p));
+        let five = holm_in_family(&p, 5);
+        // Ranks 1-4 of five: x5, x4, x3, x2, made monotone (0.08 rises to 0.09).
+        let want = [0.04, 0.09, 0.09, 0.01];
+        for (got, want) in five.iter().zip(want) {
+            assert!((got - want).abs() < 1e-12, "{five:?}");
+        }
+    }
+
     #[test]
     fn mcnemar_matches_scipy_binomtest() {
         let cases = [

@@ -87,6 +87,10 @@ impl EvidenceEnv for CorpusEvidenceEnv {
         Some(u32::try_from(self.env.max_reads()).unwrap_or(u32::MAX))
     }
 
+    fn use_read_attempt(&mut self) {
+        self.env.use_read_attempt();
+    }
+
     fn search(&mut self, query: &str, _turn: u32) -> Option<Observation> {
         let mut observation = self.env.step(&Action::Search(query.to_string()));
         // The loop protocol's hint; EIR-setting methods read with a JSON action.

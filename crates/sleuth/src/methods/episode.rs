@@ -60,9 +60,9 @@ pub struct Turn {
     /// Agentic SSR: the decomposition, verifier votes and refinement of this turn.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub verification: Option<super::eir::Verification>,
-    /// EIR's list-feedback control (App. E.2, `hidden_lists=discard`): the list
-    /// change this turn discarded because it named ids the model could not see; the
-    /// turn's action still ran.
+    /// EIR (§3.2, `list_errors=discard`; the list-feedback control's `hidden_lists`,
+    /// App. E.2): why this turn's list changes were discarded; the lists stayed as they
+    /// were and the turn's action still ran.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub discarded_lists: Option<super::eir::Rejection>,
     /// The retry wrappers (both Reflexions, EIR App. D.1): the 1-based trial this turn

@@ -118,6 +118,10 @@ pub struct FinalCall {
     pub response: String,
     /// Whether the final response could be read.
     pub parsed: bool,
+    /// Why the final response's citations were refused (EIR App. H.4: an invalid
+    /// citation or a wrong type; `final_citations` says whether the answer stood).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rejection: Option<super::eir::Rejection>,
     /// The answer submitted during retrieval (EIR paper App. H.4 compares the two).
     pub retrieval_answer: Option<String>,
     pub retrieval_evidence: Vec<Citation>,

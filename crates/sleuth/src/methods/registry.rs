@@ -125,23 +125,38 @@ const MEMORY_Q: &[&[&str]] = &[
 ];
 /// `sleuth-eir`: SLEUTH's keys and the final call's JSON schema (its loop always ends in
 /// the final call, so the last turn need not be answer-only).
-const SLEUTH_EIR: &[&[&str]] = &[LOOP, COMMITMENT, OPEN_QUESTIONS, &["json_schema"], SHARED];
-const DIRECT: &[&[&str]] = &[TRAJECTORY, &["json_schema"], SHARED];
-const SSR: &[&[&str]] = &[TRAJECTORY, &["verifier_temperature", "json_schema"], SHARED];
+const SLEUTH_EIR: &[&[&str]] = &[
+    LOOP,
+    COMMITMENT,
+    OPEN_QUESTIONS,
+    &["final_citations", "json_schema"],
+    SHARED,
+];
+const DIRECT: &[&[&str]] = &[TRAJECTORY, &["last_turn", "json_schema"], SHARED];
+const SSR: &[&[&str]] = &[
+    TRAJECTORY,
+    &["last_turn", "verifier_temperature", "json_schema"],
+    SHARED,
+];
 const EIR: &[&[&str]] = &[
     TRAJECTORY,
     &[
         "list_feedback",
+        "list_errors",
         "hidden_lists",
         "dependency_repair",
         "extra_reads",
+        "final_citations",
         "json_schema",
     ],
     SHARED,
 ];
-const EIR_REFLEXION: &[&[&str]] = &[TRAJECTORY, &["trials", "json_schema"], SHARED];
-const FULL_POOL: &[&[&str]] = &[&["json_schema"], SHARED];
-const EIR_RECOVER: &[&[&str]] = &[&["recover", "from", "json_schema"], SHARED];
+const EIR_REFLEXION: &[&[&str]] = &[TRAJECTORY, &["last_turn", "trials", "json_schema"], SHARED];
+const FULL_POOL: &[&[&str]] = &[&["final_citations", "json_schema"], SHARED];
+const EIR_RECOVER: &[&[&str]] = &[
+    &["recover", "from", "final_citations", "json_schema"],
+    SHARED,
+];
 
 /// A loop episode: T action calls, plus up to `max_reminders` re-prompts when
 /// enforcement is on (SLEUTH paper §3.4: reminders do not use turns).

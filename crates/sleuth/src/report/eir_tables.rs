@@ -12,6 +12,8 @@ pub(super) fn tables(a: &Analysis, d: Dims) -> Vec<Table> {
         readable(a, d),
         evidence_errors(a, d),
         final_vs_retrieval(a, d),
+        recovery(a, d),
+        recovery_overlaps(a, d),
         more_reads(a, d),
         after_support(a, d),
         rejected(a, d),
@@ -89,7 +91,7 @@ fn support(a: &Analysis, d: Dims) -> Table {
         &["support_f1_diff", "support_f1_ci_lo", "support_f1_ci_hi"],
     )
     .split("Holm p", &["p_holm"])
-    .with_note("Method minus baseline in points on questions both answered, paired bootstrap; Holm within the report's --holm-family (all: across these rows).");
+    .with_note("Method minus baseline in points on questions both answered, paired bootstrap; Holm within the report's --holm-family (all: across these rows), each family counted as at least --holm-size comparisons.");
     for c in &a.eir.support {
         let mut row = d.cells(&c.arm);
         row.extend([
@@ -203,10 +205,11 @@ fn more_reads(a: &Analysis, d: Dims) -> Table {
     let mut t = Table::new(
         "eir_more_reads",
         "Additional retrieval on every question (EIR App. F.4, Table 17)",
-        &d.columns(&["n", "more requested %", "read more %", "EM before", "EM after", "F1 before", "F1 after", "gained/lost"]),
+        &d.columns(&["n", "more requested %", "read more %", "EM before", "EM after", "F1 before", "F1 after", "ΔF1 [95% CI]", "gained/lost", "McNemar p"]),
     )
+    .split("ΔF1 [95% CI]", &["f1_gain", "f1_gain_ci_lo", "f1_gain_ci_hi"])
     .split("gained/lost", &["gained", "lost"])
-    .with_note("Before: the first final answer; after: the answer once the extra reads (if any) were added. gained/lost count exact matches.");
+    .with_note("Before: the first final answer; after: the answer once the extra reads (if any) were added, paired within each record. ΔF1: after minus before, paired bootstrap; gained/lost count exact matches, McNemar p tests them.");
     for m in &a.eir.more_reads {
         let mut row = d.cells(&m.arm);
         row.extend([
@@ -217,9 +220,82 @@ fn more_reads(a: &Analysis, d: Dims) -> Table {
             Cell::Num(m.em_after, 2),
             Cell::Num(m.f1_before, 2),
             Cell::Num(m.f1_after, 2),
+            m.f1_gain.as_ref().map_or(Cell::Missing, ci),
             counts(&[m.gained as u64, m.lost as u64]),
+            p_cell(m.em_p),
         ]);
         t.push(row);
+    }
+    t
+}
+
+fn recovery(a: &Analysis, d: Dims) -> Table {
+    let mut t = Table::new(
+        "eir_recovery",
+        "Known failures answered again (EIR App. F.2, F.3, Table 16)",
+        &d.columns(&["recover", "n", "exact", "exact % [95% CI]", "McNemar p", "F1 before", "F1 after", "ΔF1 [95% CI]", "exact after a read"]),
+    )
+    .split("exact % [95% CI]", &["exact_pct", "exact_ci_lo", "exact_ci_hi"])
+    .split("ΔF1 [95% CI]", &["f1_gain", "f1_gain_ci_lo", "f1_gain_ci_hi"])
+    .with_note("n: the earlier EIR errors answered again (the paper's NN); exact % divides exact by n (Wilson interval); McNemar p tests the earlier answers' EM against the new ones; ΔF1 is new minus earlier, paired bootstrap; exact after a read (selected): matches that follow a successful additional read.");
+    for r in &a.eir.recovery {
+        let mut row = d.cells(&r.arm);
+        row.extend([
+            Cell::text(&r.mode),
+            Cell::Int(r.n as u64),
+            Cell::Int(r.exact as u64),
+            Cell::Multi(
+                format!(
+                    "{:.2} [{:.2}, {:.2}]",
+                    r.exact_pct, r.exact_ci.0, r.exact_ci.1
+                ),
+                vec![
+                    Cell::Num(r.exact_pct, 2),
+                    Cell::Num(r.exact_ci.0, 2),
+                    Cell::Num(r.exact_ci.1, 2),
+                ],
+            ),
+            p_cell(r.mcnemar_p),
+            Cell::Num(r.f1_before, 2),
+            Cell::Num(r.f1_after, 2),
+            r.f1_gain.as_ref().map_or(Cell::Missing, ci),
+            r.exact_after_read
+                .map_or(Cell::Missing, |k| Cell::Int(k as u64)),
+        ]);
+        t.push(row);
+    }
+    t
+}
+
+fn recovery_overlaps(a: &Analysis, _d: Dims) -> Table {
+    let mut t = Table::new(
+        "eir_recovery_overlap",
+        "Exact under two recovery procedures (EIR App. F.2)",
+        &[
+            "dataset",
+            "model",
+            "first",
+            "second",
+            "n",
+            "both",
+            "only first",
+            "only second",
+        ],
+    )
+    .with_note(
+        "On the questions both procedures answered again: exact under both, or under one only.",
+    );
+    for o in &a.eir.recovery_overlaps {
+        t.push(vec![
+            Cell::text(&o.dataset),
+            Cell::text(&o.model),
+            Cell::text(&o.first),
+            Cell::text(&o.second),
+            Cell::Int(o.n as u64),
+            Cell::Int(o.both as u64),
+            Cell::Int(o.only_first as u64),
+            Cell::Int(o.only_second as u64),
+        ]);
     }
     t
 }

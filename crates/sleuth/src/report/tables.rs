@@ -186,6 +186,17 @@ fn summary(a: &Analysis, d: Dims) -> Table {
 }
 
 /// `<1e-4`-style p-values keep the table narrow without hiding tiny values.
+/// How the comparison note names its Holm families (and their counted size).
+fn holm_note(a: &Analysis) -> String {
+    match a.holm_size {
+        0 => a.holm_family.describe().to_string(),
+        n => format!(
+            "{}, each family counted as {n} comparisons (those not shown as p = 1)",
+            a.holm_family.describe()
+        ),
+    }
+}
+
 fn p_cell(p: f64) -> Cell {
     if p < 1e-4 {
         Cell::Multi(format!("{p:.1e}"), vec![Cell::Num(p, 4)])
@@ -234,7 +245,7 @@ fn comparison(a: &Analysis, d: Dims) -> Table {
         .split("W/L/T", &["wins", "losses", "ties"])
         .with_note(&format!(
             "Differences are method minus baseline in points, with paired bootstrap 95% intervals; b/c = questions right only under the baseline / only under the method; exact two-sided McNemar on EM, Holm-adjusted {}; W/L/T = wins/losses/ties on EM.",
-            a.holm_family.describe()
+            holm_note(a)
         ));
     for c in &a.comparisons {
         let h = &c.head_to_head;

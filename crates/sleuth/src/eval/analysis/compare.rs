@@ -2,7 +2,9 @@
 
 use super::load::{Arm, ArmKey};
 use super::outcome::correct;
-use crate::eval::stats::{holm, mcnemar_exact, paired_bootstrap, BootstrapCi, HeadToHead};
+use crate::eval::stats::{
+    holm_in_family, mcnemar_exact, paired_bootstrap, BootstrapCi, HeadToHead,
+};
 use crate::eval::RunRecord;
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet};
@@ -86,15 +88,19 @@ impl HolmFamily {
     }
 }
 
-/// Holm-adjusts the McNemar and F1 p-values within each family.
-fn adjust(out: &mut [Comparison], family: HolmFamily) {
+/// Holm-adjusts the McNemar and F1 p-values within each family, each family counted as
+/// at least `size` comparisons (`holm_in_family`).
+fn adjust(out: &mut [Comparison], family: HolmFamily, size: usize) {
     let keys: BTreeSet<(String, String)> = out.iter().map(|c| family.key(c)).collect();
     for key in keys {
         let idx: Vec<usize> = (0..out.len())
             .filter(|&i| family.key(&out[i]) == key)
             .collect();
-        let p_holm = holm(&idx.iter().map(|&i| out[i].p_mcnemar).collect::<Vec<_>>());
-        let p_f1_holm = holm(&idx.iter().map(|&i| out[i].f1.p).collect::<Vec<_>>());
+        let p_holm = holm_in_family(
+            &idx.iter().map(|&i| out[i].p_mcnemar).collect::<Vec<_>>(),
+            size,
+        );
+        let p_f1_holm = holm_in_family(&idx.iter().map(|&i| out[i].f1.p).collect::<Vec<_>>(), size);
         for ((&i, ph), pf) in idx.iter().zip(p_holm).zip(p_f1_holm) {
             out[i].p_holm = ph;
             out[i].p_f1_holm = pf;
@@ -122,6 +128,20 @@ pub fn compare_to_baseline_in(
     resamples: usize,
     seed: u64,
     family: HolmFamily,
+) -> (Vec<Comparison>, Vec<String>) {
+    compare_to_baseline_sized(arms, baseline, resamples, seed, family, 0)
+}
+
+/// [`compare_to_baseline_in`] with every family counted as at least `size` comparisons,
+/// those not in the report taken as p = 1 (EIR Table 20 keeps groups of five per metric
+/// and model, four of them shown: `--holm-family dataset --holm-size 5`).
+pub fn compare_to_baseline_sized(
+    arms: &[Arm],
+    baseline: &str,
+    resamples: usize,
+    seed: u64,
+    family: HolmFamily,
+    size: usize,
 ) -> (Vec<Comparison>, Vec<String>) {
     let mut warnings = Vec::new();
     let mut out = Vec::new();
@@ -165,7 +185,7 @@ pub fn compare_to_baseline_in(
             }
         }
     }
-    adjust(&mut out, family);
+    adjust(&mut out, family, size);
     (out, warnings)
 }
 

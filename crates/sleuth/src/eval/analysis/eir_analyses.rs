@@ -15,7 +15,7 @@
 
 use super::compare::HolmFamily;
 use super::load::{Arm, ArmKey};
-use crate::eval::stats::{holm, paired_bootstrap, BootstrapCi};
+use crate::eval::stats::{holm_in_family, paired_bootstrap, BootstrapCi};
 use crate::eval::RunRecord;
 use crate::methods::CallKind;
 use serde::Serialize;
@@ -172,13 +172,15 @@ fn paired<'a>(arms: &'a [Arm], baseline: &str) -> Vec<Paired<'a>> {
 
 /// Tables 5 and 8: Support F1 differences on the questions both arms answered, where
 /// both cite (EIR-setting methods), Holm-adjusted within the report's `family` (Table
-/// 8's "Holm adjustment across those six comparisons" is `HolmFamily::Baseline`).
+/// 8's "Holm adjustment across those six comparisons" is `HolmFamily::Baseline`), each
+/// family counted as at least `holm_size` comparisons.
 pub fn support_comparisons(
     arms: &[Arm],
     baseline: &str,
     resamples: usize,
     seed: u64,
     family: HolmFamily,
+    holm_size: usize,
 ) -> Vec<SupportComparison> {
     let mut out = Vec::new();
     for (base, arm, pairs) in paired(arms, baseline) {
@@ -202,7 +204,10 @@ pub fn support_comparisons(
         let idx: Vec<usize> = (0..out.len())
             .filter(|&i| family.family_of(&out[i].arm) == f)
             .collect();
-        let adjusted = holm(&idx.iter().map(|&i| out[i].diff.p).collect::<Vec<_>>());
+        let adjusted = holm_in_family(
+            &idx.iter().map(|&i| out[i].diff.p).collect::<Vec<_>>(),
+            holm_size,
+        );
         for (&i, p) in idx.iter().zip(adjusted) {
             out[i].p_holm = p;
         }

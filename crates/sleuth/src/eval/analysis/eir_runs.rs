@@ -6,13 +6,17 @@ use super::eir_analyses::starts_trial;
 use super::load::{Arm, ArmKey};
 use crate::data::Dataset;
 use crate::eval::metrics::answer::score_answer;
+use crate::eval::stats::{mcnemar_exact, paired_bootstrap, BootstrapCi};
 use crate::eval::RunRecord;
 use crate::methods::{CallKind, Turn};
 use serde::Serialize;
 use std::collections::BTreeMap;
 
+/// The method of the recovery tests' arms (App. F.2, F.3), reported apart.
+pub(super) const RECOVER: &str = "eir-recover";
+
 /// Official (EM, F1) of `answer` for `r`'s question; an absent answer scores 0.
-fn score(r: &RunRecord, answer: Option<&str>) -> (f64, f64) {
+pub(super) fn score(r: &RunRecord, answer: Option<&str>) -> (f64, f64) {
     let (Some(a), Ok(d)) = (answer, r.dataset.parse::<Dataset>()) else {
         return (0.0, 0.0);
     };
@@ -46,6 +50,10 @@ pub struct FinalVsRetrieval {
 }
 
 pub fn final_vs_retrieval(arm: &Arm) -> Option<FinalVsRetrieval> {
+    // A recovery record's earlier answer is a final call's, not a trajectory's (Table 16).
+    if arm.key.method == RECOVER {
+        return None;
+    }
     let finals: Vec<(&RunRecord, Option<&str>)> = arm
         .records
         .iter()
@@ -72,7 +80,10 @@ pub fn final_vs_retrieval(arm: &Arm) -> Option<FinalVsRetrieval> {
     })
 }
 
-/// App. F.4 / Table 17: the additional-retrieval control on every question.
+/// App. F.4 / Table 17: the additional-retrieval control on every question. Its paired
+/// statistics compare, within each record, the first final answer (`answer_before`)
+/// with the answer after the extra reads, the paper's "paired gain" on the same
+/// questions; no other arm is involved.
 #[derive(Debug, Clone, Serialize)]
 pub struct MoreReads {
     pub arm: ArmKey,
@@ -88,9 +99,17 @@ pub struct MoreReads {
     /// Non-exact answers made exact, and exact answers lost.
     pub gained: usize,
     pub lost: usize,
+    /// Paired Answer F1 gain (after minus before, points) with its bootstrap interval.
+    pub f1_gain: Option<BootstrapCi>,
+    /// Exact two-sided McNemar test of `gained` against `lost` (F.4: "p = 5.14e-14").
+    pub em_p: f64,
 }
 
-pub fn more_reads(arm: &Arm) -> Option<MoreReads> {
+pub fn more_reads(arm: &Arm, resamples: usize, seed: u64) -> Option<MoreReads> {
+    // `recover=selected` reads more after a known failure: Table 16's, not Table 17's.
+    if arm.key.method == RECOVER {
+        return None;
+    }
     let runs: Vec<(&RunRecord, &crate::methods::outputs::ExtraReads)> = arm
         .records
         .iter()
@@ -105,6 +124,18 @@ pub fn more_reads(arm: &Arm) -> Option<MoreReads> {
         .map(|(r, x)| score(r, x.answer_before.as_deref()))
         .collect();
     let pct = |k: usize| 100.0 * k as f64 / n;
+    let gained = runs
+        .iter()
+        .zip(&before)
+        .filter(|((r, _), b)| r.em > b.0)
+        .count();
+    let lost = runs
+        .iter()
+        .zip(&before)
+        .filter(|((r, _), b)| r.em < b.0)
+        .count();
+    let after_f1: Vec<f64> = runs.iter().map(|(r, _)| 100.0 * r.f1).collect();
+    let before_f1: Vec<f64> = before.iter().map(|s| 100.0 * s.1).collect();
     Some(MoreReads {
         arm: arm.key.clone(),
         n: runs.len(),
@@ -112,18 +143,12 @@ pub fn more_reads(arm: &Arm) -> Option<MoreReads> {
         read: pct(runs.iter().filter(|(_, x)| !x.read.is_empty()).count()),
         em_before: 100.0 * mean(before.iter().map(|s| s.0)),
         em_after: 100.0 * mean(runs.iter().map(|(r, _)| r.em)),
-        f1_before: 100.0 * mean(before.iter().map(|s| s.1)),
-        f1_after: 100.0 * mean(runs.iter().map(|(r, _)| r.f1)),
-        gained: runs
-            .iter()
-            .zip(&before)
-            .filter(|((r, _), b)| r.em > b.0)
-            .count(),
-        lost: runs
-            .iter()
-            .zip(&before)
-            .filter(|((r, _), b)| r.em < b.0)
-            .count(),
+        f1_before: mean(before_f1.iter().copied()),
+        f1_after: mean(after_f1.iter().copied()),
+        gained,
+        lost,
+        f1_gain: paired_bootstrap(&after_f1, &before_f1, resamples, seed),
+        em_p: mcnemar_exact(gained as u64, lost as u64),
     })
 }
 

@@ -12,6 +12,7 @@ mod duplicates;
 mod dynamics;
 mod eir_analyses;
 mod eir_averages;
+mod eir_recovery;
 mod eir_runs;
 mod load;
 mod outcome;
@@ -19,8 +20,8 @@ mod splits;
 mod summary;
 
 pub use compare::{
-    arm_order, compare_to_baseline, compare_to_baseline_in, sweep_order, sweeps, Comparison,
-    HolmFamily, Sweep, SweepPoint,
+    arm_order, compare_to_baseline, compare_to_baseline_in, compare_to_baseline_sized, sweep_order,
+    sweeps, Comparison, HolmFamily, Sweep, SweepPoint,
 };
 pub use dynamics::{
     accuracy_at_turn, error_decomposition, memory_dynamics, AccuracyCurve, ErrorDecomposition,
@@ -31,6 +32,7 @@ pub use eir_analyses::{
     with_first_trials, EvidenceErrors, ReadableComparison, SupportComparison, FIRST_TRIAL,
 };
 pub use eir_averages::{budget_calls, cell_averages, BudgetCalls, CellAverage};
+pub use eir_recovery::{recovery, recovery_overlaps, Recovery, RecoveryOverlap};
 pub use eir_runs::{
     after_support, final_vs_retrieval, more_reads, rejected_actions, AfterSupport,
     FinalVsRetrieval, MoreReads, RejectedActions,
@@ -56,6 +58,9 @@ pub struct Options {
     pub seed: u64,
     /// Which comparisons share a Holm correction.
     pub holm_family: HolmFamily,
+    /// Each Holm family counts at least this many comparisons, those not in the report
+    /// taken as p = 1 (EIR Table 20: groups of five, four shown); 0: as many as it holds.
+    pub holm_size: usize,
 }
 
 impl Default for Options {
@@ -64,6 +69,7 @@ impl Default for Options {
             baseline: None,
             cohort_turns: None,
             holm_family: HolmFamily::All,
+            holm_size: 0,
             resamples: DEFAULT_RESAMPLES,
             seed: DEFAULT_SEED,
         }
@@ -85,6 +91,8 @@ pub struct Analysis {
     pub baseline: Option<String>,
     /// The Holm families of `comparisons`.
     pub holm_family: HolmFamily,
+    /// The least size each family is counted as (0: the comparisons it holds).
+    pub holm_size: usize,
     pub comparisons: Vec<Comparison>,
     pub sweeps: Vec<Sweep>,
     /// The EIR paper's further analyses (empty without EIR-setting records).
@@ -105,6 +113,10 @@ pub struct EirSection {
     pub final_vs_retrieval: Vec<FinalVsRetrieval>,
     /// App. F.4, Table 17.
     pub more_reads: Vec<MoreReads>,
+    /// App. F.2, F.3, Table 16: each `eir-recover` arm's known failures answered again.
+    pub recovery: Vec<Recovery>,
+    /// App. F.2: questions two recovery procedures both, or only one, made exact.
+    pub recovery_overlaps: Vec<RecoveryOverlap>,
     /// App. H.4, Table 21.
     pub after_support: Vec<AfterSupport>,
     /// App. H.4, Table 22.
@@ -125,6 +137,7 @@ impl EirSection {
                     options.resamples,
                     options.seed,
                     options.holm_family,
+                    options.holm_size,
                 ),
                 readable_comparisons(arms, b, options.resamples, options.seed),
             ),
@@ -135,7 +148,15 @@ impl EirSection {
             readable,
             evidence_errors: arms.iter().filter_map(evidence_errors).collect(),
             final_vs_retrieval: arms.iter().filter_map(final_vs_retrieval).collect(),
-            more_reads: arms.iter().filter_map(more_reads).collect(),
+            more_reads: arms
+                .iter()
+                .filter_map(|a| more_reads(a, options.resamples, options.seed))
+                .collect(),
+            recovery: arms
+                .iter()
+                .filter_map(|a| recovery(a, options.resamples, options.seed))
+                .collect(),
+            recovery_overlaps: recovery_overlaps(arms),
             after_support: arms.iter().filter_map(after_support).collect(),
             rejected: arms.iter().filter_map(rejected_actions).collect(),
             averages: cell_averages(arms),
@@ -175,12 +196,13 @@ impl Analysis {
             .cohort_turns
             .unwrap_or_else(|| (longest_with_memory * 7).div_ceil(10).max(1));
         let (comparisons, compare_warnings) = match &options.baseline {
-            Some(b) => compare_to_baseline_in(
+            Some(b) => compare_to_baseline_sized(
                 arms,
                 b,
                 options.resamples,
                 options.seed,
                 options.holm_family,
+                options.holm_size,
             ),
             None => (Vec::new(), Vec::new()),
         };
@@ -199,6 +221,7 @@ impl Analysis {
                 .collect(),
             baseline: options.baseline.clone(),
             holm_family: options.holm_family,
+            holm_size: options.holm_size,
             comparisons,
             sweeps: sweeps(arms),
             // The EIR section keeps the loader's arms (its tables are the EIR paper's).

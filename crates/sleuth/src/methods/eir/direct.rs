@@ -129,7 +129,7 @@ impl Policy for DirectPolicy<'_> {
                     reads_left => t.budget.reads.saturating_sub(t.reads_used),
                     turn,
                     turns => t.budget.turns,
-                    submit_only => t.is_last(turn),
+                    submit_only => t.submit_only(turn),
                 },
             )
             .map_err(AgentError::config)?;

@@ -21,7 +21,7 @@ use crate::data::Question;
 use crate::env::titles::named;
 use crate::env::Observation;
 use crate::methods::outputs::{ExtraReads, FinalCall, Repair, RepairPart};
-use crate::methods::settings::DependencyRepair;
+use crate::methods::settings::{DependencyRepair, ListErrors};
 use crate::methods::{AgentError, CallKind, Episode, Method, RunContext, StopReason, Turn};
 use async_trait::async_trait;
 use minijinja::context;
@@ -58,16 +58,18 @@ impl Eir {
                     readable => t.env.choices(),
                     turn,
                     turns => t.budget.turns,
-                    submit_only => t.is_last(turn),
+                    submit_only => t.submit_only(turn),
                     reads_left => t.budget.reads.saturating_sub(t.reads_used),
                     dependency_repair => s.dependency_repair.on(),
+                    refuse_list_errors => s.list_errors == ListErrors::Refuse,
                 },
             )
             .map_err(AgentError::config)
     }
 
     /// Parses and validates one response: the action and the list changes together.
-    /// The third value is a list change discarded under the list-feedback control.
+    /// The third value is a list change that was discarded ([`Self::discards`]): the
+    /// action runs on the unchanged lists.
     fn check(
         &self,
         text: &str,
@@ -97,17 +99,31 @@ impl Eir {
         }
     }
 
-    /// The corrected list-feedback control (EIR App. E.2, see
-    /// `EirSettings::refuse_hidden_lists`): with the lists hidden, a change that
-    /// fails only because of ids the model cannot see is discarded, not a refusal.
+    /// Whether a list change refused by the lists' check is discarded (both lists stay
+    /// as they were and the action still runs) rather than refusing the whole turn.
+    ///
+    /// EIR paper §3.2: EIR checks that a change revises only existing entries and cites
+    /// only read sentences, "then discards any change that fails this check"; B.1: both
+    /// lists stay unchanged if any part is invalid. So by default (`list_errors=discard`)
+    /// those three causes (unknown entry, duplicate entry, invalid citation) discard the
+    /// batch; a malformed change (missing field, wrong type) is a malformed response,
+    /// which H.4 counts as a rejection. `list_errors=refuse` refuses the turn instead
+    /// (H.4's forced endings that "follow invalid citations" fit that reading).
+    ///
+    /// The list-feedback control (App. E.2) decides the ids the model cannot see on its
+    /// own: with the lists hidden, a duplicate or unknown id is discarded (the corrected
+    /// control) unless `hidden_lists=refuse` (the uncorrected one).
     fn discards(&self, r: &Rejection) -> bool {
         let s = &self.shared.settings;
-        !s.list_feedback
-            && !s.refuse_hidden_lists
-            && matches!(
-                r.cause,
-                RejectCause::DuplicateEntry | RejectCause::UnknownEntry
-            )
+        let unseeable = matches!(
+            r.cause,
+            RejectCause::DuplicateEntry | RejectCause::UnknownEntry
+        );
+        if !s.list_feedback && unseeable {
+            return !s.refuse_hidden_lists;
+        }
+        s.list_errors == ListErrors::Discard
+            && (unseeable || r.cause == RejectCause::InvalidCitation)
     }
 
     /// Dependency-repair control (EIR App. E.3): when a turn revises conclusions that
@@ -285,6 +301,10 @@ struct EirPolicy<'q> {
     lists: Lists,
     /// The previous step's result, or why its response was refused.
     feedback: String,
+    /// Why this turn's list changes were discarded, told with the action's result
+    /// ("Rejections return an explanation", EIR App. H.1); never while the lists are
+    /// hidden (the control does not show them).
+    discarded_note: Option<String>,
     repairs: Vec<Repair>,
 }
 
@@ -311,6 +331,10 @@ impl Policy for EirPolicy<'_> {
                 Ok(ok) => ok,
                 Err(rejection) => return Ok(Err(rejection)),
             };
+        self.discarded_note = discarded
+            .as_ref()
+            .filter(|_| self.eir.shared.settings.list_feedback)
+            .map(|r| discarded_feedback(r, turn.number));
         turn.discarded_lists = discarded;
         self.lists = applied.lists;
         if self.eir.shared.settings.dependency_repair.on() && !applied.revised.is_empty() {
@@ -330,8 +354,20 @@ impl Policy for EirPolicy<'_> {
     }
 
     fn observed(&mut self, _mv: &Move, observation: &Observation, _turn: u32) {
-        self.feedback = observation.text.clone();
+        self.feedback = match self.discarded_note.take() {
+            Some(note) => format!("{note}\n\n{}", observation.text),
+            None => observation.text.clone(),
+        };
     }
+}
+
+/// How discarded list changes are reported back with the action's result.
+fn discarded_feedback(rejection: &Rejection, turn: u32) -> String {
+    format!(
+        "Your list changes on turn {turn} were not applied ({}): {}. The lists are as they were; the action was carried out.",
+        rejection.cause.name(),
+        rejection.message
+    )
 }
 
 #[async_trait]
@@ -345,6 +381,7 @@ impl Method for Eir {
             question,
             lists: Lists::default(),
             feedback: String::new(),
+            discarded_note: None,
             repairs: Vec::new(),
         };
         let ending = t.run(&mut policy).await?;

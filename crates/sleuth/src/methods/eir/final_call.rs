@@ -4,12 +4,15 @@
 //! it receives a question string and an [`EvidenceStore`], nothing else from the
 //! trajectory. Full Pool calls it with every paragraph of the pool.
 
-use super::json::{extract_object, opt_array, opt_string, parse_citations, Citation, Extraction};
+use super::json::{
+    extract_object, opt_array, opt_string, parse_citations, Citation, Extraction, RejectCause,
+    Rejection,
+};
 use super::schema::{self, final_reply};
 use super::trajectory::request;
 use crate::env::EvidenceStore;
 use crate::methods::outputs::{Evidence, FinalCall, Outputs};
-use crate::methods::settings::EirSettings;
+use crate::methods::settings::{EirSettings, FinalCitations};
 use crate::methods::{
     call_model, AgentError, CallKind, Episode, PromptSet, RunContext, StopReason,
 };
@@ -54,6 +57,9 @@ pub struct FinalAnswer {
     pub evidence: Vec<Citation>,
     /// Citations dropped because they named no read sentence.
     pub dropped: usize,
+    /// Why citations of the response were refused (EIR App. H.4: invalid citations and
+    /// wrong types are rejection causes): named here, never dropped in silence.
+    pub rejection: Option<Rejection>,
     pub raw: String,
 }
 
@@ -89,6 +95,7 @@ impl FinalAnswer {
         FinalCall {
             response: self.raw.clone(),
             parsed: self.answer.is_some(),
+            rejection: self.rejection.clone(),
             evidence_records: records,
             ..FinalCall::default()
         }
@@ -110,20 +117,29 @@ pub fn final_prompt(
 }
 
 /// Reads the answer and citations from the final response: the JSON object if there
-/// is one, otherwise an `Answer:` line, otherwise a bare one-line reply.
+/// is one, otherwise an `Answer:` line, otherwise a bare one-line reply. Citations that
+/// name no read sentence, or are written in the wrong form, are refused with their
+/// cause in [`FinalAnswer::rejection`] (EIR App. H.4); what that does to the answer is
+/// [`FinalCitations`]'s, applied by [`final_call`].
 pub fn parse_final(text: &str, store: &EvidenceStore) -> FinalAnswer {
     let mut out = FinalAnswer {
         answer: None,
         evidence: Vec::new(),
         dropped: 0,
+        rejection: None,
         raw: text.to_string(),
     };
     if let Some(obj) = extract_object(text, Extraction::Tolerant) {
         out.answer = opt_string(&obj, &final_reply::ANSWER).ok().flatten();
-        let cited = opt_array(&obj, &final_reply::EVIDENCE)
-            .ok()
-            .and_then(|items| parse_citations(items).ok())
-            .unwrap_or_default();
+        let cited = opt_array(&obj, &final_reply::EVIDENCE).and_then(parse_citations);
+        let cited = match cited {
+            Ok(cited) => cited,
+            Err(r) => {
+                out.rejection = Some(r);
+                Vec::new()
+            }
+        };
+        let mut unread = Vec::new();
         for c in cited {
             match store.get(&c.title, c.sentence) {
                 Some(r) => {
@@ -135,8 +151,20 @@ pub fn parse_final(text: &str, store: &EvidenceStore) -> FinalAnswer {
                         out.evidence.push(c);
                     }
                 }
-                None => out.dropped += 1,
+                None => {
+                    out.dropped += 1;
+                    unread.push(format!("\"{}\" sentence {}", c.title, c.sentence));
+                }
             }
+        }
+        if !unread.is_empty() {
+            out.rejection = Some(Rejection::new(
+                RejectCause::InvalidCitation,
+                format!(
+                    "the final answer cites sentences that are not in the evidence: {}",
+                    unread.join(", ")
+                ),
+            ));
         }
     } else {
         let line = text
@@ -175,13 +203,23 @@ pub async fn final_call<O: Clone + Into<Outputs>>(
     let prompt = final_prompt(prompts, question, store)?;
     let req = request(settings, prompt, schema::final_answer());
     match call_model(ctx, &req, CallKind::Final, episode, None, retrieved).await? {
-        Some(text) => Ok(parse_final(&text, store)),
+        Some(text) => {
+            let mut answer = parse_final(&text, store);
+            if settings.final_citations == FinalCitations::RejectAnswer
+                && answer.rejection.is_some()
+            {
+                answer.answer = None;
+                answer.evidence.clear();
+            }
+            Ok(answer)
+        }
         None => {
             episode.stop = StopReason::ContextOverflow;
             Ok(FinalAnswer {
                 answer: None,
                 evidence: Vec::new(),
                 dropped: 0,
+                rejection: None,
                 raw: String::new(),
             })
         }
@@ -213,6 +251,15 @@ mod tests {
             }]
         );
         assert_eq!(f.dropped, 1);
+        let why = f.rejection.unwrap();
+        assert_eq!(why.cause, RejectCause::InvalidCitation);
+        assert!(why.message.contains("\"X\" sentence 1"), "{}", why.message);
+        let typed = parse_final(
+            "{\"answer\": \"Mary\", \"evidence\": [{\"title\": \"Mary de Bohun\", \"sentence\": \"first\"}]}",
+            &store(),
+        );
+        assert_eq!(typed.answer.as_deref(), Some("Mary"));
+        assert_eq!(typed.rejection.unwrap().cause, RejectCause::WrongType);
     }
 
     #[test]

@@ -272,6 +272,19 @@ pub fn parse_citations(items: &[Value]) -> Result<Vec<Citation>, Rejection> {
         .collect()
 }
 
+/// Whether a response proposes a read, however malformed it is otherwise: its action
+/// object (found as EIR finds it, inside prose too) names the read type. EIR App. H.1
+/// charges such a response a read attempt when it is refused.
+pub fn proposes_read(text: &str) -> bool {
+    extract_object(text, Extraction::Tolerant)
+        .and_then(|obj| {
+            let action = obj.get(reply::ACTION.name)?.as_object()?;
+            let kind = action.get(action::TYPE.name)?.as_str()?;
+            Some(action::READ.accepts(&kind.trim().to_ascii_lowercase()))
+        })
+        .unwrap_or(false)
+}
+
 /// Reads the `action` field of a response object.
 pub fn parse_move(obj: &Map<String, Value>) -> Result<Move, Rejection> {
     let key = reply::ACTION.name;
@@ -350,6 +363,14 @@ mod tests {
             Value::Object(extract_object(text, Extraction::Tolerant).unwrap()),
             json!({"ok": true})
         );
+    }
+
+    #[test]
+    fn a_read_is_recognised_in_a_malformed_response() {
+        assert!(proposes_read(r#"I read: {"action": {"type": "read"}}"#));
+        assert!(proposes_read(r#"{"action": {"type": "Read", "id": [1]}}"#));
+        assert!(!proposes_read(r#"{"action": {"type": "search"}}"#));
+        assert!(!proposes_read("read the first paragraph"));
     }
 
     #[test]

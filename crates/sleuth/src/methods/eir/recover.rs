@@ -124,6 +124,7 @@ impl Method for Recover {
                     answer: prior.answer.clone(),
                     evidence: Vec::new(),
                     dropped: 0,
+                    rejection: None,
                     raw: String::new(),
                 };
                 let (answer, reads) = eir.read_more(question, &mut t, before).await?;

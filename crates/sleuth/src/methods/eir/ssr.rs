@@ -120,7 +120,7 @@ impl Check for Checker<'_> {
                     correction => report.votes[chosen].agreed.as_deref().unwrap_or(""),
                     turn => number,
                     turns => t.budget.turns,
-                    submit_only => t.is_last(number),
+                    submit_only => t.submit_only(number),
                 },
             )
             .map_err(AgentError::config)?;

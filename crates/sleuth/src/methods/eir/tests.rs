@@ -243,7 +243,7 @@ async fn eir_final_call_sees_only_question_and_evidence() {
 }
 
 #[tokio::test]
-async fn an_invalid_list_change_rejects_the_whole_response_and_uses_the_turn() {
+async fn under_list_errors_refuse_an_invalid_list_change_rejects_the_whole_response() {
     let model = std::sync::Arc::new(ScriptedModel::from_fn(|req, _| {
         Ok(match (kind_of(req), turn_of_or_zero(req)) {
             ("eir_action", 1) => json!({"reasoning": "r", "requirements": [], "conclusions": [],
@@ -261,7 +261,7 @@ async fn an_invalid_list_change_rejects_the_whole_response_and_uses_the_turn() {
             (k, _) => panic!("unexpected {k}"),
         })
     }));
-    let ep = method("eir", &[("reads", "3")])
+    let ep = method("eir", &[("reads", "3"), ("list_errors", "refuse")])
         .run(&question(), &RunContext::new(model.clone()))
         .await
         .unwrap();

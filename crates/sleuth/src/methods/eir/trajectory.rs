@@ -12,25 +12,28 @@
 //! turns and six read attempts per trial. Every refused response uses its turn; every
 //! executed read uses an attempt whether or not it finds a paragraph (an id no search of
 //! this trial listed, or a repeated read, is an invalid read: it uses its turn and its
-//! attempt and stores nothing new). The last turn accepts only a submission, and any
+//! attempt and stores nothing new), and so does a refused response proposing a read (a
+//! malformed read). The last turn accepts only a submission, and any
 //! other response there ends the trial with an empty submission; EIR still runs its
 //! final call on what was collected.
 
-use super::json::{Citation, Move, RejectCause, Rejection};
+use super::json::{proposes_read, Citation, Move, RejectCause, Rejection};
 use crate::env::{EvidenceEnv, Observation};
 use crate::llm::{ChatRequest, OutputConstraint};
-use crate::methods::settings::EirSettings;
+use crate::methods::settings::{EirSettings, LastTurn};
 use crate::methods::{
     call_model, AgentError, CallKind, EirOutputs, Episode, Outputs, RunContext, Turn,
 };
 use async_trait::async_trait;
 use serde_json::Value;
 
-/// Turns and reads of one trajectory. The last turn accepts only a submission.
+/// Turns and reads of one trajectory, and whether the last turn accepts only a
+/// submission.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Budget {
     pub turns: u32,
     pub reads: u32,
+    pub last_submit_only: bool,
 }
 
 impl Budget {
@@ -40,15 +43,25 @@ impl Budget {
         Budget {
             turns: s.action_turns.unwrap_or(s.reads + 1),
             reads: s.reads,
+            last_submit_only: true,
         }
     }
 
-    /// Direct, SSR, Reflexion: H turns in all, the submission included (EIR §4.2); in
-    /// the corpus setting the same fixed action turns as EIR (App. H.1).
+    /// Direct, SSR, Reflexion: H turns in all, the submission included (EIR §4.2: "a
+    /// maximum of six turns to execute all actions, including reading and submitting");
+    /// in the corpus setting the same fixed action turns as EIR (App. H.1).
+    ///
+    /// Neither §4.2 nor B.3 says what turn H accepts in the titles setting. A read there
+    /// leaves no turn to submit, so the answer would be lost either way; by default the
+    /// last turn accepts only a submission, as H.1's turn 12 does, which leaves at most
+    /// H − 1 reads (five) and keeps a sixth read, which no answer can use, out of the
+    /// reads and recall recorded. `last_turn=any` runs an action of any kind there (six
+    /// reads possible, the trajectory then ends without a submission).
     pub fn direct(s: &EirSettings) -> Self {
         Budget {
             turns: s.action_turns.unwrap_or(s.reads),
             reads: s.reads,
+            last_submit_only: s.last_turn == LastTurn::SubmitOnly,
         }
     }
 }
@@ -165,6 +178,7 @@ impl<'a> Trajectory<'a> {
             let mv = match policy.accept(self, &mut turn).await? {
                 Ok(mv) => mv,
                 Err(rejection) => {
+                    self.charge_refused_read(&turn.response);
                     policy.refused(&rejection, &mut turn);
                     self.reject(&mut turn, rejection);
                     self.push(turn);
@@ -185,8 +199,10 @@ impl<'a> Trajectory<'a> {
         Ok(ending)
     }
 
-    pub fn is_last(&self, turn: u32) -> bool {
-        turn >= self.budget.turns
+    /// Whether `turn` accepts only a submission (the last turn, unless the budget lets
+    /// it take any action).
+    pub fn submit_only(&self, turn: u32) -> bool {
+        self.budget.last_submit_only && turn >= self.budget.turns
     }
 
     /// Whether `mv` may run on `turn`.
@@ -194,7 +210,7 @@ impl<'a> Trajectory<'a> {
         let not_allowed = |m: &str| Err(Rejection::new(RejectCause::NotAllowed, m));
         match mv {
             Move::Submit { .. } => Ok(()),
-            _ if self.is_last(turn) => not_allowed("this turn accepts only a submission"),
+            _ if self.submit_only(turn) => not_allowed("this turn accepts only a submission"),
             Move::Search { .. } if !self.env.can_search() => {
                 not_allowed("there is no search here; read one of the listed titles")
             }
@@ -218,6 +234,19 @@ impl<'a> Trajectory<'a> {
                 .search(query, turn)
                 .unwrap_or_else(|| Observation::new("There is no search here.")),
             Move::Submit { .. } => Observation::new("Submitted."),
+        }
+    }
+
+    /// EIR App. H.1: in the corpus setting "invalid actions consume a turn, and invalid
+    /// reads also consume a read attempt". A refused response whose action is a read (a
+    /// read without an id, an id of the wrong type, a read refused with its response)
+    /// uses an attempt as well as its turn; an executed read of an id no search listed
+    /// uses one in [`Self::execute`]. The titles setting counts the reads made (B.1:
+    /// "EIR permits six reads"), as the paper says H.1's rules differ from it.
+    fn charge_refused_read(&mut self, response: &str) {
+        if self.env.can_search() && self.reads_used < self.budget.reads && proposes_read(response) {
+            self.reads_used += 1;
+            self.env.use_read_attempt();
         }
     }
 

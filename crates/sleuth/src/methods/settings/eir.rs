@@ -46,6 +46,60 @@ impl DependencyRepair {
     }
 }
 
+/// What EIR does with a turn's list changes that fail §3.2's check (an unknown entry
+/// revised, a taken id added, a sentence cited that was not read).
+///
+/// EIR paper §3.2: EIR "discards any change that fails this check", and B.1: both lists
+/// stay unchanged if any part is invalid; neither says the action is refused, so the
+/// default discards the changes and still runs the action. App. H.4 reports forced
+/// endings that "follow invalid citations", which fits a turn refused whole; `refuse`
+/// is that reading.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+#[derive(strum::EnumString, strum::IntoStaticStr, strum::VariantNames)]
+#[strum(serialize_all = "snake_case", ascii_case_insensitive)]
+pub enum ListErrors {
+    /// Both lists stay as they were, the cause is recorded on the turn
+    /// (`discarded_lists`), and the action runs.
+    Discard,
+    /// The whole response is refused, action included; it uses its turn.
+    Refuse,
+}
+
+/// What the final call's answer becomes when its response cites a sentence that is not
+/// in the evidence (or writes its citations in the wrong form).
+///
+/// EIR App. H.4 names invalid citations a cause of rejection (Table 22, whose counts
+/// leave the final call out), and the final call has no second chance to answer. The
+/// paper keeps every question scored and reports EIR's unreadable outputs at 0.0–1.4%
+/// (App. C.2), which fits the answer standing: by default the citations are refused and
+/// the refusal is recorded (`outputs.final_call.rejection`), the answer is scored and
+/// its Support F1 rests on the valid citations. `reject_answer` rejects the whole final
+/// response, as a Direct submission is rejected: no answer (an unreadable output).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+#[derive(strum::EnumString, strum::IntoStaticStr, strum::VariantNames)]
+#[strum(serialize_all = "snake_case", ascii_case_insensitive)]
+pub enum FinalCitations {
+    /// The answer stands; the invalid citations are refused and recorded.
+    KeepAnswer,
+    /// The final response is rejected: the method gives no answer.
+    RejectAnswer,
+}
+
+/// What the last of Direct's H turns accepts (Direct, Agentic SSR and Reflexion's
+/// trials; see `Budget::direct` for the reading).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+#[derive(strum::EnumString, strum::IntoStaticStr, strum::VariantNames)]
+#[strum(serialize_all = "snake_case", ascii_case_insensitive)]
+pub enum LastTurn {
+    /// Only a submission (at most H − 1 reads).
+    SubmitOnly,
+    /// Any action (H reads possible, leaving no turn to submit).
+    Any,
+}
+
 /// What `eir-recover` adds to an earlier run's evidence (EIR App. F.2, F.3, Table 16).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -69,6 +123,8 @@ pub struct EirSettings {
     /// H: paragraph reads per retrieval trajectory (EIR paper §3: H = 6; EIR then has one
     /// submit-only turn; Direct, SSR, Reflexion: H turns including the submission).
     pub reads: u32,
+    /// What Direct's last turn accepts ([`LastTurn`]).
+    pub last_turn: LastTurn,
     /// Reflexion trials (EIR paper App. D.1: up to five).
     pub trials: u32,
     /// Temperature of Agentic SSR's verifier samples (EIR paper App. D.1: 0.7).
@@ -76,12 +132,15 @@ pub struct EirSettings {
     /// Control (EIR App. E.2): when false, EIR keeps updating its lists but leaves them
     /// out of later action prompts.
     pub list_feedback: bool,
+    /// A list change failing §3.2's check: discarded with the action still run (default),
+    /// or the whole turn refused ([`ListErrors`]).
+    pub list_errors: ListErrors,
     /// The list-feedback control's correction (EIR App. E.2, Table 12 "after correcting
     /// the control"; our reading, the paper does not say what was corrected): with the
     /// lists hidden, a list change naming ids the model cannot see (a duplicate add, a
     /// revision of an unknown entry) is discarded and the turn's action still runs
     /// (§3.2: EIR "discards any change that fails this check"). `true` refuses the whole
-    /// turn instead, as default EIR does (the uncorrected control).
+    /// turn instead (the uncorrected control), whatever `list_errors` says.
     pub refuse_hidden_lists: bool,
     /// Control (EIR App. E.3): conclusions carry `depends_on` links, and a change to a
     /// conclusion triggers repair calls that revise its dependents and refresh the
@@ -91,6 +150,8 @@ pub struct EirSettings {
     /// Control (EIR App. F.4): after the final answer, the model may read up to this many
     /// more paragraphs; if it reads any, the final call runs again.
     pub extra_reads: u32,
+    /// A final response citing sentences not in the evidence ([`FinalCitations`]).
+    pub final_citations: FinalCitations,
     /// Send the action JSON schema as an output constraint (grammar-constrained local
     /// models, OpenAI structured outputs). Responses are validated either way.
     pub json_schema: bool,
@@ -107,12 +168,15 @@ impl Default for EirSettings {
         EirSettings {
             action_turns: None,
             reads: 6,
+            last_turn: LastTurn::SubmitOnly,
             trials: 5,
             verifier_temperature: 0.7,
             list_feedback: true,
+            list_errors: ListErrors::Discard,
             refuse_hidden_lists: false,
             dependency_repair: DependencyRepair::Off,
             extra_reads: 0,
+            final_citations: FinalCitations::KeepAnswer,
             json_schema: true,
             temperature: 0.0,
             max_tokens: 2048,

@@ -14,7 +14,7 @@ mod error;
 pub use agent::{
     AdaptiveCondition, AdaptiveRule, AgentSettings, GrammarUse, NudgeAt, Stopping, ToolChannel,
 };
-pub use eir::{DependencyRepair, EirSettings, RecoverMode};
+pub use eir::{DependencyRepair, EirSettings, FinalCitations, LastTurn, ListErrors, RecoverMode};
 pub use error::SettingError;
 
 use crate::names::Named;
@@ -331,6 +331,16 @@ pub const SETTINGS: &[SettingDef] = &[
         show: |s, _| s.eir.action_turns.map_or("auto".into(), |n| n.to_string()),
     },
     SettingDef {
+        key: "last_turn",
+        doc: "Direct, SSR, Reflexion (EIR §4.2, H turns including the submission): submit_only (default: the last turn accepts only a submission, so at most H - 1 reads) or any",
+        apply: |s, v| {
+            s.eir.last_turn = LastTurn::from_name(v)
+                .ok_or_else(|| SettingError::value("last_turn", v, "submit_only or any"))?;
+            Ok(())
+        },
+        show: |s, _| s.eir.last_turn.name().into(),
+    },
+    SettingDef {
         key: "trials",
         doc: "Reflexion in the EIR setting: trials per question (integer >= 1)",
         apply: |s, v| {
@@ -356,6 +366,16 @@ pub const SETTINGS: &[SettingDef] = &[
             Ok(())
         },
         show: |s, _| s.eir.list_feedback.to_string(),
+    },
+    SettingDef {
+        key: "list_errors",
+        doc: "EIR's list changes failing the check (EIR §3.2, B.1): discard (default) keeps both lists unchanged and runs the action; refuse refuses the whole turn",
+        apply: |s, v| {
+            s.eir.list_errors = ListErrors::from_name(v)
+                .ok_or_else(|| SettingError::value("list_errors", v, "discard or refuse"))?;
+            Ok(())
+        },
+        show: |s, _| s.eir.list_errors.name().into(),
     },
     SettingDef {
         key: "dependency_repair",
@@ -398,6 +418,17 @@ pub const SETTINGS: &[SettingDef] = &[
         show: |s, _| {
             s.eir.recover_from.as_ref().map_or(String::new(), |p| p.display().to_string())
         },
+    },
+    SettingDef {
+        key: "final_citations",
+        doc: "a final response citing a sentence not in the evidence (EIR App. H.4): keep_answer (default) refuses those citations and records why; reject_answer rejects the whole response (no answer)",
+        apply: |s, v| {
+            s.eir.final_citations = FinalCitations::from_name(v).ok_or_else(|| {
+                SettingError::value("final_citations", v, "keep_answer or reject_answer")
+            })?;
+            Ok(())
+        },
+        show: |s, _| s.eir.final_citations.name().into(),
     },
     SettingDef {
         key: "json_schema",
