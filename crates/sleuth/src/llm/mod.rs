@@ -6,6 +6,7 @@
 //! wraps any `ChatModel` and is itself one.
 
 pub mod anthropic;
+pub mod batch;
 mod endpoint;
 mod error;
 pub mod families;

@@ -2,6 +2,7 @@
 //! (`sleuth-testkit`): request shapes, error mapping, middleware and secrets.
 
 mod anthropic;
+mod batch;
 mod middleware;
 mod openai;
 mod secrets;
