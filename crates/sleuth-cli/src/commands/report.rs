@@ -44,6 +44,12 @@ pub struct Args {
     /// across datasets and models: the EIR paper's six comparisons per baseline).
     #[arg(long, value_name = "FAMILY", default_value = "all", value_parser = parse_family)]
     pub holm_family: HolmFamily,
+    /// The tables to show and write, in order, comma-separated: paper tables
+    /// (sleuth_table1, sleuth_table7, eir_table1, ...), the report's own (summary,
+    /// comparison, agent, errors, by_hops, eir_support_f1, ...), or `all`. Default: the
+    /// tables the recipe names (its experiment.json under DIR), else the report's own.
+    #[arg(long, value_name = "NAMES", value_delimiter = ',')]
+    pub tables: Vec<String>,
     /// Bootstrap seed.
     #[arg(long, default_value_t = DEFAULT_SEED)]
     pub seed: u64,
@@ -57,7 +63,35 @@ fn parse_family(value: &str) -> Result<HolmFamily, String> {
         .ok_or_else(|| format!("expected one of {}", HolmFamily::NAMES.join(", ")))
 }
 
+/// The tables to show: `--tables`, else the recipes' (`experiment.json` in a DIR),
+/// else the report's own tables.
+fn selection(args: &Args) -> anyhow::Result<report::Selection> {
+    if !args.tables.is_empty() {
+        return report::Selection::parse(&args.tables).map_err(anyhow::Error::msg);
+    }
+    let mut names: Vec<String> = Vec::new();
+    for dir in &args.dirs {
+        let path = dir.join(sleuth::study::MANIFEST);
+        let Ok(text) = std::fs::read_to_string(&path) else {
+            continue;
+        };
+        let manifest: serde_json::Value =
+            serde_json::from_str(&text).with_context(|| format!("reading {}", path.display()))?;
+        for t in manifest["tables"].as_array().into_iter().flatten() {
+            if let Some(t) = t.as_str().filter(|t| !names.iter().any(|n| n == t)) {
+                names.push(t.to_string());
+            }
+        }
+    }
+    if names.is_empty() {
+        return Ok(report::Selection::Terminal);
+    }
+    report::Selection::parse(&names)
+        .map_err(|e| anyhow::anyhow!("{e} (in {})", sleuth::study::MANIFEST))
+}
+
 pub fn run(args: Args) -> anyhow::Result<()> {
+    let selection = selection(&args)?;
     let set = load(&args.dirs)?;
     if let Some(b) = &args.baseline {
         if !set
@@ -108,14 +142,21 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             serde_json::to_string_pretty(&report::json(&analysis))?
         );
     } else {
-        print!("{}", terminal_safe_lines(&report::markdown(&analysis)));
+        let (text, empty) = report::markdown_of(&analysis, &selection);
+        print!("{}", terminal_safe_lines(&text));
+        for name in empty {
+            eprintln!(
+                "note: table {} has nothing to show for these runs",
+                terminal_safe(&name)
+            );
+        }
         if args.baseline.is_none() && analysis.summaries.len() > 1 {
             println!("\n(Pass --baseline METHOD for paired comparisons.)");
         }
     }
     let mut written = Vec::new();
     if let Some(out) = &args.out {
-        written = report::write_outputs(&analysis, out)?;
+        written = report::write_outputs_with(&analysis, out, &selection)?;
         eprintln!("wrote {} files to {}", written.len(), out.display());
     }
     if args.html {

@@ -10,6 +10,30 @@ use super::table::{Cell, Table};
 mod eir;
 use crate::eval::analysis::{Analysis, ArmKey, Outcome, Slice};
 
+/// The name of every table [`all`] can hold, in print order (`--tables` takes them).
+pub const NAMES: [&str; 20] = [
+    "pivot",
+    "summary",
+    "comparison",
+    "agent",
+    "evidence",
+    "errors",
+    "by_hops",
+    "by_kind",
+    "sweeps",
+    "accuracy_at_turn",
+    "memory",
+    "eir_support_f1",
+    "eir_readable",
+    "eir_evidence_errors",
+    "eir_final_call",
+    "eir_more_reads",
+    "eir_after_support",
+    "eir_rejected",
+    "eir_averages",
+    "eir_budget_calls",
+];
+
 /// Which identifying columns the report needs.
 #[derive(Debug, Clone, Copy)]
 struct Dims {
