@@ -167,8 +167,23 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             (None, [one]) if one.is_dir() => Some(one.clone()),
             _ => None,
         };
+        // The index shows the report's tables (a recipe's paper tables), or for runs no
+        // recipe names tables for, the accuracy and comparison tables.
+        let shown = match &selection {
+            report::Selection::Terminal => report::Selection::Named(
+                ["pivot", "summary", "comparison"]
+                    .map(String::from)
+                    .to_vec(),
+            ),
+            other => other.clone(),
+        };
+        let tables: Vec<report::table::Table> = report::paper::select(&analysis, &shown)
+            .0
+            .into_iter()
+            .map(|(display, _)| display)
+            .collect();
         match index_dir {
-            Some(dir) => write_index(&set, &traces, &written, &dir)?,
+            Some(dir) => write_index(&set, &traces, &written, &tables, &dir)?,
             None => {
                 eprintln!("(pass --out DIR for index.html and the side-by-side questions page)")
             }
@@ -182,6 +197,7 @@ fn write_index(
     set: &sleuth::eval::analysis::RecordSet,
     traces: &[(PathBuf, PathBuf, usize)],
     files: &[PathBuf],
+    tables: &[report::table::Table],
     dir: &Path,
 ) -> anyhow::Result<()> {
     let pages: Vec<report::index::PageLink> = traces
@@ -209,7 +225,7 @@ fn write_index(
         .iter()
         .filter(|f| {
             f.extension()
-                .is_some_and(|e| e == "svg" || e == "csv" || e == "md" || e == "json")
+                .is_some_and(|e| e == "svg" || e == "csv" || e == "md" || e == "json" || e == "tex")
         })
         .map(|f| relative(dir, f))
         .collect();
@@ -220,7 +236,7 @@ fn write_index(
     let questions = report::index::side_by_side(set, &|run: &Path| {
         by_run.get(run).map(|page| relative(dir, page))
     });
-    let index = report::index::index(&pages, Some("questions.html"), &hrefs);
+    let index = report::index::index(&pages, Some("questions.html"), &hrefs, tables);
     std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
     for (name, text) in [("index.html", index), ("questions.html", questions)] {
         let path = dir.join(name);

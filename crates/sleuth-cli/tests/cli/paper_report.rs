@@ -2,7 +2,8 @@
 //! a recipe run with a scripted server on the fixture benchmarks, then `sleuth report`
 //! on its output. The server answers by method, so every number is known in advance:
 //! ReAct is right on HotpotQA only, Self-Ask never, Facts-Only everywhere but HotpotQA,
-//! SLEUTH everywhere; every method searches once before it answers.
+//! SLEUTH everywhere; every method searches once before it answers (Self-Ask's wrong
+//! answers are markup, which every page must escape).
 
 use crate::util::{ok, sleuth, stderr, stdout};
 use serde_json::Value;
@@ -40,6 +41,8 @@ fn method_of(req: &ReceivedRequest) -> &'static str {
     }
 }
 
+const HOSTILE: &str = "<b onmouseover=alert(1)>x</b>";
+
 pub(crate) fn scripted_server() -> MockServer {
     let gold = fixture_gold();
     MockServer::spawn(move |req: &ReceivedRequest| {
@@ -68,7 +71,12 @@ pub(crate) fn scripted_server() -> MockServer {
             "react" => dataset == "hotpotqa",
             _ => false,
         };
-        let said = if right { answer } else { "wrong guess".into() };
+        // Self-Ask's wrong answer is markup: every page must show it, not run it.
+        let said = match (right, method_of(req)) {
+            (true, _) => answer,
+            (false, "self-ask") => HOSTILE.into(),
+            _ => "wrong guess".into(),
+        };
         Reply::text(format!("Thought: done.\nAction: finish[{said}]"))
     })
 }
@@ -631,4 +639,126 @@ fn data_stats_gives_question_and_answer_lengths() {
     ]);
     let v: Value = serde_json::from_str(&json).unwrap();
     assert_eq!(v["answer_tokens"]["total"], 4);
+}
+
+/// Issue 30 item 10: the index shows the recipe's tables in the paper's layout, and the
+/// side-by-side page filters by "A right, B wrong", hop count and outcome, with every
+/// string from the records escaped.
+#[test]
+fn the_html_index_shows_the_tables_and_the_questions_page_filters() {
+    let tmp = tempfile::tempdir().unwrap();
+    let server = scripted_server();
+    let out = run_recipe(tmp.path(), &server);
+    let files = tmp.path().join("files");
+    ok(&[
+        "report",
+        out.to_str().unwrap(),
+        "--html",
+        "--out",
+        files.to_str().unwrap(),
+    ]);
+    let index = std::fs::read_to_string(files.join("index.html")).unwrap();
+    let t1 = index
+        .find("<table class=\"paper\" id=\"table-sleuth_table1\">")
+        .expect("Table 1 on the index");
+    let t7 = index.find("id=\"table-sleuth_table7\"").unwrap();
+    assert!(t1 < t7 && t7 < index.find("<h2>Trace pages</h2>").unwrap());
+    assert!(index.contains("<th>HotpotQA (%)</th><th>MuSiQue 2-hop (%)</th>"));
+    assert!(index.contains("<em>established baselines</em>"));
+    assert!(index.contains("<td class=\"num\"><strong>100.0</strong></td>"));
+    assert!(index.contains("+0.0 (react)"));
+    assert!(
+        index.contains("sleuth_table1.tex"),
+        "the LaTeX file is linked"
+    );
+
+    let q = std::fs::read_to_string(files.join("questions.html")).unwrap();
+    assert!(!q.contains(HOSTILE) && q.contains("&lt;b onmouseover=alert(1)&gt;x&lt;/b&gt;"));
+    // One filter form per dataset table, naming the arms by position.
+    assert_eq!(
+        q.matches("<form class=\"filters qfilters\"").count(),
+        3,
+        "one per benchmark"
+    );
+    assert_eq!(q.matches("<table class=\"side\" id=\"side-").count(), 3);
+    for select in ["a", "b", "hops", "outcome", "arm"] {
+        assert!(
+            q.contains(&format!("<select name=\"{select}\">")),
+            "{select}"
+        );
+    }
+    assert!(
+        q.contains("<option value=\"0\">react</option>"),
+        "arms in order"
+    );
+    assert!(q.contains("<option value=\"timeout\">timeout</option>"));
+    let musique = &q[q.find("<h2>musique</h2>").unwrap()..];
+    for hops in 2..=4 {
+        assert!(musique.contains(&format!("<option value=\"{hops}\">{hops}</option>")));
+    }
+    // Rows carry each arm's result in the header's order (react, self-ask, sleuth,
+    // facts-only) on HotpotQA: right, wrong, right, wrong.
+    let hotpot = &q[q.find("<h2>hotpotqa</h2>").unwrap()..];
+    assert!(hotpot.contains("<th>react</th><th>self-ask</th><th>sleuth</th><th>facts-only</th>"));
+    assert!(
+        hotpot.contains(
+            "data-hops=\"2\" data-right=\"1 0 1 0\" data-outcome=\"correct other correct other\""
+        ),
+        "{hotpot}"
+    );
+    assert!(q.contains("<script>") && q.contains("qfilters"));
+    // The script reads no record text: only data attributes and select values.
+    let script = &q[q.rfind("<script>").unwrap()..];
+    assert!(!script.contains("innerHTML") && !script.contains("textContent = d"));
+}
+
+/// SLEUTH Tables 13 and 14 read SLEUTH minus ReAct whichever of the two is the
+/// baseline: with `--baseline sleuth` (the Table 1 report's) the comparison rows are
+/// ReAct minus SLEUTH, and the tables turn them around.
+#[test]
+fn tables_13_and_14_read_sleuth_against_react_from_either_baseline() {
+    let tmp = tempfile::tempdir().unwrap();
+    let server = scripted_server();
+    let out = run_recipe(tmp.path(), &server);
+    for baseline in ["sleuth", "react"] {
+        let text = ok(&[
+            "report",
+            out.to_str().unwrap(),
+            "--baseline",
+            baseline,
+            "--tables",
+            "sleuth_table13,sleuth_table14",
+        ]);
+        let t13 = markdown_table(
+            &text,
+            "Bootstrap 95% intervals, SLEUTH − ReAct EM (SLEUTH App. G, Table 13)",
+        );
+        let rows: Vec<Vec<String>> = t13[2..].iter().map(|l| cells(l)).collect();
+        assert_eq!(rows.len(), 5, "{text}");
+        assert_eq!(
+            rows[0][..3],
+            ["HotpotQA", "2", "+0.0"],
+            "{baseline}: {text}"
+        );
+        assert_eq!(
+            rows[1][..4],
+            ["MuSiQue 2-hop", "2", "+100.0", "[+100.0, +100.0]"],
+            "{baseline}: {text}"
+        );
+        let t14 = markdown_table(
+            &text,
+            "Per-question outcomes, SLEUTH vs ReAct (SLEUTH App. H, Table 14)",
+        );
+        let rows: Vec<Vec<String>> = t14[2..].iter().map(|l| cells(l)).collect();
+        assert_eq!(
+            rows[0],
+            ["HotpotQA", "2", "0", "0", "2", "0"],
+            "{baseline}: {text}"
+        );
+        assert_eq!(
+            rows[1],
+            ["MuSiQue 2-hop", "2", "2", "0", "0", "0"],
+            "{baseline}: {text}"
+        );
+    }
 }

@@ -624,4 +624,35 @@ mod tests {
         assert_eq!(svg.matches("class=\"error-bar\"").count(), 2, "{svg}");
         assert!(svg.contains("[-20.0, 0.0]"));
     }
+
+    #[test]
+    fn line_chart_marked_draws_intervals_and_the_mark() {
+        let s = Series::new("facts", vec![Some(1.0), Some(2.5), Some(3.0)]).with_errors(vec![
+            Some((0.5, 1.5)),
+            Some((2.0, 3.0)),
+            None,
+        ]);
+        let svg = line_chart_marked(
+            "T",
+            "",
+            "turn",
+            "mean entries",
+            &[1.0, 2.0, 3.0],
+            &[s],
+            false,
+            &[(2.0, "nudge (turn 2)".into())],
+        );
+        assert_eq!(svg.matches("class=\"error-bar\"").count(), 2, "{svg}");
+        assert_eq!(svg.matches("class=\"mark\"").count(), 1);
+        assert!(svg.contains(">nudge (turn 2)</text>"));
+    }
+
+    #[test]
+    fn bar_notes_sit_above_their_bars_and_are_escaped() {
+        let s = Series::new("m", vec![Some(50.0)])
+            .with_errors(vec![Some((30.0, 70.0))])
+            .with_notes(vec![Some("n=<3>".into())]);
+        let svg = bar_chart("T", "", "x", "y", &["c".into()], &[s]);
+        assert!(svg.contains(">n=&lt;3&gt;</text>"), "{svg}");
+    }
 }

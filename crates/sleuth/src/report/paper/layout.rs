@@ -163,5 +163,6 @@ pub fn nudge_turn(a: &Analysis, arm: &ArmKey) -> Option<u32> {
 
 /// `+4.7` / `-1.2`: a difference in points.
 pub fn signed(v: f64) -> String {
-    format!("{v:+.1}")
+    // -0.0 (a negated zero) reads as +0.0.
+    format!("{:+.1}", v + 0.0)
 }

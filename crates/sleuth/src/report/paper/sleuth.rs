@@ -356,13 +356,14 @@ fn sleuth_vs_react(a: &Analysis) -> Vec<(String, &Comparison, bool)> {
     for d in datasets(a, &SLEUTH_ORDER) {
         let found = a.comparisons.iter().find_map(|c| {
             let pair = (c.arm.method.as_str(), c.baseline.method.as_str());
-            (c.arm.dataset == d && c.arm.label.is_empty() && c.baseline.label.is_empty())
-                .then_some(())
-                .and_then(|_| match pair {
-                    ("sleuth", "react") => Some((c, false)),
-                    ("react", "sleuth") => Some((c, true)),
-                    _ => None,
-                })
+            if c.arm.dataset != d || !c.arm.label.is_empty() || !c.baseline.label.is_empty() {
+                return None;
+            }
+            match pair {
+                ("sleuth", "react") => Some((c, false)),
+                ("react", "sleuth") => Some((c, true)),
+                _ => None,
+            }
         });
         if let Some((c, flipped)) = found {
             out.push((d, c, flipped));
@@ -382,13 +383,14 @@ pub fn intervals(a: &Analysis) -> Table {
     .split("95% CI", &["ci_lo", "ci_hi"])
     .with_note("Points (percent scale), paired by question; needs --baseline sleuth or --baseline react (the other direction is negated).");
     for (d, c, flipped) in sleuth_vs_react(a) {
+        // `+ 0.0` turns a negated zero into zero.
         let sign = if flipped { -1.0 } else { 1.0 };
         let (lo, hi) = if flipped {
-            (-c.em.hi, -c.em.lo)
+            (-c.em.hi + 0.0, -c.em.lo + 0.0)
         } else {
             (c.em.lo, c.em.hi)
         };
-        let diff = sign * c.em.diff;
+        let diff = sign * c.em.diff + 0.0;
         t.push(vec![
             Cell::text(dataset_label(&d)),
             Cell::Int(c.n as u64),
