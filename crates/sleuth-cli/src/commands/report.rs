@@ -1,8 +1,10 @@
-//! `sleuth report DIR... [--baseline M] [--json] [--out DIR] [--html]`
+//! `sleuth report DIR... [--baseline M] [--tables NAMES] [--json] [--out DIR] [--html]`
 //!
-//! Reads run records (never calls a model), prints the per-method tables, and with
-//! `--baseline` the paired comparisons; `--out` also writes CSV/JSON tables and SVG
-//! figures, `--html` a trace viewer per run.
+//! Reads run records (never calls a model) and prints the tables a recipe names (its
+//! `experiment.json`; `--tables` chooses others) in the papers' layout, else the
+//! per-method tables, and with `--baseline` the paired comparisons; `--out` also writes
+//! CSV/JSON tables, Markdown and LaTeX of the shown ones, and SVG figures, `--html` a
+//! trace viewer per run, an index with the tables and a filterable side-by-side page.
 
 use anyhow::{bail, Context};
 use sleuth::eval::analysis::{load, Analysis, HolmFamily, Options};
@@ -34,8 +36,9 @@ pub struct Args {
     /// and figure, and questions.html with every method's answer side by side.
     #[arg(long)]
     pub html: bool,
-    /// Memory-dynamics cohort: episodes lasting at least this many turns
-    /// (default: 70% of the longest episode).
+    /// Memory-dynamics cohort: episodes lasting at least this many turns (default, per
+    /// arm: its nudge turn ⌈α·T⌉, SLEUTH App. E; without a nudge, 70% of the longest
+    /// episode).
     #[arg(long, value_name = "TURNS", value_parser = clap::value_parser!(u32).range(1..))]
     pub cohort: Option<u32>,
     /// Which comparisons share one Holm correction: all (every comparison), dataset (one
