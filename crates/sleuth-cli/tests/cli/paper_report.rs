@@ -334,6 +334,10 @@ fn each_shown_table_is_written_as_markdown_csv_and_booktabs_latex() {
     );
     assert!(tex.contains("$\\Delta$ sleuth"), "{tex}");
     assert!(
+        tex.contains("\\label{tab:sleuth-table1}") && tex.contains("(SLEUTH \\S{}5.1, Table 1)"),
+        "{tex}"
+    );
+    assert!(
         !tex.contains("(%)"),
         "an unescaped % would comment out the rest: {tex}"
     );

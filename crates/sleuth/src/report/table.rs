@@ -334,10 +334,13 @@ impl Table {
         if let Some(note) = &self.note {
             caption = format!("{caption}. {}", latex_escape(note));
         }
-        out += &format!(
-            "\\caption{{{caption}}}\n\\label{{tab:{}}}\n",
-            latex_escape(&self.name)
-        );
+        // A label is a name, not text: letters, digits and `-` only.
+        let label: String = self
+            .name
+            .chars()
+            .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
+            .collect();
+        out += &format!("\\caption{{{caption}}}\n\\label{{tab:{label}}}\n");
         out += &format!("\\begin{{tabular}}{{{spec}}}\n\\toprule\n");
         let header: Vec<String> = self.columns.iter().map(|c| latex_escape(c)).collect();
         out += &format!("{} \\\\\n\\midrule\n", header.join(" & "));
@@ -505,6 +508,7 @@ pub fn latex_escape(s: &str) -> String {
             '⌈' => out.push_str("$\\lceil$"),
             '⌉' => out.push_str("$\\rceil$"),
             'α' => out.push_str("$\\alpha$"),
+            '§' => out.push_str("\\S{}"),
             c if c.is_control() => out.push(' '),
             c => out.push(c),
         }
@@ -676,7 +680,10 @@ mod tests {
     #[test]
     fn latex_has_booktabs_rules_between_blocks_and_escapes_text() {
         let tex = blocked().to_latex();
-        assert!(tex.contains("\\caption{Best \\& worst\\_case}"), "{tex}");
+        assert!(
+            tex.contains("\\caption{Best \\& worst\\_case}\n\\label{tab:b}"),
+            "{tex}"
+        );
         assert!(
             tex.contains("\\begin{tabular}{lr}\n\\toprule\nmethod & EM (\\%) \\\\\n\\midrule\n"),
             "{tex}"
