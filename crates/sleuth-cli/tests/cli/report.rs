@@ -226,11 +226,11 @@ fn single_run_prints_the_basic_table() {
     );
     // By hops: react 2-hop 1 of 2 right (F1 (1 + .5) / 2); 4-hop none.
     assert!(
-        out.contains("| react  | 2    |   2 |  50.0 |  75.0 |      50.0 |       0.0 |"),
+        out.contains("| react  | 2    |   2 |  50.0 |  75.0 |        50.0 |       0.0 |"),
         "got:\n{out}"
     );
     assert!(
-        out.contains("| react  | 4    |   2 |   0.0 |  25.0 |       0.0 |      50.0 |"),
+        out.contains("| react  | 4    |   2 |   0.0 |  25.0 |         0.0 |      50.0 |"),
         "got:\n{out}"
     );
     assert!(out.contains("(Pass --baseline METHOD for paired comparisons.)"));

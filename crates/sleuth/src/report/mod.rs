@@ -12,6 +12,7 @@ pub mod paper;
 mod pivot;
 pub mod svg;
 pub mod table;
+mod table_forms;
 pub mod tables;
 
 pub use figures::{slug, Figure};
