@@ -133,7 +133,15 @@ pub fn side_by_side(set: &RecordSet, trace_href: &dyn Fn(&Path) -> Option<String
         "<p class=\"src\">✔ right (EM) · ✘ wrong · — not run. Each answer links to its trace.</p>",
     );
     let arms = ordered(set);
-    let datasets: BTreeSet<&str> = arms.iter().map(|a| a.key.dataset.as_str()).collect();
+    // Benchmarks in the SLEUTH paper's order (HotpotQA, MuSiQue, 2Wiki), others after.
+    let mut datasets: Vec<&str> = arms
+        .iter()
+        .map(|a| a.key.dataset.as_str())
+        .collect::<BTreeSet<_>>()
+        .into_iter()
+        .collect();
+    let order = &super::paper::layout::SLEUTH_ORDER;
+    datasets.sort_by_key(|d| (order.iter().position(|o| o == d).unwrap_or(usize::MAX), *d));
     let models: BTreeSet<&str> = arms.iter().map(|a| a.key.model.as_str()).collect();
     for (di, d) in datasets.into_iter().enumerate() {
         let here: Vec<&&Arm> = arms.iter().filter(|a| a.key.dataset == d).collect();

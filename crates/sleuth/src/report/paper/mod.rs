@@ -7,7 +7,7 @@
 //! or one of the report's own tables (`summary`, `comparison`, `eir_support_f1`, ...).
 
 mod eir;
-mod layout;
+pub(super) mod layout;
 mod sleuth;
 
 use super::table::Table;
