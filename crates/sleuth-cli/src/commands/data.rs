@@ -121,6 +121,8 @@ fn render(path: &Path, s: &DatasetStats) -> String {
         "supporting/question     {}\n",
         spread(&s.supporting_paragraphs)
     );
+    out += &format!("question tokens         {}\n", spread(&s.question_tokens));
+    out += &format!("answer tokens           {}\n", spread(&s.answer_tokens));
     out += &format!("hops                    {}\n", hops.join(", "));
     out += &format!("types                   {}\n", types.join(", "));
     out

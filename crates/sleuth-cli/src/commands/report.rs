@@ -1,8 +1,10 @@
-//! `sleuth report DIR... [--baseline M] [--json] [--out DIR] [--html]`
+//! `sleuth report DIR... [--baseline M] [--tables NAMES] [--json] [--out DIR] [--html]`
 //!
-//! Reads run records (never calls a model), prints the per-method tables, and with
-//! `--baseline` the paired comparisons; `--out` also writes CSV/JSON tables and SVG
-//! figures, `--html` a trace viewer per run.
+//! Reads run records (never calls a model) and prints the tables a recipe names (its
+//! `experiment.json`; `--tables` chooses others) in the papers' layout, else the
+//! per-method tables, and with `--baseline` the paired comparisons; `--out` also writes
+//! CSV/JSON tables, Markdown and LaTeX of the shown ones, and SVG figures, `--html` a
+//! trace viewer per run, an index with the tables and a filterable side-by-side page.
 
 use anyhow::{bail, Context};
 use sleuth::eval::analysis::{load, Analysis, HolmFamily, Options};
@@ -34,8 +36,9 @@ pub struct Args {
     /// and figure, and questions.html with every method's answer side by side.
     #[arg(long)]
     pub html: bool,
-    /// Memory-dynamics cohort: episodes lasting at least this many turns
-    /// (default: 70% of the longest episode).
+    /// Memory-dynamics cohort: episodes lasting at least this many turns (default, per
+    /// arm: its nudge turn ⌈α·T⌉, SLEUTH App. E; without a nudge, 70% of the longest
+    /// episode).
     #[arg(long, value_name = "TURNS", value_parser = clap::value_parser!(u32).range(1..))]
     pub cohort: Option<u32>,
     /// Which comparisons share one Holm correction: all (every comparison), dataset (one
@@ -50,6 +53,12 @@ pub struct Args {
     /// `--holm-family dataset --holm-size 5`. 0: each family as the rows it holds.
     #[arg(long, value_name = "N", default_value_t = 0)]
     pub holm_size: usize,
+    /// The tables to show and write, in order, comma-separated: paper tables
+    /// (sleuth_table1, sleuth_table7, eir_table1, ...), the report's own (summary,
+    /// comparison, agent, errors, by_hops, eir_support_f1, ...), or `all`. Default: the
+    /// tables the recipe names (its experiment.json under DIR), else the report's own.
+    #[arg(long, value_name = "NAMES", value_delimiter = ',')]
+    pub tables: Vec<String>,
     /// Bootstrap seed.
     #[arg(long, default_value_t = DEFAULT_SEED)]
     pub seed: u64,
@@ -63,7 +72,35 @@ fn parse_family(value: &str) -> Result<HolmFamily, String> {
         .ok_or_else(|| format!("expected one of {}", HolmFamily::NAMES.join(", ")))
 }
 
+/// The tables to show: `--tables`, else the recipes' (`experiment.json` in a DIR),
+/// else the report's own tables.
+fn selection(args: &Args) -> anyhow::Result<report::Selection> {
+    if !args.tables.is_empty() {
+        return report::Selection::parse(&args.tables).map_err(anyhow::Error::msg);
+    }
+    let mut names: Vec<String> = Vec::new();
+    for dir in &args.dirs {
+        let path = dir.join(sleuth::study::MANIFEST);
+        let Ok(text) = std::fs::read_to_string(&path) else {
+            continue;
+        };
+        let manifest: serde_json::Value =
+            serde_json::from_str(&text).with_context(|| format!("reading {}", path.display()))?;
+        for t in manifest["tables"].as_array().into_iter().flatten() {
+            if let Some(t) = t.as_str().filter(|t| !names.iter().any(|n| n == t)) {
+                names.push(t.to_string());
+            }
+        }
+    }
+    if names.is_empty() {
+        return Ok(report::Selection::Terminal);
+    }
+    report::Selection::parse(&names)
+        .map_err(|e| anyhow::anyhow!("{e} (in {})", sleuth::study::MANIFEST))
+}
+
 pub fn run(args: Args) -> anyhow::Result<()> {
+    let selection = selection(&args)?;
     let set = load(&args.dirs)?;
     if let Some(b) = &args.baseline {
         if !set
@@ -115,14 +152,21 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             serde_json::to_string_pretty(&report::json(&analysis))?
         );
     } else {
-        print!("{}", terminal_safe_lines(&report::markdown(&analysis)));
+        let (text, empty) = report::markdown_of(&analysis, &selection);
+        print!("{}", terminal_safe_lines(&text));
+        for name in empty {
+            eprintln!(
+                "note: table {} has nothing to show for these runs",
+                terminal_safe(&name)
+            );
+        }
         if args.baseline.is_none() && analysis.summaries.len() > 1 {
             println!("\n(Pass --baseline METHOD for paired comparisons.)");
         }
     }
     let mut written = Vec::new();
     if let Some(out) = &args.out {
-        written = report::write_outputs(&analysis, out)?;
+        written = report::write_outputs_with(&analysis, out, &selection)?;
         eprintln!("wrote {} files to {}", written.len(), out.display());
     }
     if args.html {
@@ -133,8 +177,23 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             (None, [one]) if one.is_dir() => Some(one.clone()),
             _ => None,
         };
+        // The index shows the report's tables (a recipe's paper tables), or for runs no
+        // recipe names tables for, the accuracy and comparison tables.
+        let shown = match &selection {
+            report::Selection::Terminal => report::Selection::Named(
+                ["pivot", "summary", "comparison"]
+                    .map(String::from)
+                    .to_vec(),
+            ),
+            other => other.clone(),
+        };
+        let tables: Vec<report::table::Table> = report::paper::select(&analysis, &shown)
+            .0
+            .into_iter()
+            .map(|(display, _)| display)
+            .collect();
         match index_dir {
-            Some(dir) => write_index(&set, &traces, &written, &dir)?,
+            Some(dir) => write_index(&set, &traces, &written, &tables, &dir)?,
             None => {
                 eprintln!("(pass --out DIR for index.html and the side-by-side questions page)")
             }
@@ -148,6 +207,7 @@ fn write_index(
     set: &sleuth::eval::analysis::RecordSet,
     traces: &[(PathBuf, PathBuf, usize)],
     files: &[PathBuf],
+    tables: &[report::table::Table],
     dir: &Path,
 ) -> anyhow::Result<()> {
     let pages: Vec<report::index::PageLink> = traces
@@ -175,7 +235,7 @@ fn write_index(
         .iter()
         .filter(|f| {
             f.extension()
-                .is_some_and(|e| e == "svg" || e == "csv" || e == "md" || e == "json")
+                .is_some_and(|e| e == "svg" || e == "csv" || e == "md" || e == "json" || e == "tex")
         })
         .map(|f| relative(dir, f))
         .collect();
@@ -186,7 +246,7 @@ fn write_index(
     let questions = report::index::side_by_side(set, &|run: &Path| {
         by_run.get(run).map(|page| relative(dir, page))
     });
-    let index = report::index::index(&pages, Some("questions.html"), &hrefs);
+    let index = report::index::index(&pages, Some("questions.html"), &hrefs, tables);
     std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
     for (name, text) in [("index.html", index), ("questions.html", questions)] {
         let path = dir.join(name);

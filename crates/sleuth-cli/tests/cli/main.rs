@@ -22,6 +22,7 @@ mod index;
 mod local;
 mod methods;
 mod official;
+mod paper_report;
 mod prompt_cache;
 mod providers;
 mod report;

@@ -205,10 +205,10 @@ fn single_run_prints_the_basic_table() {
     let want = "\
 ### Accuracy and cost per method
 
-| method |   n |   EM |   F1 | cond. acc | timeout % | turns | calls/q | tokens/q | cached % | cost/q |
-| ------ | --: | ---: | ---: | --------: | --------: | ----: | ------: | -------: | -------: | -----: |
-| react  |   6 | 33.3 | 50.0 |      50.0 |      33.3 |   9.7 |    9.67 |    10633 |      0.0 | 0.0097 |
-| sleuth |   6 | 66.7 | 75.0 |      80.0 |      16.7 |  10.0 |   10.00 |    11000 |     40.0 | 0.0100 |
+| method |   n | EM % | F1 % | cond. acc % | timeout % | turns | calls/q | tokens/q | cached % | cost/q |
+| ------ | --: | ---: | ---: | ----------: | --------: | ----: | ------: | -------: | -------: | -----: |
+| react  |   6 | 33.3 | 50.0 |        50.0 |      33.3 |   9.7 |    9.67 |    10633 |      0.0 | 0.0097 |
+| sleuth |   6 | 66.7 | 75.0 |        80.0 |      16.7 |  10.0 |   10.00 |    11000 |     40.0 | 0.0100 |
 ";
     assert!(out.starts_with(want), "got:\n{out}");
     // Errors: react q2 verbose, q5 reasoning, q4/q6 timeouts, q4 saw the gold (1 of 2).
@@ -226,11 +226,11 @@ fn single_run_prints_the_basic_table() {
     );
     // By hops: react 2-hop 1 of 2 right (F1 (1 + .5) / 2); 4-hop none.
     assert!(
-        out.contains("| react  | 2    |   2 |  50.0 |  75.0 |      50.0 |       0.0 |"),
+        out.contains("| react  | 2    |   2 |  50.0 |  75.0 |        50.0 |       0.0 |"),
         "got:\n{out}"
     );
     assert!(
-        out.contains("| react  | 4    |   2 |   0.0 |  25.0 |       0.0 |      50.0 |"),
+        out.contains("| react  | 4    |   2 |   0.0 |  25.0 |         0.0 |      50.0 |"),
         "got:\n{out}"
     );
     assert!(out.contains("(Pass --baseline METHOD for paired comparisons.)"));

@@ -521,7 +521,7 @@ fn html_index_links_every_trace_and_a_side_by_side_view() {
         .split("</table>")
         .next()
         .unwrap();
-    assert_eq!(hotpot.matches("<tr><td><code>").count(), 4, "{hotpot}");
+    assert_eq!(hotpot.matches("\"><td><code>").count(), 4, "{hotpot}");
     assert!(
         hotpot.contains("<th>full-pool</th><th>eir</th><th>sleuth</th>"),
         "{hotpot}"

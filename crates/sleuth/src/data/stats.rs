@@ -49,6 +49,16 @@ pub struct DatasetStats {
     pub hops_unknown: usize,
     /// Questions per type (`bridge`, `3hop1`, `compositional`, ...; `unknown` if none).
     pub types: BTreeMap<String, usize>,
+    /// Question length in tokens (SLEUTH App. A, Table 5): whitespace-separated words,
+    /// since the paper names no tokenizer.
+    pub question_tokens: Spread,
+    /// Length of the first gold answer, in the same tokens.
+    pub answer_tokens: Spread,
+}
+
+/// Whitespace-separated words: the tokens of [`DatasetStats`]' lengths.
+fn words(s: &str) -> usize {
+    s.split_whitespace().count()
 }
 
 impl DatasetStats {
@@ -79,6 +89,12 @@ impl DatasetStats {
             hops,
             hops_unknown,
             types,
+            question_tokens: Spread::of(questions.iter().map(|q| words(&q.text))),
+            answer_tokens: Spread::of(
+                questions
+                    .iter()
+                    .map(|q| q.answers.first().map_or(0, |a| words(a))),
+            ),
         }
     }
 }

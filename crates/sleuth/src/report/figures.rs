@@ -4,7 +4,7 @@
 //! (`em_by_hops_musique.svg`) so arms of one benchmark share an axis, and each caption
 //! gives n and the model.
 
-use super::svg::{bar_chart, bar_line_chart, diff_chart, line_chart, Series};
+use super::svg::{bar_chart, bar_line_chart, diff_chart, line_chart, line_chart_marked, Series};
 use super::tables::legend;
 use crate::eval::analysis::{Analysis, ArmKey};
 use std::collections::BTreeSet;
@@ -29,6 +29,7 @@ pub fn all(a: &Analysis) -> Vec<Figure> {
         .map(|s| s.summary.arm.dataset.clone())
         .collect();
     out.extend(pooled.iter().filter_map(|d| em_by_hops(a, d)));
+    out.extend(figure_2a(a));
     for d in datasets(a) {
         out.extend(comparison(a, &d));
         out.extend(accuracy_at_turn(a, &d));
@@ -167,10 +168,51 @@ fn name(a: &Analysis, k: &ArmKey) -> String {
 }
 
 fn em_by_hops(a: &Analysis, dataset: &str) -> Option<Figure> {
+    hops_figure(
+        a,
+        dataset,
+        &|_| true,
+        file("em_by_hops", dataset),
+        &format!("EM by hop count: {dataset}"),
+    )
+}
+
+/// SLEUTH Figure 2(a): EM against hop count on MuSiQue for SLEUTH and ReAct, every
+/// model of the report on one plot (a report over the Table 1 and cross-model runs
+/// shows both), with the per-bar n and 95% intervals.
+fn figure_2a(a: &Analysis) -> Option<Figure> {
+    let models: BTreeSet<&str> = a
+        .by_hops
+        .iter()
+        .filter(|s| s.summary.arm.dataset == "musique")
+        .map(|s| s.summary.arm.model.as_str())
+        .collect();
+    hops_figure(
+        a,
+        "musique",
+        &|k| (k.method == "sleuth" || k.method == "react") && k.label.is_empty(),
+        "figure2a_em_by_hops.svg".into(),
+        &format!(
+            "EM vs reasoning depth, SLEUTH and ReAct (SLEUTH Figure 2a): {} model{}",
+            models.len(),
+            if models.len() == 1 { "" } else { "s" }
+        ),
+    )
+}
+
+/// Bars of EM per hop count for the arms of `dataset` that `keep` holds, each with its
+/// Wilson 95% interval and its n above it.
+fn hops_figure(
+    a: &Analysis,
+    dataset: &str,
+    keep: &dyn Fn(&ArmKey) -> bool,
+    file_name: String,
+    title: &str,
+) -> Option<Figure> {
     let here: Vec<_> = a
         .by_hops
         .iter()
-        .filter(|s| s.summary.arm.dataset == dataset)
+        .filter(|s| s.summary.arm.dataset == dataset && keep(&s.summary.arm))
         .collect();
     let values: BTreeSet<(usize, &str)> = here
         .iter()
@@ -189,22 +231,47 @@ fn em_by_hops(a: &Analysis, dataset: &str) -> Option<Figure> {
     let series: Vec<Series> = arms
         .iter()
         .map(|k| {
-            let values = categories
+            let slices: Vec<_> = categories
                 .iter()
                 .map(|c| {
                     here.iter()
                         .find(|s| &s.summary.arm == *k && &s.value == c)
-                        .map(|s| s.summary.em)
+                        .map(|s| &s.summary)
                 })
                 .collect();
-            Series::new(name(a, k), values)
+            let label = if a.summaries.iter().any(|s| s.arm.model != k.model) {
+                format!("{} ({})", k.name(), k.model)
+            } else {
+                name(a, k)
+            };
+            Series::new(label, slices.iter().map(|s| s.map(|s| s.em)).collect())
+                .with_errors(
+                    slices
+                        .iter()
+                        .map(|s| {
+                            s.map(|s| {
+                                let right = (s.em / 100.0 * s.n as f64).round() as usize;
+                                crate::eval::analysis::wilson(right, s.n)
+                            })
+                        })
+                        .collect(),
+                )
+                .with_notes(
+                    slices
+                        .iter()
+                        .map(|s| s.map(|s| format!("n={}", s.n)))
+                        .collect(),
+                )
         })
         .collect();
     Some(Figure {
-        file: file("em_by_hops", dataset),
+        file: file_name,
         svg: bar_chart(
-            &format!("EM by hop count: {dataset}"),
-            &hops_caption(&here, &arms),
+            title,
+            &format!(
+                "EM with Wilson 95% intervals, n above each bar · {}",
+                hops_caption(&here, &arms)
+            ),
             "hops",
             "EM (%)",
             &categories,
@@ -379,33 +446,74 @@ fn accuracy_at_turn(a: &Analysis, dataset: &str) -> Option<Figure> {
     })
 }
 
+/// SLEUTH App. E, Figure 5: (a) mean memory sizes per turn over the fixed cohort, with
+/// 95% intervals, and (b) the cumulative share of episodes that finished by each turn,
+/// the nudge turn marked.
 fn memory(a: &Analysis) -> Vec<Figure> {
-    a.memory
-        .iter()
-        .map(|m| {
-            let x: Vec<f64> = m.turns.iter().map(|p| f64::from(p.turn)).collect();
-            let series = vec![
-                Series::new("facts", m.turns.iter().map(|p| Some(p.facts)).collect()),
-                Series::new(
-                    "hypotheses",
-                    m.turns.iter().map(|p| Some(p.hypotheses)).collect(),
-                ),
-                Series::new(
-                    "open questions",
-                    m.turns.iter().map(|p| Some(p.questions)).collect(),
-                ),
-            ];
-            let title = format!("Working memory: {}", legend(a, &m.arm));
-            let cap = format!(
-                "episodes of ≥ {} turns, n = {} · {} · model {}",
-                m.min_turns, m.cohort, m.arm.dataset, m.arm.model
-            );
-            Figure {
-                file: format!("memory_{}.svg", slug(&legend(a, &m.arm))),
-                svg: line_chart(&title, &cap, "turn", "mean entries", &x, &series, false),
-            }
-        })
-        .collect()
+    let mut out = Vec::new();
+    for m in &a.memory {
+        let x: Vec<f64> = m.turns.iter().map(|p| f64::from(p.turn)).collect();
+        let component =
+            |name: &str, f: fn(&crate::eval::analysis::MemoryPoint) -> (f64, (f64, f64))| {
+                Series::new(name, m.turns.iter().map(|p| Some(f(p).0)).collect())
+                    .with_errors(m.turns.iter().map(|p| Some(f(p).1)).collect())
+            };
+        let series = vec![
+            component("facts", |p| (p.facts, p.facts_ci)),
+            component("hypotheses", |p| (p.hypotheses, p.hypotheses_ci)),
+            component("open questions", |p| (p.questions, p.questions_ci)),
+        ];
+        let marks: Vec<(f64, String)> = m
+            .nudge_turn
+            .map(|t| (f64::from(t), format!("nudge (turn {t})")))
+            .into_iter()
+            .collect();
+        let name = legend(a, &m.arm);
+        let title = format!("Working memory: {name}");
+        let cap = format!(
+            "mean per turn with 95% intervals · episodes of ≥ {} turns, n = {} · {} · model {}",
+            m.min_turns, m.cohort, m.arm.dataset, m.arm.model
+        );
+        out.push(Figure {
+            file: format!("memory_{}.svg", slug(&name)),
+            svg: line_chart_marked(
+                &title,
+                &cap,
+                "turn",
+                "mean entries",
+                &x,
+                &series,
+                false,
+                &marks,
+            ),
+        });
+        if m.finished_by_turn.is_empty() {
+            continue;
+        }
+        let x: Vec<f64> = (1..=m.finished_by_turn.len()).map(|t| t as f64).collect();
+        let done = Series::new(
+            "finished by turn t",
+            m.finished_by_turn.iter().map(|v| Some(*v)).collect(),
+        );
+        let cap = format!(
+            "% of all {} episodes that called finish at or before turn t · {} · model {}",
+            m.episodes, m.arm.dataset, m.arm.model
+        );
+        out.push(Figure {
+            file: format!("termination_{}.svg", slug(&name)),
+            svg: line_chart_marked(
+                &format!("Cumulative termination: {name}"),
+                &cap,
+                "turn",
+                "episodes finished (%)",
+                &x,
+                &[done],
+                true,
+                &marks,
+            ),
+        });
+    }
+    out
 }
 
 /// A file-name-safe form of a label.

@@ -8,12 +8,15 @@ pub mod escape;
 mod figures;
 pub mod html;
 pub mod index;
+pub mod paper;
 mod pivot;
 pub mod svg;
 pub mod table;
+mod table_forms;
 pub mod tables;
 
 pub use figures::{slug, Figure};
+pub use paper::Selection;
 
 use crate::eval::analysis::{Analysis, RecordSet};
 use crate::eval::RunRecord;
@@ -35,6 +38,21 @@ pub fn markdown(a: &Analysis) -> String {
     out
 }
 
+/// The tables of `selection` as Markdown, separated by blank lines, and the names
+/// that had nothing to show.
+pub fn markdown_of(a: &Analysis, selection: &Selection) -> (String, Vec<String>) {
+    let (tables, empty) = paper::select(a, selection);
+    let mut out = tables
+        .iter()
+        .map(|(t, _)| t.to_markdown())
+        .collect::<Vec<_>>()
+        .join("\n");
+    if a.max_turn > 0 && *selection == Selection::Terminal {
+        out.push_str("\n(Accuracy at turn t and working-memory dynamics: see --out or --json.)\n");
+    }
+    (out, empty)
+}
+
 /// Everything as one JSON object: the analysis itself and every table.
 pub fn json(a: &Analysis) -> serde_json::Value {
     serde_json::json!({
@@ -47,8 +65,24 @@ pub fn json(a: &Analysis) -> serde_json::Value {
 /// `report.json` and `report.md` with everything, and the SVG figures into `dir`;
 /// returns the paths.
 pub fn write_outputs(a: &Analysis, dir: &Path) -> Result<Vec<PathBuf>> {
+    write_outputs_with(a, dir, &Selection::Terminal)
+}
+
+/// [`write_outputs`], and each table of `selection` also as `<table>.md`, `<table>.tex`
+/// (booktabs) and, for the paper tables, `<table>.csv` and `<table>.json`.
+pub fn write_outputs_with(a: &Analysis, dir: &Path, selection: &Selection) -> Result<Vec<PathBuf>> {
     std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
     let mut files: Vec<(PathBuf, String)> = Vec::new();
+    let own: Vec<&str> = tables::NAMES.to_vec();
+    for (shown, tidy) in paper::select(a, selection).0 {
+        files.push((dir.join(format!("{}.md", shown.name)), shown.to_markdown()));
+        files.push((dir.join(format!("{}.tex", shown.name)), shown.to_latex()));
+        if !own.contains(&shown.name.as_str()) {
+            files.push((dir.join(format!("{}.csv", tidy.name)), tidy.to_csv()));
+            let json = serde_json::to_string_pretty(&tidy.to_json()).expect("tables serialize");
+            files.push((dir.join(format!("{}.json", tidy.name)), json + "\n"));
+        }
+    }
     for t in tables::tidy(a) {
         files.push((dir.join(format!("{}.csv", t.name)), t.to_csv()));
         let json = serde_json::to_string_pretty(&t.to_json()).expect("tables serialize");

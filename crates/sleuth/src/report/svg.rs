@@ -28,6 +28,8 @@ pub struct Series {
     pub name: String,
     pub values: Vec<Option<f64>>,
     pub errors: Vec<Option<(f64, f64)>>,
+    /// Short labels drawn above each bar (`n=12`), empty or one per value.
+    pub notes: Vec<Option<String>>,
 }
 
 impl Series {
@@ -36,11 +38,17 @@ impl Series {
             name: name.into(),
             values,
             errors: Vec::new(),
+            notes: Vec::new(),
         }
     }
 
     pub fn with_errors(mut self, errors: Vec<Option<(f64, f64)>>) -> Series {
         self.errors = errors;
+        self
+    }
+
+    pub fn with_notes(mut self, notes: Vec<Option<String>>) -> Series {
+        self.notes = notes;
         self
     }
 }
@@ -398,6 +406,21 @@ fn bars(c: &mut Canvas, categories: &[String], series: &[Series], max: f64) {
                 color(si),
                 escape_html(&s.name)
             );
+            if let Some(Some(note)) = s.notes.get(ci) {
+                let top = s
+                    .errors
+                    .get(ci)
+                    .copied()
+                    .flatten()
+                    .map_or(*v, |(_, hi)| hi.max(*v));
+                let _ = write!(
+                    c.out,
+                    r##"<text class="bar-note" x="{:.1}" y="{:.1}" text-anchor="middle" font-size="9" fill="#333">{}</text>"##,
+                    x + bar_w / 2.0,
+                    c.y(top, max) - 4.0,
+                    escape_html(note)
+                );
+            }
             if let Some(Some((lo, hi))) = s.errors.get(ci) {
                 let mid = x + bar_w / 2.0;
                 let (ylo, yhi) = (c.y(*lo, max), c.y(*hi, max));
@@ -426,11 +449,31 @@ pub fn line_chart(
     series: &[Series],
     percent: bool,
 ) -> String {
+    line_chart_marked(title, caption, x_title, y_title, x, series, percent, &[])
+}
+
+/// [`line_chart`] with error bars where a series has them (95% intervals) and
+/// dashed vertical marks at x positions (`(14.0, "nudge")`).
+#[allow(clippy::too_many_arguments)]
+pub fn line_chart_marked(
+    title: &str,
+    caption: &str,
+    x_title: &str,
+    y_title: &str,
+    x: &[f64],
+    series: &[Series],
+    percent: bool,
+    marks: &[(f64, String)],
+) -> String {
     let mut c = Canvas::new(title, caption);
     let y_max = nice_max(
-        series
-            .iter()
-            .flat_map(|s| s.values.iter().flatten().copied()),
+        series.iter().flat_map(|s| {
+            s.values
+                .iter()
+                .flatten()
+                .copied()
+                .chain(s.errors.iter().flatten().map(|(_, hi)| *hi))
+        }),
         percent,
     );
     c.y_axis(y_max, y_title, false);
@@ -443,12 +486,37 @@ pub fn line_chart(
     let px = |v: f64| LEFT + plot_w * (v - x_min) / span;
     let step = ((x.len() as f64) / 10.0).ceil().max(1.0) as usize;
     let labels: Vec<(f64, String)> = x.iter().step_by(step).map(|v| (px(*v), tick(*v))).collect();
+    for (mx, label) in marks {
+        let xm = px(*mx);
+        let _ = write!(
+            c.out,
+            r##"<line class="mark" x1="{xm:.1}" y1="{TOP}" x2="{xm:.1}" y2="{:.1}" stroke="#d62728" stroke-width="1.5" stroke-dasharray="5 3"/><text x="{:.1}" y="{:.1}" font-size="10" fill="#d62728">{}</text>"##,
+            TOP + c.plot_h,
+            xm + 3.0,
+            TOP + 12.0,
+            escape_html(label)
+        );
+    }
     for (i, s) in series.iter().enumerate() {
         let points: Vec<(f64, f64)> = x
             .iter()
             .zip(&s.values)
             .filter_map(|(xv, v)| v.map(|v| (px(*xv), c.y(v, y_max))))
             .collect();
+        for (xv, e) in x.iter().zip(&s.errors) {
+            let Some((lo, hi)) = e else { continue };
+            let (xe, ylo, yhi) = (px(*xv), c.y(*lo, y_max), c.y(*hi, y_max));
+            let _ = write!(
+                c.out,
+                r#"<path class="error-bar" d="M{xe:.1} {ylo:.1}V{yhi:.1}M{:.1} {ylo:.1}H{:.1}M{:.1} {yhi:.1}H{:.1}" stroke="{}" stroke-width="1" fill="none" opacity="0.7"><title>{}: [{lo:.2}, {hi:.2}]</title></path>"#,
+                xe - 3.0,
+                xe + 3.0,
+                xe - 3.0,
+                xe + 3.0,
+                color(i),
+                escape_html(&s.name)
+            );
+        }
         c.polyline(&points, &color(i), false);
     }
     c.x_axis(&labels, x_title);
@@ -555,5 +623,36 @@ mod tests {
         let svg = diff_chart("T", "", "x", "ΔEM", &["a".into(), "b".into()], &[s]);
         assert_eq!(svg.matches("class=\"error-bar\"").count(), 2, "{svg}");
         assert!(svg.contains("[-20.0, 0.0]"));
+    }
+
+    #[test]
+    fn line_chart_marked_draws_intervals_and_the_mark() {
+        let s = Series::new("facts", vec![Some(1.0), Some(2.5), Some(3.0)]).with_errors(vec![
+            Some((0.5, 1.5)),
+            Some((2.0, 3.0)),
+            None,
+        ]);
+        let svg = line_chart_marked(
+            "T",
+            "",
+            "turn",
+            "mean entries",
+            &[1.0, 2.0, 3.0],
+            &[s],
+            false,
+            &[(2.0, "nudge (turn 2)".into())],
+        );
+        assert_eq!(svg.matches("class=\"error-bar\"").count(), 2, "{svg}");
+        assert_eq!(svg.matches("class=\"mark\"").count(), 1);
+        assert!(svg.contains(">nudge (turn 2)</text>"));
+    }
+
+    #[test]
+    fn bar_notes_sit_above_their_bars_and_are_escaped() {
+        let s = Series::new("m", vec![Some(50.0)])
+            .with_errors(vec![Some((30.0, 70.0))])
+            .with_notes(vec![Some("n=<3>".into())]);
+        let svg = bar_chart("T", "", "x", "y", &["c".into()], &[s]);
+        assert!(svg.contains(">n=&lt;3&gt;</text>"), "{svg}");
     }
 }

@@ -4,6 +4,7 @@
 //! becomes three numeric columns.
 
 use serde_json::{Map, Value};
+use std::collections::BTreeSet;
 
 /// One cell: numbers keep their value for CSV/JSON and their display precision for
 /// Markdown.
@@ -29,7 +30,7 @@ impl Cell {
         v.map_or(Cell::Missing, |v| Cell::Num(v, digits))
     }
 
-    fn display(&self) -> String {
+    pub(crate) fn display(&self) -> String {
         match self {
             Cell::Text(s) => s.clone(),
             Cell::Num(v, d) => format!("{v:.d$}", d = *d),
@@ -71,6 +72,16 @@ impl Cell {
         }
     }
 
+    /// The first number a cell holds (a packed cell's first part).
+    pub fn first_value(&self) -> Option<f64> {
+        match self {
+            Cell::Num(v, _) => Some(*v),
+            Cell::Int(i) => Some(*i as f64),
+            Cell::Multi(_, parts) => parts.first().and_then(Cell::first_value),
+            _ => None,
+        }
+    }
+
     fn numeric(&self) -> bool {
         match self {
             Cell::Num(..) | Cell::Int(_) => true,
@@ -92,6 +103,11 @@ pub struct Table {
     pub rows: Vec<Vec<Cell>>,
     /// A line printed under the table (what the columns mean).
     pub note: Option<String>,
+    /// Cells shown in bold (row, column): the papers' best value per column.
+    pub bold: BTreeSet<(usize, usize)>,
+    /// Row groups: (first row, label). A rule separates blocks (a `\midrule` in
+    /// LaTeX; in Markdown and HTML a row with the label in italics).
+    pub blocks: Vec<(usize, String)>,
 }
 
 impl Table {
@@ -103,6 +119,74 @@ impl Table {
             keys: columns.iter().map(|c| vec![snake_case(c)]).collect(),
             rows: Vec::new(),
             note: None,
+            bold: BTreeSet::new(),
+            blocks: Vec::new(),
+        }
+    }
+
+    /// Starts a block of rows here: the rows pushed next belong to it.
+    pub fn block(&mut self, label: &str) {
+        self.blocks.retain(|(start, _)| *start != self.rows.len());
+        self.blocks.push((self.rows.len(), label.to_string()));
+    }
+
+    /// The label of the block that starts at `row`, if one does.
+    pub fn block_at(&self, row: usize) -> Option<&str> {
+        self.blocks
+            .iter()
+            .find(|(start, _)| *start == row)
+            .map(|(_, l)| l.as_str())
+    }
+
+    /// The block label of every row ("" before the first block).
+    pub fn block_of_rows(&self) -> Vec<&str> {
+        let mut current = "";
+        (0..self.rows.len())
+            .map(|i| {
+                if let Some(l) = self.block_at(i) {
+                    current = l;
+                }
+                current
+            })
+            .collect()
+    }
+
+    /// Marks, in each column of `columns`, the cells holding the largest (or with
+    /// `lowest`, the smallest) first value, among rows for which `candidate` holds:
+    /// the papers' "best result in bold". Ties are all bold.
+    pub fn bold_best(
+        &mut self,
+        columns: &[usize],
+        lowest: bool,
+        candidate: &dyn Fn(usize) -> bool,
+    ) {
+        for &c in columns {
+            let values: Vec<(usize, f64)> = (0..self.rows.len())
+                .filter(|&r| candidate(r))
+                .filter_map(|r| {
+                    self.rows[r]
+                        .get(c)
+                        .and_then(Cell::first_value)
+                        .map(|v| (r, v))
+                })
+                .collect();
+            let best = values
+                .iter()
+                .map(|(_, v)| *v)
+                .fold(None, |b: Option<f64>, v| {
+                    Some(match b {
+                        None => v,
+                        Some(b) if lowest => b.min(v),
+                        Some(b) => b.max(v),
+                    })
+                });
+            let Some(best) = best else { continue };
+            for (r, v) in values {
+                // Equal as shown: compare at the cell's display precision.
+                if (v - best).abs() < 1e-9 {
+                    self.bold.insert((r, c));
+                }
+            }
         }
     }
 
@@ -136,22 +220,48 @@ impl Table {
     }
 
     /// The tidy header: every key of every column.
+    /// A table with blocks starts with a `block` key (each row's block label).
     pub fn tidy_keys(&self) -> Vec<&str> {
-        self.keys.iter().flatten().map(String::as_str).collect()
+        let block = (!self.blocks.is_empty()).then_some("block");
+        block
+            .into_iter()
+            .chain(self.keys.iter().flatten().map(String::as_str))
+            .collect()
     }
 
-    fn tidy_row(row: &[Cell]) -> Vec<&Cell> {
-        row.iter().flat_map(Cell::parts).collect()
+    /// Row `i`'s tidy cells, its block label first when the table has blocks.
+    fn tidy_row(&self, i: usize) -> Vec<Cell> {
+        let block = (!self.blocks.is_empty()).then(|| Cell::text(self.block_of_rows()[i]));
+        block
+            .into_iter()
+            .chain(self.rows[i].iter().flat_map(Cell::parts).cloned())
+            .collect()
     }
 
     /// A Markdown table with padded columns (numbers right-aligned), preceded by its
     /// title as a heading and followed by its note.
     pub fn to_markdown(&self) -> String {
-        let cells: Vec<Vec<String>> = self
-            .rows
-            .iter()
-            .map(|r| r.iter().map(|c| c.display().replace('|', "\\|")).collect())
-            .collect();
+        let mut cells: Vec<Vec<String>> = Vec::new();
+        for (r, row) in self.rows.iter().enumerate() {
+            if let Some(label) = self.block_at(r).filter(|l| !l.is_empty()) {
+                let mut sep = vec![String::new(); self.columns.len()];
+                sep[0] = format!("*{}*", label.replace('|', "\\|"));
+                cells.push(sep);
+            }
+            cells.push(
+                row.iter()
+                    .enumerate()
+                    .map(|(c, cell)| {
+                        let shown = cell.display().replace('|', "\\|");
+                        if self.bold.contains(&(r, c)) {
+                            format!("**{shown}**")
+                        } else {
+                            shown
+                        }
+                    })
+                    .collect(),
+            );
+        }
         let widths: Vec<usize> = (0..self.columns.len())
             .map(|i| {
                 cells
@@ -210,12 +320,24 @@ impl Table {
         out
     }
 
+    /// Whether each column is right-aligned: every cell a number or missing.
+    pub(crate) fn right_aligned(&self) -> Vec<bool> {
+        (0..self.columns.len())
+            .map(|i| {
+                !self.rows.is_empty()
+                    && self.rows.iter().all(|r| {
+                        r[i].numeric() || r[i] == Cell::Missing || r[i].first_value().is_some()
+                    })
+            })
+            .collect()
+    }
+
     /// Tidy RFC 4180 CSV: a header of snake_case keys, one value per cell, full
     /// precision numbers, empty where a value is missing.
     pub fn to_csv(&self) -> String {
         let mut out = csv_line(self.tidy_keys().into_iter());
-        for row in &self.rows {
-            let cells: Vec<String> = Self::tidy_row(row).into_iter().map(Cell::csv).collect();
+        for i in 0..self.rows.len() {
+            let cells: Vec<String> = self.tidy_row(i).iter().map(Cell::csv).collect();
             out += &csv_line(cells.iter().map(String::as_str));
         }
         out
@@ -224,13 +346,12 @@ impl Table {
     /// The tidy rows as objects keyed by snake_case keys.
     fn row_objects(&self) -> Vec<Value> {
         let keys = self.tidy_keys();
-        self.rows
-            .iter()
-            .map(|r| {
+        (0..self.rows.len())
+            .map(|i| {
                 let obj: Map<String, Value> = keys
                     .iter()
                     .map(|k| k.to_string())
-                    .zip(Self::tidy_row(r).into_iter().map(Cell::json))
+                    .zip(self.tidy_row(i).iter().map(Cell::json))
                     .collect();
                 Value::Object(obj)
             })
@@ -291,7 +412,7 @@ fn csv_line<'a>(cells: impl Iterator<Item = &'a str>) -> String {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
     fn sample() -> Table {
@@ -408,5 +529,33 @@ mod tests {
         let j = sample().to_json();
         assert_eq!(j["rows"][0]["em"], serde_json::json!(41.25));
         assert_eq!(j["rows"][1]["em"], Value::Null);
+    }
+
+    pub(crate) fn blocked() -> Table {
+        let mut t = Table::new("b", "Best & worst_case", &["method", "EM (%)"]);
+        t.block("top");
+        t.push(vec![Cell::text("a_b"), Cell::Num(10.0, 1)]);
+        t.push(vec![Cell::text("c"), Cell::Num(30.0, 1)]);
+        t.block("bottom");
+        t.push(vec![Cell::text("d"), Cell::Num(20.0, 1)]);
+        t.bold_best(&[1], false, &|_| true);
+        t
+    }
+
+    #[test]
+    fn bold_and_blocks_show_in_markdown_and_tidy_forms() {
+        let t = blocked();
+        assert_eq!(t.bold, BTreeSet::from([(1, 1)]));
+        let md = t.to_markdown();
+        assert!(
+            md.contains("| *top*    |          |\n| a_b      |     10.0 |"),
+            "{md}"
+        );
+        assert!(md.contains("| c        | **30.0** |"), "{md}");
+        assert!(md.find("*top*").unwrap() < md.find("*bottom*").unwrap());
+        assert_eq!(
+            t.to_csv(),
+            "block,method,em_pct\ntop,a_b,10\ntop,c,30\nbottom,d,20\n"
+        );
     }
 }

@@ -10,6 +10,30 @@ use super::table::{Cell, Table};
 mod eir;
 use crate::eval::analysis::{Analysis, ArmKey, Outcome, Slice};
 
+/// The name of every table [`all`] can hold, in print order (`--tables` takes them).
+pub const NAMES: [&str; 20] = [
+    "pivot",
+    "summary",
+    "comparison",
+    "agent",
+    "evidence",
+    "errors",
+    "by_hops",
+    "by_kind",
+    "sweeps",
+    "accuracy_at_turn",
+    "memory",
+    "eir_support_f1",
+    "eir_readable",
+    "eir_evidence_errors",
+    "eir_final_call",
+    "eir_more_reads",
+    "eir_after_support",
+    "eir_rejected",
+    "eir_averages",
+    "eir_budget_calls",
+];
+
 /// Which identifying columns the report needs.
 #[derive(Debug, Clone, Copy)]
 struct Dims {
@@ -133,9 +157,9 @@ pub fn terminal(a: &Analysis) -> Vec<Table> {
 fn summary(a: &Analysis, d: Dims) -> Table {
     let mut names = vec![
         "n",
-        "EM",
-        "F1",
-        "cond. acc",
+        "EM %",
+        "F1 %",
+        "cond. acc %",
         "timeout %",
         "turns",
         "calls/q",
@@ -152,11 +176,16 @@ fn summary(a: &Analysis, d: Dims) -> Table {
     if problems {
         note += " Problems are counts: episodes with errors or ending on an unparseable response; calls sent without their output constraint, cut by the output-token limit, or refused.";
     }
+    // The unit is in the label (percent, where records keep fractions); the tidy keys
+    // stay `em`, `f1`, `cond_acc`.
     let mut t = Table::new(
         "summary",
         "Accuracy and cost per method",
         &d.columns(&names),
     )
+    .split("EM %", &["em"])
+    .split("F1 %", &["f1"])
+    .split("cond. acc %", &["cond_acc"])
     .with_note(&note);
     for s in &a.summaries {
         let mut row = d.cells(&s.arm);
@@ -397,8 +426,11 @@ fn errors(a: &Analysis, d: Dims) -> Table {
 }
 
 fn slices(slices: &[Slice], d: Dims, name: &str, title: &str, label: &str) -> Table {
-    let cols = d.columns(&[label, "n", "EM", "F1", "cond. acc", "timeout %"]);
-    let mut t = Table::new(name, title, &cols);
+    let cols = d.columns(&[label, "n", "EM %", "F1 %", "cond. acc %", "timeout %"]);
+    let mut t = Table::new(name, title, &cols)
+        .split("EM %", &["em"])
+        .split("F1 %", &["f1"])
+        .split("cond. acc %", &["cond_acc"]);
     for s in slices {
         let m = &s.summary;
         let mut row = d.cells(&m.arm);
@@ -432,10 +464,12 @@ fn sweeps(a: &Analysis) -> Table {
         "with",
         "value",
         "n",
-        "EM",
+        "EM %",
         "timeout %",
     ];
-    let mut t = Table::new("sweeps", "Option sweeps", &cols).with_note(
+    let mut t = Table::new("sweeps", "Option sweeps", &cols)
+        .split("EM %", &["em"])
+        .with_note(
         "One sweep per option and per value of the other options (\"with\"), so a point never mixes two settings.",
     );
     for s in &a.sweeps {

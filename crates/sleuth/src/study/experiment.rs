@@ -93,6 +93,9 @@ struct Recipe {
     datasets: Vec<DatasetSpec>,
     #[serde(default)]
     groups: Vec<Group>,
+    /// The tables its report shows, in print order (`sleuth report --tables` names).
+    #[serde(default)]
+    tables: Vec<String>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -165,7 +168,13 @@ pub struct Experiment {
     pub name: String,
     pub description: String,
     pub jobs: Vec<RecipeJob>,
+    /// The tables its report shows (paper tables first, as the recipe lists them).
+    pub tables: Vec<String>,
 }
+
+/// The file an experiment leaves at its output root, so `sleuth report OUT` shows the
+/// recipe's tables: `{"name", "description", "tables"}`.
+pub const MANIFEST: &str = "experiment.json";
 
 /// How a recipe's jobs are run: the model, the output root, and what every job shares.
 #[derive(Debug, Clone)]
@@ -214,10 +223,18 @@ impl Experiment {
             .unwrap_or_else(crate::data::fetch::data_dir);
         let jobs = expand(&recipe, &root, overrides)
             .map_err(|e| Error::Invalid(format!("in {shown}: {e}")))?;
+        let known = crate::report::paper::known();
+        if let Some(bad) = recipe.tables.iter().find(|t| !known.contains(&t.as_str())) {
+            return Err(Error::Invalid(format!(
+                "{shown}: unknown table `{bad}` in `tables` (known: {})",
+                known.join(", ")
+            )));
+        }
         let experiment = Experiment {
             name: recipe.name,
             description: recipe.description,
             jobs,
+            tables: recipe.tables,
         };
         for job in &experiment.jobs {
             job.method_setup().check().map_err(|e| {
@@ -225,6 +242,15 @@ impl Experiment {
             })?;
         }
         Ok(experiment)
+    }
+
+    /// What [`MANIFEST`] holds.
+    pub fn manifest(&self) -> serde_json::Value {
+        serde_json::json!({
+            "name": self.name,
+            "description": self.description,
+            "tables": self.tables,
+        })
     }
 
     /// Every job as a [`Job`] writing below `running.out_root`.

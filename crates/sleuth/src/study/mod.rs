@@ -20,7 +20,7 @@ mod plan;
 mod selection;
 mod shard;
 
-pub use experiment::{Experiment, Overrides, RecipeJob, Running};
+pub use experiment::{Experiment, Overrides, RecipeJob, Running, MANIFEST};
 pub use job::{Finished, Job, Prepared};
 pub use methods::{CorpusChoice, MethodSetup, Methods};
 pub use model::{default_cache_dir, CacheChoice, ModelSetup, PriceCheck};

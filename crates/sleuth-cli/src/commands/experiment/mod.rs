@@ -82,6 +82,29 @@ fn data_files(pairs: &[String]) -> anyhow::Result<BTreeMap<Dataset, PathBuf>> {
     Ok(files)
 }
 
+/// `experiment.json` at the output root (above any shard's tree), naming the recipe
+/// and the tables its report shows (`sleuth report OUT` reads it).
+fn write_manifest(
+    experiment: &Experiment,
+    out: Option<&PathBuf>,
+    out_root: &std::path::Path,
+) -> anyhow::Result<()> {
+    let root = out
+        .cloned()
+        .unwrap_or_else(|| PathBuf::from("runs").join(&experiment.name));
+    let root = if out_root.starts_with(&root) {
+        root
+    } else {
+        out_root.to_path_buf()
+    };
+    std::fs::create_dir_all(&root).with_context(|| format!("creating {}", root.display()))?;
+    let path = root.join(sleuth::study::MANIFEST);
+    let text = serde_json::to_string_pretty(&experiment.manifest())? + "\n";
+    sleuth::atomic::write(&path, text.as_bytes())
+        .with_context(|| format!("writing {}", path.display()))?;
+    Ok(())
+}
+
 pub fn run(args: Args) -> anyhow::Result<()> {
     let overrides = Overrides {
         data_root: args.data_root.clone(),
@@ -141,6 +164,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     if args.dry_run {
         return print_plan(&experiment, &jobs, &running);
     }
+    write_manifest(&experiment, args.out.as_ref(), &out_root)?;
     let budget = args.model.max_cost;
     let mut spent = 0.0;
     let count = jobs.len();

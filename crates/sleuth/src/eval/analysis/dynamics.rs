@@ -81,6 +81,14 @@ pub struct MemoryDynamics {
     pub min_turns: u32,
     pub cohort: usize,
     pub turns: Vec<MemoryPoint>,
+    /// SLEUTH App. E, Figure 5(b): % of all the arm's episodes (not only the cohort)
+    /// that ended by calling finish at or before turn t, t = 1..=the arm's longest
+    /// episode.
+    pub finished_by_turn: Vec<f64>,
+    /// Episodes of the arm (the denominator of `finished_by_turn`).
+    pub episodes: usize,
+    /// The turn the arm's nudge fires at (⌈α·T⌉), when it has one.
+    pub nudge_turn: Option<u32>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -91,6 +99,26 @@ pub struct MemoryPoint {
     pub facts: f64,
     pub hypotheses: f64,
     pub questions: f64,
+    /// 95% intervals of the three means (normal approximation: mean ± 1.96 s/√n;
+    /// the mean itself when n < 2). SLEUTH App. E, Figure 5(a).
+    pub facts_ci: (f64, f64),
+    pub hypotheses_ci: (f64, f64),
+    pub questions_ci: (f64, f64),
+}
+
+/// The mean of `values` and its 95% normal-approximation interval.
+fn mean_ci(values: &[f64]) -> (f64, (f64, f64)) {
+    let n = values.len();
+    if n == 0 {
+        return (0.0, (0.0, 0.0));
+    }
+    let mean = values.iter().sum::<f64>() / n as f64;
+    if n < 2 {
+        return (mean, (mean, mean));
+    }
+    let var = values.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / (n - 1) as f64;
+    let half = 1.96 * (var / n as f64).sqrt();
+    (mean, (mean - half, mean + half))
 }
 
 /// Memory dynamics for the episodes of `arm` lasting at least `min_turns` turns, using
@@ -121,14 +149,34 @@ pub fn memory_dynamics(arm: &Arm, min_turns: u32) -> Option<MemoryDynamics> {
                     Some((m.facts.len(), m.hypotheses.len(), m.questions.len()))
                 })
                 .collect();
-            let k = sizes.len().max(1) as f64;
+            let column = |f: fn(&(usize, usize, usize)) -> usize| -> Vec<f64> {
+                sizes.iter().map(|s| f(s) as f64).collect()
+            };
+            let (facts, facts_ci) = mean_ci(&column(|s| s.0));
+            let (hypotheses, hypotheses_ci) = mean_ci(&column(|s| s.1));
+            let (questions, questions_ci) = mean_ci(&column(|s| s.2));
             MemoryPoint {
                 turn: t,
                 n: sizes.len(),
-                facts: sizes.iter().map(|s| s.0 as f64).sum::<f64>() / k,
-                hypotheses: sizes.iter().map(|s| s.1 as f64).sum::<f64>() / k,
-                questions: sizes.iter().map(|s| s.2 as f64).sum::<f64>() / k,
+                facts,
+                hypotheses,
+                questions,
+                facts_ci,
+                hypotheses_ci,
+                questions_ci,
             }
+        })
+        .collect();
+    let longest = arm.records.iter().map(|r| r.turns).max().unwrap_or(0);
+    let episodes = arm.records.len();
+    let finished_by_turn = (1..=longest)
+        .map(|t| {
+            let done = arm
+                .records
+                .iter()
+                .filter(|r| r.finished && r.turns <= t)
+                .count();
+            100.0 * done as f64 / episodes.max(1) as f64
         })
         .collect();
     Some(MemoryDynamics {
@@ -136,5 +184,8 @@ pub fn memory_dynamics(arm: &Arm, min_turns: u32) -> Option<MemoryDynamics> {
         min_turns,
         cohort: cohort.len(),
         turns,
+        finished_by_turn,
+        episodes,
+        nudge_turn: None,
     })
 }

@@ -50,9 +50,10 @@ use serde::Serialize;
 pub struct Options {
     /// The reference method for paired comparisons (none: no comparisons).
     pub baseline: Option<String>,
-    /// Minimum episode length of the memory-dynamics cohort; default: 70% of the
-    /// longest episode that keeps a memory, rounded up (turn 14 of 20, as in the SLEUTH
-    /// paper).
+    /// Minimum episode length of the memory-dynamics cohort; default, per arm: its
+    /// nudge turn ⌈α·T⌉ (or `turn:N`), the cohort of SLEUTH App. E (turn 14 of 20);
+    /// for an arm without a nudge, 70% of the longest episode that keeps a memory,
+    /// rounded up.
     pub cohort_turns: Option<u32>,
     pub resamples: usize,
     pub seed: u64,
@@ -165,6 +166,20 @@ impl EirSection {
     }
 }
 
+/// The turn an arm's nudge fires at, read off its records' settings: `turn:N`, or
+/// ⌈α·T⌉ for `nudge = α` and `turns = T` (SLEUTH §3.3, App. E's cohort). None
+/// without a nudge.
+fn nudge_turn(arm: &Arm) -> Option<u32> {
+    let settings = &arm.records.first()?.settings;
+    let nudge = settings.get("nudge")?;
+    if let Some(n) = nudge.strip_prefix("turn:") {
+        return n.parse().ok();
+    }
+    let alpha: f64 = nudge.parse().ok()?;
+    let turns: f64 = settings.get("turns")?.parse().ok()?;
+    Some(((alpha * turns) - 1e-9).ceil().max(1.0) as u32)
+}
+
 impl Analysis {
     pub fn build(set: &RecordSet, options: &Options) -> Analysis {
         // Reflexion's first trial is an arm of its own (EIR paper Table 1 Panel B, Table 8).
@@ -217,7 +232,15 @@ impl Analysis {
             accuracy_at_turn: arms.iter().map(|a| accuracy_at_turn(a, max_turn)).collect(),
             memory: arms
                 .iter()
-                .filter_map(|a| memory_dynamics(a, cohort))
+                .filter_map(|a| {
+                    let turns = options
+                        .cohort_turns
+                        .or_else(|| nudge_turn(a))
+                        .unwrap_or(cohort);
+                    let mut m = memory_dynamics(a, turns)?;
+                    m.nudge_turn = nudge_turn(a);
+                    Some(m)
+                })
                 .collect(),
             baseline: options.baseline.clone(),
             holm_family: options.holm_family,

@@ -27,6 +27,8 @@ pub struct Summary {
     pub errors: usize,
     pub mean_turns: f64,
     pub calls: f64,
+    /// Tool calls that ran (searches, lookups, reads; SLEUTH Table 7's "tools").
+    pub tool_calls: f64,
     pub calls_by_kind: BTreeMap<String, f64>,
     pub input_tokens: f64,
     pub output_tokens: f64,
@@ -157,6 +159,7 @@ impl Summary {
             errors: records.iter().filter(|r| r.error.is_some()).count(),
             mean_turns: mean(&|r| f64::from(r.turns)),
             calls: mean(&|r| f64::from(r.calls)),
+            tool_calls: mean(&|r| f64::from(r.tool_calls)),
             calls_by_kind,
             input_tokens: mean(&|r| r.input_tokens as f64),
             output_tokens: mean(&|r| r.output_tokens as f64),
