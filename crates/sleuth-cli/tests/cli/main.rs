@@ -20,6 +20,7 @@ mod hardening2;
 mod index;
 mod local;
 mod methods;
+mod native_channel;
 mod official;
 mod prompt_cache;
 mod providers;
