@@ -29,6 +29,7 @@ mod results;
 mod score;
 mod servers;
 mod setup;
+mod sleuth_cold_read;
 mod sleuth_letter;
 mod sleuth_paper;
 mod traffic;

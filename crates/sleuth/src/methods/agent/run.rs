@@ -17,7 +17,7 @@ use super::enforcement::Enforcement;
 use super::native::Reply;
 use super::{memory, PromptSet, Steps, TurnConstraint};
 use crate::env::{Action, Environment};
-use crate::llm::{ChatRequest, Message};
+use crate::llm::{ChatRequest, FinishReason, Message};
 use crate::memory::{MemoryKind, WorkingMemory};
 use crate::methods::settings::{AgentSettings, ToolChannel};
 use crate::methods::{
@@ -157,11 +157,13 @@ impl AgentLoop<'_> {
             let Some(response) = reply.await? else {
                 return Ok(LoopOutcome::Overflow);
             };
+            let cut = response.finish_reason == FinishReason::Length;
             let reply = Reply::of(response, turn.number);
             let Some(reminder) = self
                 .enforcement
                 .reminder(&reply.text, episode, self.prompts)?
             else {
+                turn.truncated = cut;
                 return Ok(LoopOutcome::Reply(reply));
             };
             // A rejected reply's calls did not run: it goes back as text, its calls as

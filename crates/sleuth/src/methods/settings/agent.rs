@@ -199,6 +199,7 @@ pub struct AgentSettings {
     pub max_reminders: u32,
     pub stopping: Stopping,
     pub temperature: f32,
+    /// Output tokens per response: [`MAX_TOKENS`] unless set.
     pub max_tokens: u32,
     /// Reflexion: episodes per question.
     pub episodes: u32,
@@ -223,6 +224,18 @@ pub struct AgentSettings {
     pub contradictions: bool,
 }
 
+/// The loop methods' default output-token limit. SLEUTH's response restates the whole
+/// working memory every turn (SLEUTH paper §3.1: "output in full on every turn"), so the
+/// limit must hold the longest memory a 20-turn episode writes; a cut reply loses its
+/// last sections and its action line. Measured on the 23 MuSiQue 4-hop questions of
+/// `../shared/data`'s 200-question subset (a memory with one fact per sentence of every supporting paragraph,
+/// three hypotheses, four open questions and an 800-character thought): 3,654
+/// characters at the median, 4,953 at most, about 900 to 1,400 tokens at 3.5 to 4
+/// characters a token, so the earlier 1,024 could cut it. 4,096 holds about three
+/// times the longest; a reply that still stops at the limit is marked on its turn
+/// (`truncated`) and counted in the record (`truncated_calls`).
+pub const MAX_TOKENS: u32 = 4096;
+
 impl Default for AgentSettings {
     fn default() -> Self {
         AgentSettings {
@@ -239,7 +252,7 @@ impl Default for AgentSettings {
             max_reminders: 5,
             stopping: Stopping::Nudge,
             temperature: 0.0,
-            max_tokens: 1024,
+            max_tokens: MAX_TOKENS,
             episodes: 2,
             last_turn_answer_only: false,
             grammar: GrammarUse::Embedded,

@@ -445,7 +445,7 @@ pub const SETTINGS: &[SettingDef] = &[
     },
     SettingDef {
         key: "max_tokens",
-        doc: "output tokens per response (integer >= 1; defaults: 1024 loop methods, 2048 EIR setting)",
+        doc: "output tokens per response (integer >= 1; defaults: 4096 loop methods, 2048 EIR setting; a reply cut at the limit is marked truncated)",
         apply: |s, v| {
             let n = positive("max_tokens", v)?;
             s.agent.max_tokens = n;

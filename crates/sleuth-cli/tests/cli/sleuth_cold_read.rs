@@ -1,0 +1,107 @@
+//! Issue 27's smaller items and the ledger's cold read: each rule through the binary
+//! against the testkit's server, from the requests it logged and the records written.
+
+use crate::agents::eval_one;
+use crate::util::*;
+use serde_json::Value;
+use sleuth_testkit::{MockServer, Reply};
+
+/// SLEUTH's loop default (`methods/settings/agent.rs::MAX_TOKENS`).
+const DEFAULT_MAX_TOKENS: u64 = 4096;
+
+/// The longest SLEUTH memory the MuSiQue 4-hop questions give when the model writes
+/// everything down: one fact per sentence of every supporting paragraph, three
+/// hypotheses, four open questions, an 800-character thought and an action line.
+fn longest_four_hop_reply() -> String {
+    let text = std::fs::read_to_string(musique()).unwrap();
+    text.lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .filter(|q| q["id"].as_str().unwrap().starts_with("4hop"))
+        .map(|q| full_memory(&q))
+        .max_by_key(String::len)
+        .expect("4-hop questions")
+}
+
+fn full_memory(q: &Value) -> String {
+    let mut s = format!("Thought: {}\nConfirmed Facts:\n", "x".repeat(800));
+    let supporting = q["paragraphs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|p| p["is_supporting"] == true);
+    let mut n = 0;
+    for p in supporting {
+        let title = p["title"].as_str().unwrap();
+        for sentence in p["paragraph_text"].as_str().unwrap().split(". ") {
+            n += 1;
+            s += &format!("- [F{n}] {sentence} (source: {title})\n");
+        }
+    }
+    s += "Active Hypotheses:\n";
+    for j in 1..=3 {
+        s += &format!("- [H{j}] a candidate answer that fits the chain | confidence: medium | supports: F1, F2, F3 | contradicts: -\n");
+    }
+    s += "Open Questions:\n";
+    for j in 1..=4 {
+        s += &format!("- [Q{j}] which entity is the next link of the chain | action: search terms for it | priority: high\n");
+    }
+    s + "Action: search[the next link]"
+}
+
+/// Issue 27 (max_tokens): the longest memory is about 1,400 tokens (3.5 characters a
+/// token), more than the old 1,024; the default sends 4,096 and it arrives whole. A
+/// reply that stops at the limit is marked on its turn and counted in the record.
+#[test]
+#[cfg_attr(not(shared_data), ignore = "needs ../shared/data")]
+fn a_long_memory_fits_the_default_max_tokens_and_a_cut_reply_is_marked_and_counted() {
+    let reply = longest_four_hop_reply();
+    let tokens = reply.len() as f64 / 3.5;
+    assert!(tokens > 1024.0, "the old default held it: {tokens}");
+    assert!(2.0 * tokens < DEFAULT_MAX_TOKENS as f64, "{tokens}");
+
+    let whole = reply.clone();
+    let server = MockServer::spawn(move |_| Reply::text(whole.clone()));
+    let dir = tempfile::tempdir().unwrap();
+    let r = &eval_one(&server, "sleuth", dir.path(), &["--set", "turns=2"])[0];
+    assert_eq!(r["settings"]["max_tokens"], DEFAULT_MAX_TOKENS.to_string());
+    for req in server.requests() {
+        assert_eq!(req.body["max_tokens"], DEFAULT_MAX_TOKENS);
+    }
+    assert_eq!(r["trace"][0]["response"], reply.as_str());
+    assert!(
+        r["trace"][0].get("truncated").is_none(),
+        "{}",
+        r["trace"][0]
+    );
+    assert!(r.get("truncated_calls").is_none());
+
+    // The testkit cuts a reply at the limit (in its token unit, words) and says so.
+    let server = MockServer::spawn(move |_| Reply::text(reply.clone()));
+    let dir = tempfile::tempdir().unwrap();
+    let extra = ["--set", "turns=2", "--set", "max_tokens=100"];
+    let r = &eval_one(&server, "sleuth", dir.path(), &extra)[0];
+    let trace = r["trace"].as_array().unwrap();
+    assert_eq!(trace.len(), 2);
+    for turn in trace {
+        assert_eq!(turn["truncated"], true, "{turn}");
+        let words = turn["response"]
+            .as_str()
+            .unwrap()
+            .split_whitespace()
+            .count();
+        assert_eq!(words, 100);
+        assert_eq!(
+            turn["actions"],
+            Value::Array(Vec::new()),
+            "the action line was cut"
+        );
+    }
+    assert_eq!(r["truncated_calls"], 2);
+    let stops: Vec<&str> = r["call_stops"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["stop"].as_str().unwrap())
+        .collect();
+    assert_eq!(stops, ["length", "length"]);
+}
