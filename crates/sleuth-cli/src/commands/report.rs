@@ -5,7 +5,7 @@
 //! figures, `--html` a trace viewer per run.
 
 use anyhow::{bail, Context};
-use sleuth::eval::analysis::{load, Analysis, HolmFamily, Options};
+use sleuth::eval::analysis::{load, Analysis, HolmFamily, Options, ReasoningEvidence};
 use sleuth::eval::stats::{DEFAULT_RESAMPLES, DEFAULT_SEED};
 use sleuth::report;
 use sleuth::terminal::{terminal_safe, terminal_safe_lines};
@@ -44,6 +44,11 @@ pub struct Args {
     /// across datasets and models: the EIR paper's six comparisons per baseline).
     #[arg(long, value_name = "FAMILY", default_value = "all", value_parser = parse_family)]
     pub holm_family: HolmFamily,
+    /// What a reasoning error of the error decomposition needs retrieved (SLEUTH App. J's
+    /// "relevant evidence"): any (at least one gold paragraph) or all (every one); a
+    /// wrong answer without it is counted as other.
+    #[arg(long, value_name = "RULE", default_value = "any", value_parser = parse_evidence)]
+    pub reasoning_evidence: ReasoningEvidence,
     /// Bootstrap seed.
     #[arg(long, default_value_t = DEFAULT_SEED)]
     pub seed: u64,
@@ -55,6 +60,12 @@ pub struct Args {
 fn parse_family(value: &str) -> Result<HolmFamily, String> {
     HolmFamily::parse(value)
         .ok_or_else(|| format!("expected one of {}", HolmFamily::NAMES.join(", ")))
+}
+
+fn parse_evidence(value: &str) -> Result<ReasoningEvidence, String> {
+    value
+        .parse()
+        .map_err(|_| format!("expected one of {}", ReasoningEvidence::NAMES.join(", ")))
 }
 
 pub fn run(args: Args) -> anyhow::Result<()> {
@@ -97,6 +108,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         resamples: args.resamples,
         seed: args.seed,
         holm_family: args.holm_family,
+        reasoning_evidence: args.reasoning_evidence,
     };
     let analysis = Analysis::build(&set, &options);
     for w in &analysis.warnings {

@@ -105,3 +105,122 @@ fn a_long_memory_fits_the_default_max_tokens_and_a_cut_reply_is_marked_and_count
         .collect();
     assert_eq!(stops, ["length", "length"]);
 }
+
+/// What the scripted model does on each fixture question: (a words of the question,
+/// the reply of turn 1, the reply of turn 2). `OVERFLOW` answers with the server's
+/// context-length error.
+const OVERFLOW: &str = "overflow";
+const ERROR_SCRIPT: [(&str, &str, &str); 6] = [
+    // Stanley: the gold inside a longer answer.
+    ("Van Hook", "Action: finish[Stanley, North Dakota]", ""),
+    // Lana Wood: shares a word, does not contain it.
+    ("Susan Walker", "Action: finish[Natalie Wood]", ""),
+    // $72,641: one gold paragraph read, no word in common.
+    (
+        "Feminine Mystique",
+        "Action: lookup[Betty Friedan]",
+        "Action: finish[$50,000]",
+    ),
+    // Green Bay: the conversation no longer fits.
+    ("Tenement", OVERFLOW, ""),
+    // yes: never answers in two turns.
+    (
+        "Scott Derrickson",
+        "Action: search[Ed Wood]",
+        "Action: search[Scott Derrickson]",
+    ),
+    // Chief of Protocol: a wrong answer with nothing retrieved.
+    ("Corliss Archer", "Action: finish[Ambassador]", ""),
+];
+
+fn scripted_errors(req: &sleuth_testkit::ReceivedRequest) -> Reply {
+    let question = req.body["messages"][1]["content"]
+        .as_str()
+        .unwrap_or_default();
+    let (_, first, second) = ERROR_SCRIPT
+        .iter()
+        .find(|(words, _, _)| question.contains(words))
+        .unwrap_or_else(|| panic!("no script for {question}"));
+    match (crate::agents::turn_of(req), *first) {
+        (_, OVERFLOW) => Reply::openai_error(
+            400,
+            "context_length_exceeded",
+            "This model's maximum context length is 4096 tokens.",
+        ),
+        (1, reply) => Reply::text(format!("Thought: go\n{reply}")),
+        _ => Reply::text(format!("Thought: go\n{second}")),
+    }
+}
+
+/// Sums every arm's count of each error class in `report --json`.
+fn class_totals(report: &Value) -> std::collections::BTreeMap<String, u64> {
+    let mut totals = std::collections::BTreeMap::new();
+    for arm in report["errors"].as_array().unwrap() {
+        for (class, n) in arm["counts"].as_object().unwrap() {
+            *totals.entry(class.clone()).or_insert(0) += n.as_u64().unwrap();
+        }
+    }
+    totals
+}
+
+/// App. J's classes (timeouts, verbose answers, reasoning errors, Other's partial
+/// matches) through the binary, and the cold read's finding (e): an episode that ended
+/// on a context overflow is neither finished nor timed out, so it has a class of its
+/// own (`unfinished`) in the decomposition and a count in every summary.
+#[test]
+fn error_classes_are_the_papers_and_an_overflow_is_unfinished() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = MockServer::spawn(scripted_errors);
+    let model = format!("openai-compat:{}#m", server.url());
+    let runs = [("musique", 4), ("hotpotqa", 2)].map(|(dataset, n)| {
+        let out = dir.path().join(dataset);
+        let fixture = crate::golden::fixture(dataset);
+        Eval::new(dataset, fixture, "react", &model, &out)
+            .opt("--limit", n)
+            .set("turns=2")
+            .ok();
+        out.display().to_string()
+    });
+    let report = |extra: &[&str]| -> Value {
+        let mut args = vec!["report", &runs[0], &runs[1], "--json"];
+        args.extend(extra);
+        let v: Value = serde_json::from_str(&ok(&args)).unwrap();
+        v["analysis"].clone()
+    };
+    let totals = class_totals(&report(&[]));
+    let want: std::collections::BTreeMap<String, u64> = [
+        ("correct", 0),
+        ("timeout", 1),
+        ("unfinished", 1),
+        ("verbose", 1),
+        ("reasoning", 1),
+        ("other", 2),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_string(), v))
+    .collect();
+    assert_eq!(totals, want);
+
+    // Every summary adds up: finished + timeouts + unfinished = questions.
+    let json = report(&[]);
+    for s in json["summaries"].as_array().unwrap() {
+        let n = s["n"].as_u64().unwrap();
+        let timeouts = (s["timeout_rate"].as_f64().unwrap() * n as f64 / 100.0).round() as u64;
+        let (finished, unfinished) = (
+            s["finished"].as_u64().unwrap(),
+            s["unfinished"].as_u64().unwrap(),
+        );
+        assert_eq!(finished + timeouts + unfinished, n, "{s}");
+        if s["arm"]["dataset"] == "musique-4hop" {
+            assert_eq!(
+                (unfinished, s["context_overflows"].as_u64()),
+                (1, Some(1)),
+                "{s}"
+            );
+        }
+    }
+
+    // The stricter reading: one gold paragraph of three is not the evidence.
+    let strict = class_totals(&report(&["--reasoning-evidence", "all"]));
+    assert_eq!((strict["reasoning"], strict["other"]), (0, 3));
+}

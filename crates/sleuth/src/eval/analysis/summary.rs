@@ -23,6 +23,14 @@ pub struct Summary {
     pub cond_acc: Option<f64>,
     pub finished: usize,
     pub timeout_rate: f64,
+    /// Episodes that ended without an answer before the budget ran out (neither
+    /// finished nor timed out: context overflow, an unparseable response, an error):
+    /// the error decomposition's `unfinished` class, so finished + timeouts + these
+    /// are the arm's questions.
+    pub unfinished: usize,
+    /// Of those, episodes whose conversation outgrew the model's context.
+    #[serde(skip_serializing_if = "is_zero_count")]
+    pub context_overflows: usize,
     /// Records that ended with an error message.
     pub errors: usize,
     pub mean_turns: f64,
@@ -154,6 +162,14 @@ impl Summary {
             cond_acc,
             finished: finished.len(),
             timeout_rate: 100.0 * mean(&|r| f64::from(u8::from(r.timed_out))),
+            unfinished: records
+                .iter()
+                .filter(|r| !r.finished && !r.timed_out)
+                .count(),
+            context_overflows: records
+                .iter()
+                .filter(|r| r.stop == StopReason::ContextOverflow)
+                .count(),
             errors: records.iter().filter(|r| r.error.is_some()).count(),
             mean_turns: mean(&|r| f64::from(r.turns)),
             calls: mean(&|r| f64::from(r.calls)),
@@ -179,13 +195,14 @@ impl Summary {
         }
     }
 
-    /// What went wrong in this arm, counted: episodes that ended in an error or on an
-    /// unparseable response, calls sent without their output constraint, cut by the
+    /// What went wrong in this arm, counted: episodes that ended in an error, on a
+    /// context overflow or on an unparseable response, calls sent without their output constraint, cut by the
     /// output-token limit, or refused. Empty when nothing did: a run whose every answer
     /// failed to parse must not read as a clean run that scored zero.
     pub fn problems(&self) -> Vec<String> {
         let counts = [
             (self.errors as u64, "with errors"),
+            (self.context_overflows as u64, "context overflows"),
             (self.parse_failures as u64, "unparseable"),
             (self.constraints_dropped, "calls unconstrained"),
             (self.truncated_calls, "calls truncated"),
