@@ -224,3 +224,52 @@ fn error_classes_are_the_papers_and_an_overflow_is_unfinished() {
     let strict = class_totals(&report(&["--reasoning-evidence", "all"]));
     assert_eq!((strict["reasoning"], strict["other"]), (0, 3));
 }
+
+/// §3.3 and Table 2 (cold read c): α = 0.7 of T = 20 is turn 14 (Nudge@14, Figure 4's
+/// dotted line), the nudge given with that turn; `nudge_count=consumed` reads "consumed
+/// at least α of its budget" as turn 15.
+#[test]
+#[cfg_attr(not(shared_data), ignore = "needs ../shared/data")]
+fn alpha_names_turn_14_of_20_and_the_consumed_reading_turn_15() {
+    for (extra, turn) in [(None, 14), (Some("nudge_count=consumed"), 15)] {
+        let server =
+            MockServer::spawn(|_| Reply::text(crate::agents::memory(2, "search[more evidence]")));
+        let dir = tempfile::tempdir().unwrap();
+        let set: Vec<&str> = extra.iter().flat_map(|e| ["--set", *e]).collect();
+        let r = &eval_one(&server, "sleuth", dir.path(), &set)[0];
+        assert_eq!(r["nudge_turn"], turn, "{extra:?}");
+        let nudged: Vec<usize> = server
+            .requests()
+            .iter()
+            .enumerate()
+            .filter(|(_, q)| crate::sleuth_paper::last_message(q).contains("Stop searching now"))
+            .map(|(i, _)| i + 1)
+            .collect();
+        assert_eq!(nudged.first(), Some(&turn), "{extra:?}");
+        assert!(r["trace"][turn - 1]["nudged"] == true);
+        let want = extra.map_or("turn", |_| "consumed");
+        assert_eq!(r["settings"]["nudge_count"], want);
+    }
+}
+
+/// Cold read h: `stopping` and `nudge` give the same settings in either order; an
+/// alternative strategy or `stopping=none` replaces the nudge.
+#[test]
+#[cfg_attr(not(shared_data), ignore = "needs ../shared/data")]
+fn stopping_and_nudge_settle_the_same_in_either_order() {
+    let settings = |sets: &[&str]| -> Value {
+        let server = MockServer::spawn(|_| Reply::text(crate::agents::memory(2, "finish[x]")));
+        let dir = tempfile::tempdir().unwrap();
+        let args: Vec<&str> = sets.iter().flat_map(|s| ["--set", *s]).collect();
+        eval_one(&server, "sleuth", dir.path(), &args)[0]["settings"].clone()
+    };
+    for (a, b, nudge) in [
+        ("stopping=structural", "nudge=0.5", "none"),
+        ("stopping=none", "nudge=0.5", "none"),
+        ("stopping=nudge", "nudge=0.5", "0.5"),
+    ] {
+        let forward = settings(&[a, b]);
+        assert_eq!(forward, settings(&[b, a]), "{a} {b}");
+        assert_eq!(forward["nudge"], nudge, "{a} {b}: {forward}");
+    }
+}
