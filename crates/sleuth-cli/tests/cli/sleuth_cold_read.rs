@@ -273,3 +273,47 @@ fn stopping_and_nudge_settle_the_same_in_either_order() {
         assert_eq!(forward["nudge"], nudge, "{a} {b}: {forward}");
     }
 }
+
+/// §5.5 and Table 4 (cold read d): adherence is a share of turns, pooled over the arm's
+/// turns; the per-episode mean is reported beside it.
+#[test]
+fn adherence_is_pooled_over_turns() {
+    // One question answered in one turn in the notation, one that drifts for three.
+    let server = MockServer::spawn(|req| {
+        let question = req.body["messages"][1]["content"]
+            .as_str()
+            .unwrap_or_default();
+        Reply::text(match question.contains("Van Hook") {
+            true => crate::agents::memory(1, "finish[Stanley]"),
+            false => "Thought: keep looking\nAction: search[Susan Walker]".into(),
+        })
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("run");
+    let model = format!("openai-compat:{}#m", server.url());
+    Eval::new(
+        "musique",
+        crate::golden::fixture("musique"),
+        "sleuth",
+        &model,
+        &out,
+    )
+    .opt("--limit", 2)
+    .set("turns=3")
+    .ok();
+    let records = crate::agents::read_records(&out);
+    let adherent: Vec<Vec<bool>> = records
+        .iter()
+        .map(|r| {
+            let trace = r["trace"].as_array().unwrap();
+            trace.iter().map(|t| t["adherent"] == true).collect()
+        })
+        .collect();
+    assert!(adherent.contains(&vec![true]) && adherent.contains(&vec![false; 3]));
+    let json: Value =
+        serde_json::from_str(&ok(&["report", out.to_str().unwrap(), "--json"])).unwrap();
+    let s = &json["analysis"]["summaries"][0];
+    assert_eq!(s["n"], 2);
+    assert_eq!(s["adherence"], 25.0, "1 of 4 turns: {s}");
+    assert_eq!(s["adherence_per_episode"], 50.0, "(100 + 0) / 2: {s}");
+}

@@ -57,13 +57,27 @@ pub struct Summary {
     /// Calls sent without their output constraint (the server refused it), in total.
     #[serde(skip_serializing_if = "is_zero")]
     pub constraints_dropped: u64,
-    /// Mean adherence to the memory notation over records that report it.
+    /// Adherence to the memory notation, in %: the share of all the arm's turns that
+    /// report it which were written in the notation, pooled over turns (SLEUTH §5.5 and
+    /// Table 4 give it "of turns": ~15% and ~99% of turns on GLM-5).
     pub adherence: Option<f64>,
+    /// The other reading: each episode's share of adherent turns, averaged over the
+    /// episodes (long episodes weigh no more than short ones).
+    pub adherence_per_episode: Option<f64>,
     pub reminders: f64,
     /// Fraction of episodes in which the commitment nudge fired.
     pub nudge_rate: f64,
     /// The EIR setting's evidence metrics, when the records carry them.
     pub evidence: Option<EvidenceSummary>,
+}
+
+/// The share of adherent turns among every turn of `records` that reports adherence.
+fn pooled_adherence(records: &[&RunRecord]) -> Option<f64> {
+    let turns: Vec<bool> = records
+        .iter()
+        .flat_map(|r| r.trace.iter().filter_map(|t| t.adherent))
+        .collect();
+    (!turns.is_empty()).then(|| turns.iter().filter(|a| **a).count() as f64 / turns.len() as f64)
 }
 
 fn is_zero_count(n: &usize) -> bool {
@@ -188,7 +202,9 @@ impl Summary {
                 .filter(|r| r.stop == StopReason::ParseFailure)
                 .count(),
             constraints_dropped: records.iter().map(|r| r.constraints_dropped).sum(),
-            adherence: mean_of(records.iter().filter_map(|r| r.adherence)).map(|v| 100.0 * v),
+            adherence: pooled_adherence(records).map(|v| 100.0 * v),
+            adherence_per_episode: mean_of(records.iter().filter_map(|r| r.adherence))
+                .map(|v| 100.0 * v),
             reminders: mean(&|r| f64::from(r.reminders)),
             nudge_rate: 100.0 * mean(&|r| f64::from(u8::from(r.nudge_turn.is_some()))),
             evidence: EvidenceSummary::of(records),
