@@ -317,3 +317,128 @@ fn adherence_is_pooled_over_turns() {
     assert_eq!(s["adherence"], 25.0, "1 of 4 turns: {s}");
     assert_eq!(s["adherence_per_episode"], 50.0, "(100 + 0) / 2: {s}");
 }
+
+/// §4's EM through the binary's own scoring (cold read f): each question's gold
+/// answers (aliases included) against a scripted finish, scored by `sleuth eval`.
+/// (question, gold answers, the model's answer, EM.)
+const EM_CASES: [(&str, &[&str], &str, u8); 5] = [
+    // Case, articles and punctuation go.
+    ("Which tower?", &["The Eiffel Tower"], "eiffel tower.", 1),
+    // An alias counts: the best of the gold answers.
+    ("Which city?", &["New York City", "NYC"], "N.Y.C.", 1),
+    ("Which suffix?", &["Sammy Davis Jr."], "sammy davis jr", 1),
+    // A longer answer is not an exact match (a verbose answer).
+    ("Which capital?", &["Paris"], "Paris, France", 0),
+    // No number-word equivalence: the official script has none.
+    ("How often?", &["twice"], "2", 0),
+];
+
+#[test]
+fn exact_match_is_scored_by_the_binary_after_normalization_and_over_aliases() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("em.jsonl");
+    let lines: Vec<String> = EM_CASES
+        .iter()
+        .enumerate()
+        .map(|(i, (q, golds, _, _))| {
+            serde_json::json!({"id": format!("em{i}"), "question": q, "answers": golds,
+                "paragraphs": [{"title": "T", "text": "Nothing to read."}]})
+            .to_string()
+        })
+        .collect();
+    std::fs::write(&data, lines.join("\n")).unwrap();
+    let server = MockServer::spawn(|req| {
+        let question = req.body["messages"][1]["content"]
+            .as_str()
+            .unwrap_or_default();
+        let (_, _, answer, _) = EM_CASES.iter().find(|c| question.contains(c.0)).unwrap();
+        Reply::text(format!("Thought: sure\nAction: finish[{answer}]"))
+    });
+    let out = dir.path().join("run");
+    let model = format!("openai-compat:{}#m", server.url());
+    Eval::new("jsonl", &data, "react", &model, &out).ok();
+    let records = crate::agents::read_records(&out);
+    assert_eq!(records.len(), EM_CASES.len());
+    for r in &records {
+        let i: usize = r["id"].as_str().unwrap()[2..].parse().unwrap();
+        let (q, _, answer, em) = EM_CASES[i];
+        assert_eq!(r["answer"], answer, "{q}");
+        assert_eq!(r["em"], f64::from(em), "{q}: {answer}");
+    }
+    let json: Value =
+        serde_json::from_str(&ok(&["report", out.to_str().unwrap(), "--json"])).unwrap();
+    assert_eq!(json["analysis"]["summaries"][0]["em"], 60.0);
+}
+
+const REFLECTION: &str = "I answered from the wrong paragraph; read the courthouse's page.";
+
+/// §4's Reflexion (cold read g): after a wrong first episode the model writes a
+/// reflection, and a second episode starts from the question with that reflection; a
+/// right first episode is final (two episodes at most).
+#[test]
+fn reflexion_reflects_after_a_wrong_episode_and_retries_guided_by_it() {
+    let server = MockServer::spawn(|req| {
+        let messages = req.body["messages"].as_array().unwrap();
+        let first = messages[0]["content"].as_str().unwrap_or_default();
+        if first.starts_with("You tried to answer a question") {
+            return Reply::text(REFLECTION);
+        }
+        let question = messages[1]["content"].as_str().unwrap_or_default();
+        Reply::text(
+            match (question.contains("Van Hook"), question.contains(REFLECTION)) {
+                (true, false) => "Thought: guess\nAction: finish[Bismarck]",
+                (true, true) => "Thought: again\nAction: finish[Stanley]",
+                // The other question is answered right at once.
+                (false, _) => "Thought: known\nAction: finish[Lana Wood]",
+            },
+        )
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("run");
+    let model = format!("openai-compat:{}#m", server.url());
+    Eval::new(
+        "musique",
+        crate::golden::fixture("musique"),
+        "reflexion",
+        &model,
+        &out,
+    )
+    .opt("--limit", 2)
+    .opt("--concurrency", 1)
+    .ok();
+    let records = crate::agents::read_records(&out);
+    let by_answer = |a: &str| records.iter().find(|r| r["answer"] == a).unwrap();
+    let retried = by_answer("Stanley");
+    assert_eq!(retried["em"], 1.0);
+    assert_eq!(retried["first_attempt"]["answer"], "Bismarck");
+    assert_eq!(retried["first_attempt"]["em"], 0.0);
+    assert_eq!(retried["calls_by_kind"]["reflection"], 1, "{retried}");
+    assert_eq!(
+        retried["trace"].as_array().unwrap().len(),
+        2,
+        "one turn per episode"
+    );
+    let once = by_answer("Lana Wood");
+    assert!(once["calls_by_kind"].get("reflection").is_none(), "{once}");
+    assert_eq!(once["trace"].as_array().unwrap().len(), 1);
+    // The second episode's question carries the reflection; the first episode's not.
+    let carrying: Vec<String> = server
+        .requests()
+        .iter()
+        .filter_map(|q| {
+            q.body["messages"][1]["content"]
+                .as_str()
+                .map(str::to_string)
+        })
+        .filter(|c| c.contains("Van Hook"))
+        .collect();
+    assert_eq!(carrying.len(), 2);
+    assert!(!carrying[0].contains(REFLECTION) && carrying[1].contains(REFLECTION));
+    // The reflection was asked on the first episode's answer.
+    let asked = server
+        .requests()
+        .into_iter()
+        .find(|q| q.raw_body.contains("You tried to answer a question"))
+        .unwrap();
+    assert!(asked.raw_body.contains("Your answer: Bismarck"));
+}
