@@ -442,3 +442,95 @@ fn reflexion_reflects_after_a_wrong_episode_and_retries_guided_by_it() {
         .unwrap();
     assert!(asked.raw_body.contains("Your answer: Bismarck"));
 }
+
+/// The titles of the first shared MuSiQue question's pool.
+fn first_pool_titles() -> Vec<String> {
+    let text = std::fs::read_to_string(musique()).unwrap();
+    let first: Value = serde_json::from_str(text.lines().next().unwrap()).unwrap();
+    let paragraphs = first["paragraphs"].as_array().unwrap();
+    paragraphs
+        .iter()
+        .map(|p| p["title"].as_str().unwrap().to_string())
+        .collect()
+}
+
+/// §3.4, App. M (cold read i, issue 27 item 5 for every tool): nothing the pool's tools
+/// answer with names a pool title the model did not write itself, before anything was
+/// shown: an empty search, a search that matches nothing, a failed lookup, a tool the
+/// pool does not offer, on either channel.
+#[test]
+#[cfg_attr(not(shared_data), ignore = "needs ../shared/data")]
+fn no_tool_names_a_pool_title_before_it_was_shown() {
+    const TURN: &str = "Thought: try everything\nAction: search[]\nAction: search[qqxy zzwv]\nAction: lookup[Port Blair city]\nAction: read[Port Blair]";
+    let titles = first_pool_titles();
+    assert!(titles.iter().any(|t| t == "Port Blair"), "{titles:?}");
+    let unwritten: Vec<&String> = titles
+        .iter()
+        .filter(|t| !TURN.contains(t.as_str()))
+        .collect();
+    let check = |feedback: &str| {
+        for t in &unwritten {
+            assert!(!feedback.contains(t.as_str()), "{t} named: {feedback}");
+        }
+    };
+    let server = MockServer::spawn(|req| {
+        Reply::text(match crate::agents::turn_of(req) {
+            1 => TURN,
+            _ => "Thought: done\nAction: finish[unknown]",
+        })
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let r = &eval_one(&server, "react", dir.path(), &[])[0];
+    let texts: Vec<&str> = r["trace"][0]["observations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|o| o["text"].as_str().unwrap())
+        .collect();
+    assert_eq!(texts.len(), 4, "{texts:?}");
+    assert!(texts[0].contains("query was empty"), "{}", texts[0]);
+    assert!(texts[1].starts_with("No paragraph matches"), "{}", texts[1]);
+    assert!(texts[2].starts_with("Lookup failed") && !texts[2].contains("close"));
+    assert!(texts[3].contains("was not run"), "{}", texts[3]);
+    check(&crate::sleuth_paper::last_message(&server.requests()[1]));
+
+    // The native channel: the same results, one per call, and a call of a tool no
+    // environment has.
+    let server = MockServer::spawn(|req| {
+        let call = |id: &str, name: &str, arg: &str| {
+            serde_json::json!({"id": id, "type": "function", "function": {"name": name,
+                "arguments": serde_json::json!({"x": arg}).to_string()}})
+        };
+        let calls = match crate::agents::turn_of(req) {
+            1 => vec![
+                call("a", "lookup", "Port Blair city"),
+                call("b", "list_titles", ""),
+            ],
+            _ => vec![call("c", "finish", "unknown")],
+        };
+        Reply::Json(
+            serde_json::json!({"choices": [{"message": {"role": "assistant",
+            "content": null, "tool_calls": calls}, "finish_reason": "tool_calls"}]}),
+        )
+    });
+    let dir = tempfile::tempdir().unwrap();
+    eval_one(
+        &server,
+        "react",
+        dir.path(),
+        &["--set", "tool_channel=native"],
+    );
+    let sent = server.requests()[1].body["messages"].clone();
+    let results: Vec<&Value> = sent
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "tool")
+        .collect();
+    assert_eq!(results.len(), 2);
+    assert!(results[1]["content"]
+        .as_str()
+        .unwrap()
+        .contains("list_titles is not one of the tools"));
+    check(&Value::Array(sent.as_array().unwrap()[2..].to_vec()).to_string());
+}
