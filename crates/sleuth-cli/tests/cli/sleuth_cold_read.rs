@@ -534,3 +534,43 @@ fn no_tool_names_a_pool_title_before_it_was_shown() {
         .contains("list_titles is not one of the tools"));
     check(&Value::Array(sent.as_array().unwrap()[2..].to_vec()).to_string());
 }
+
+/// Two confirmed facts, a hypothesis, and no open question left.
+fn memory_without_questions() -> String {
+    "Confirmed Facts:\n- [F1] established point 1 (source: Some Title)\n- [F2] established point 2 (source: Some Title)\nActive Hypotheses:\n- [H1] a candidate | confidence: medium | supports: F1, F2 | contradicts: -\nOpen Questions:\nAction: search[more evidence]".into()
+}
+
+/// §3.3's options through the binary (cold read j: the ledger's nudge options had unit
+/// tests only): `nudge=turn:N` (Table 11), `tau`, the weaker `nudge_gate=empty-questions`
+/// variant and `nudge=none` (Table 2's no-nudge row). (settings, reply, nudge turn.)
+#[test]
+#[cfg_attr(not(shared_data), ignore = "needs ../shared/data")]
+fn the_nudge_options_move_or_gate_the_trigger() {
+    let two = crate::agents::memory(2, "search[more evidence]");
+    let three = crate::agents::memory(3, "search[more evidence]");
+    let cases: [(&[&str], String, Option<u64>); 6] = [
+        (&["nudge=turn:6"], two.clone(), Some(6)),
+        (&["tau=3"], two.clone(), None),
+        (&["tau=3"], three, Some(14)),
+        (&["nudge_gate=empty-questions"], two.clone(), None),
+        (
+            &["nudge_gate=empty-questions"],
+            memory_without_questions(),
+            Some(14),
+        ),
+        (&["nudge=none"], two, None),
+    ];
+    for (sets, reply, turn) in cases {
+        let server = MockServer::spawn(move |_| Reply::text(reply.clone()));
+        let dir = tempfile::tempdir().unwrap();
+        let args: Vec<&str> = sets.iter().flat_map(|s| ["--set", *s]).collect();
+        let r = &eval_one(&server, "sleuth", dir.path(), &args)[0];
+        assert_eq!(r["nudge_turn"].as_u64(), turn, "{sets:?}");
+        let nudged = server
+            .requests()
+            .iter()
+            .position(|q| crate::sleuth_paper::last_message(q).contains("Stop searching now"))
+            .map(|i| i as u64 + 1);
+        assert_eq!(nudged, turn, "{sets:?}: the message given with that turn");
+    }
+}
