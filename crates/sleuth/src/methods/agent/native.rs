@@ -124,7 +124,10 @@ impl Reply {
             .collect();
         let rest: Vec<String> = feedback
             .into_iter()
-            .filter(|f| f.action.map_or(true, |i| !of_calls.contains(&Some(i))))
+            .filter(|f| match f.action {
+                None => true,
+                Some(i) => !of_calls.contains(&Some(i)),
+            })
             .map(|f| f.text)
             .chain(more)
             .collect();
