@@ -108,3 +108,52 @@ impl Context {
         Ok(out)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::llm::ToolCall;
+    use crate::memory::parse_memory;
+
+    /// Compaction counts exchanges, not messages: a native exchange (the calls, their
+    /// results, a note) is kept or dropped whole, so no tool result loses its call.
+    #[test]
+    fn compaction_keeps_native_exchanges_whole() {
+        let settings = AgentSettings {
+            compact: Some(1),
+            ..AgentSettings::default()
+        };
+        let mut context = Context::new("system".into(), "question".into(), &settings);
+        for n in 1..=3 {
+            let id = format!("c{n}");
+            let call = ToolCall::new("search", format!("q{n}")).with_id(id.clone());
+            context.push(Message::assistant_calls(format!("turn {n}"), vec![call]));
+            context.push(Message::tool_result(id, format!("result {n}")));
+            context.push(Message::user(format!("note {n}")));
+        }
+        let schema = MemorySchema::full();
+        let state = parse_memory("Confirmed Facts:\n- [F1] a fact (source: T)", &schema);
+        let sent = context
+            .request(&state, &schema, &PromptSet::default())
+            .unwrap();
+        let roles: Vec<Role> = sent.iter().map(|m| m.role).collect();
+        use Role::*;
+        assert_eq!(roles, [System, User, Assistant, Tool, User]);
+        assert_eq!(sent[2].content, "turn 3");
+        assert_eq!(sent[3].tool_call_id.as_deref(), Some("c3"));
+        assert!(sent[1].content.contains("a fact"), "{}", sent[1].content);
+
+        // After tool results with no note, a commit message is a user message of its own.
+        context.push(Message::assistant_calls(
+            "turn 4",
+            vec![ToolCall::new("search", "x").with_id("c4")],
+        ));
+        context.push(Message::tool_result("c4", "result 4"));
+        context.append_to_last_user("Stop searching now.");
+        let last = context.messages.last().unwrap();
+        assert_eq!(
+            (last.role, last.content.as_str()),
+            (User, "Stop searching now.")
+        );
+    }
+}
