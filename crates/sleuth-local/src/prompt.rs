@@ -48,6 +48,9 @@ impl Template {
                     Role::System => "system",
                     Role::User => "user",
                     Role::Assistant => "assistant",
+                    // The embedded model makes no native tool calls, so none are
+                    // answered; a result handed to it reads as the user's text.
+                    Role::Tool => "user",
                 };
                 LlamaChatMessage::new(role.into(), m.content.clone()).map_err(|_| {
                     LlmError::Config(

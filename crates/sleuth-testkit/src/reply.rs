@@ -116,10 +116,34 @@ fn words(s: &str) -> u64 {
     s.split_whitespace().count() as u64
 }
 
+/// The output-token limit the request sets (`max_completion_tokens` or `max_tokens`).
+fn output_limit(body: &Value) -> Option<u64> {
+    ["max_completion_tokens", "max_tokens"]
+        .iter()
+        .find_map(|k| body.get(*k).and_then(Value::as_u64))
+}
+
+/// `text` cut after its first `limit` words, as a server cuts a reply at the
+/// output-token limit (words are this server's token unit); whether it was cut.
+fn within(text: &str, limit: Option<u64>) -> (&str, bool) {
+    let Some(limit) = limit.filter(|&n| words(text) > n) else {
+        return (text, false);
+    };
+    let end = text
+        .split_whitespace()
+        .take(limit as usize)
+        .last()
+        .map_or(0, |w| {
+            w.as_ptr() as usize - text.as_ptr() as usize + w.len()
+        });
+    (&text[..end], true)
+}
+
 /// The JSON body of a successful completion with text `text`, in `protocol`. The
 /// prompt is counted in whitespace words of the system prompt and every message,
 /// string or text blocks; `cached` (the emulation's verdict, when it is on) adds the
-/// provider's cache fields.
+/// provider's cache fields. A reply longer than the request's output-token limit is
+/// cut there and says so (`finish_reason: length`, `stop_reason: max_tokens`).
 pub(crate) fn completion_body(
     protocol: Protocol,
     req: &ReceivedRequest,
@@ -127,6 +151,7 @@ pub(crate) fn completion_body(
     cached: Option<Cached>,
 ) -> Value {
     let model = req.model().unwrap_or("mock-model");
+    let (text, cut) = within(text, output_limit(&req.body));
     let (input, output) = (Prompt::of(&req.body).len(), words(text));
     let mut body = match protocol {
         Protocol::OpenAi => json!({
@@ -137,7 +162,7 @@ pub(crate) fn completion_body(
             "choices": [{
                 "index": 0,
                 "message": {"role": "assistant", "content": text},
-                "finish_reason": "stop"
+                "finish_reason": if cut { "length" } else { "stop" }
             }],
             "usage": {
                 "prompt_tokens": input,
@@ -151,7 +176,7 @@ pub(crate) fn completion_body(
             "role": "assistant",
             "model": model,
             "content": [{"type": "text", "text": text}],
-            "stop_reason": "end_turn",
+            "stop_reason": if cut { "max_tokens" } else { "end_turn" },
             "stop_sequence": null,
             "usage": {"input_tokens": input, "output_tokens": output}
         }),
@@ -172,4 +197,17 @@ pub(crate) fn completion_body(
         }
     }
     body
+}
+
+#[cfg(test)]
+mod tests {
+    use super::within;
+
+    #[test]
+    fn a_reply_is_cut_after_the_limits_last_word() {
+        assert_eq!(within("one two  three four", Some(2)), ("one two", true));
+        assert_eq!(within("one two", Some(2)), ("one two", false));
+        assert_eq!(within("  lead word", Some(1)), ("  lead", true));
+        assert_eq!(within("a b c", None), ("a b c", false));
+    }
 }

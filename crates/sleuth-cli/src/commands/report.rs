@@ -7,7 +7,7 @@
 //! trace viewer per run, an index with the tables and a filterable side-by-side page.
 
 use anyhow::{bail, Context};
-use sleuth::eval::analysis::{load, Analysis, HolmFamily, Options};
+use sleuth::eval::analysis::{load, Analysis, HolmFamily, Options, ReasoningEvidence};
 use sleuth::eval::stats::{DEFAULT_RESAMPLES, DEFAULT_SEED};
 use sleuth::report;
 use sleuth::terminal::{terminal_safe, terminal_safe_lines};
@@ -59,6 +59,11 @@ pub struct Args {
     /// tables the recipe names (its experiment.json under DIR), else the report's own.
     #[arg(long, value_name = "NAMES", value_delimiter = ',')]
     pub tables: Vec<String>,
+    /// What a reasoning error of the error decomposition needs retrieved (SLEUTH App. J's
+    /// "relevant evidence"): any (at least one gold paragraph) or all (every one); a
+    /// wrong answer without it is counted as other.
+    #[arg(long, value_name = "RULE", default_value = "any", value_parser = parse_evidence)]
+    pub reasoning_evidence: ReasoningEvidence,
     /// Bootstrap seed.
     #[arg(long, default_value_t = DEFAULT_SEED)]
     pub seed: u64,
@@ -97,6 +102,12 @@ fn selection(args: &Args) -> anyhow::Result<report::Selection> {
     }
     report::Selection::parse(&names)
         .map_err(|e| anyhow::anyhow!("{e} (in {})", sleuth::study::MANIFEST))
+}
+
+fn parse_evidence(value: &str) -> Result<ReasoningEvidence, String> {
+    value
+        .parse()
+        .map_err(|_| format!("expected one of {}", ReasoningEvidence::NAMES.join(", ")))
 }
 
 pub fn run(args: Args) -> anyhow::Result<()> {
@@ -141,6 +152,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         seed: args.seed,
         holm_family: args.holm_family,
         holm_size: args.holm_size,
+        reasoning_evidence: args.reasoning_evidence,
     };
     let analysis = Analysis::build(&set, &options);
     for w in &analysis.warnings {

@@ -139,7 +139,7 @@ fn every_record_and_run_file_carries_resolved_settings_and_the_documented_fields
     let sleuth_settings = &config["method_settings"]["sleuth"];
     assert_eq!(sleuth_settings["turns"], "2");
     assert_eq!(sleuth_settings["nudge"], "0.7", "defaults are recorded");
-    assert_eq!(sleuth_settings["max_tokens"], "1024");
+    assert_eq!(sleuth_settings["max_tokens"], "4096");
     assert_eq!(config["method_settings"]["reflexion"]["episodes"], "2");
 
     let doc = std::fs::read_to_string(repo().join("docs/records.md")).unwrap();

@@ -134,11 +134,14 @@ fn the_cost_budget_stops_the_run_cleanly_and_a_resume_finishes_it() {
     let url = format!("openai-compat:{}#gpt-4o", server.url());
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("run");
+    // The budget reserves each call's max_tokens at the output price before it goes
+    // out, so the limit is fixed here (4,096 by default would reserve more than 0.02).
     let budgeted = |budget: &str| {
         Eval::new("hotpotqa", hotpot(), "react", &url, &out)
             .opt("--limit", 6)
             .opt("--concurrency", 1)
             .set("turns=3")
+            .set("max_tokens=1024")
             .opt("--max-cost", budget)
     };
     let o = budgeted("0.02").output();

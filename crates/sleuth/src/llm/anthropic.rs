@@ -5,6 +5,9 @@
 //! messages of one role are merged; `max_tokens` is required (we default it);
 //! temperature is limited to [0, 1]; stop sequences go in `stop_sequences`. Output
 //! constraints (JSON schema, GBNF) are not sent: the agents validate text themselves.
+//! Native tool calls go back in the API's own form: the assistant turn's text and
+//! `tool_use` blocks (with their ids), then a user turn that opens with one
+//! `tool_result` block per call naming its `tool_use_id` (see `Turn::wire`).
 //!
 //! Usage is normalized to the OpenAI convention used throughout sleuth:
 //! `input_tokens` counts the whole prompt, including prompt-cache reads and writes,
@@ -147,23 +150,7 @@ impl AnthropicClient {
             .filter(|m| m.role == Role::System)
             .map(|m| m.content.as_str())
             .collect();
-        // Merge runs of one role: the API rejects two user (or assistant) turns in a row.
-        // Empty turns are left out first: the API rejects a message with empty content,
-        // and an empty reply (thinking only, cut at `max_tokens`) is one.
-        let mut turns: Vec<(Role, String)> = Vec::new();
-        for m in request
-            .messages
-            .iter()
-            .filter(|m| m.role != Role::System && !m.content.trim().is_empty())
-        {
-            match turns.last_mut() {
-                Some((role, text)) if *role == m.role => {
-                    text.push_str("\n\n");
-                    text.push_str(&m.content);
-                }
-                _ => turns.push((m.role, m.content.clone())),
-            }
-        }
+        let turns = merged_turns(&request.messages);
         let marked = if cache {
             cache_breakpoints(&turns)
         } else {
@@ -172,13 +159,7 @@ impl AnthropicClient {
         let messages: Vec<Value> = turns
             .into_iter()
             .enumerate()
-            .map(|(i, (role, content))| {
-                if marked.contains(&i) {
-                    json!({"role": role, "content": [cached_text(content)]})
-                } else {
-                    json!({"role": role, "content": content})
-                }
-            })
+            .map(|(i, turn)| turn.wire(marked.contains(&i), &request.tools))
             .collect();
         let mut body = Map::new();
         body.insert("model".into(), json!(self.config.model));
@@ -219,15 +200,110 @@ impl AnthropicClient {
 /// the user turn before it, latest first (the system prompt is the third breakpoint;
 /// why these, in the module documentation). Never more than the API's four, and never
 /// an empty text (the API refuses `cache_control` on an empty block).
-fn cache_breakpoints(turns: &[(Role, String)]) -> Vec<usize> {
+fn cache_breakpoints(turns: &[Turn]) -> Vec<usize> {
     turns
         .iter()
         .enumerate()
         .rev()
-        .filter(|(_, (role, text))| *role == Role::User && !text.trim().is_empty())
+        .filter(|(_, t)| t.role == Role::User && !t.is_empty())
         .map(|(i, _)| i)
         .take(2)
         .collect()
+}
+
+/// One turn of the Messages API: a role, its text, and the native tool blocks (an
+/// assistant's `tool_use`s, a user turn's `tool_result`s).
+#[derive(Debug, Clone, PartialEq)]
+struct Turn {
+    role: Role,
+    text: String,
+    /// Assistant turns: the calls made, in order.
+    calls: Vec<ToolCall>,
+    /// User turns: the results answered, `(tool_use_id, content)` in order.
+    results: Vec<(String, String)>,
+}
+
+impl Turn {
+    fn is_empty(&self) -> bool {
+        self.text.trim().is_empty() && self.calls.is_empty() && self.results.is_empty()
+    }
+
+    /// The turn on the wire. A turn of text alone is a string, as it always was (one
+    /// marked text block when it ends a cached prefix). A turn with tool blocks is a
+    /// list: an assistant's text then its `tool_use` blocks; a user's `tool_result`
+    /// blocks first (the API takes text only after them), then its text. A marked list
+    /// carries `cache_control` on its last block.
+    fn wire(self, marked: bool, tools: &[crate::llm::ToolSpec]) -> Value {
+        if self.calls.is_empty() && self.results.is_empty() {
+            return match marked {
+                true => json!({"role": self.role, "content": [cached_text(self.text)]}),
+                false => json!({"role": self.role, "content": self.text}),
+            };
+        }
+        let text =
+            (!self.text.trim().is_empty()).then(|| json!({"type": "text", "text": self.text}));
+        let mut blocks: Vec<Value> = Vec::new();
+        if self.role == Role::Assistant {
+            blocks.extend(text);
+            blocks.extend(self.calls.iter().map(|c| {
+                json!({"type": "tool_use", "id": c.id, "name": c.name, "input": c.input_object(tools)})
+            }));
+        } else {
+            blocks.extend(self.results.into_iter().map(|(id, content)| {
+                json!({"type": "tool_result", "tool_use_id": id, "content": content})
+            }));
+            blocks.extend(text);
+        }
+        if let (true, Some(Value::Object(last))) = (marked, blocks.last_mut()) {
+            last.insert("cache_control".into(), json!({"type": "ephemeral"}));
+        }
+        json!({"role": self.role, "content": blocks})
+    }
+}
+
+/// The conversation as the API's alternating turns. Tool results are user turns. Runs
+/// of one role merge (the API rejects two user, or two assistant, turns in a row):
+/// texts join with a blank line, tool blocks keep their order. Empty texts are left out
+/// first: the API rejects a message with empty content, and an empty reply (thinking
+/// only, cut at `max_tokens`) is one; a message with tool blocks is never empty.
+fn merged_turns(messages: &[crate::llm::Message]) -> Vec<Turn> {
+    let mut turns: Vec<Turn> = Vec::new();
+    for m in messages.iter().filter(|m| m.role != Role::System) {
+        let role = match m.role {
+            Role::Tool => Role::User,
+            other => other,
+        };
+        let (text, results) = match m.role {
+            Role::Tool => {
+                let id = m.tool_call_id.clone().unwrap_or_default();
+                (String::new(), vec![(id, m.content.clone())])
+            }
+            _ => (m.content.clone(), Vec::new()),
+        };
+        let next = Turn {
+            role,
+            text,
+            calls: m.tool_calls.clone(),
+            results,
+        };
+        if next.is_empty() {
+            continue;
+        }
+        match turns.last_mut() {
+            Some(last) if last.role == role => {
+                if !next.text.trim().is_empty() {
+                    if !last.text.trim().is_empty() {
+                        last.text.push_str("\n\n");
+                    }
+                    last.text.push_str(&next.text);
+                }
+                last.calls.extend(next.calls);
+                last.results.extend(next.results);
+            }
+            _ => turns.push(next),
+        }
+    }
+    turns
 }
 
 /// One text block that ends a cacheable prefix.
@@ -251,7 +327,9 @@ struct WireBlock {
     kind: Option<String>,
     #[serde(default)]
     text: Option<String>,
-    /// `tool_use` blocks: the tool's name and input object.
+    /// `tool_use` blocks: the call's id, the tool's name and its input object.
+    #[serde(default)]
+    id: Option<String>,
     #[serde(default)]
     name: Option<String>,
     #[serde(default)]
@@ -294,7 +372,8 @@ pub(crate) fn parse_response(body: &str, provider: &str) -> Result<ChatResponse,
         .filter(|b| b.kind.as_deref() == Some("tool_use"))
         .filter_map(|b| {
             let input = b.input.clone().unwrap_or(Value::Null);
-            Some(ToolCall::from_input(b.name.as_deref()?, &input))
+            let call = ToolCall::from_input(b.name.as_deref()?, &input);
+            Some(call.with_id(b.id.clone().unwrap_or_default()))
         })
         .collect();
     let u = wire.usage.unwrap_or_default();
@@ -467,13 +546,21 @@ mod tests {
 
     #[test]
     fn breakpoints_go_on_the_last_two_nonempty_user_turns() {
-        let turns = |roles: &str| -> Vec<(Role, String)> {
+        let turns = |roles: &str| -> Vec<Turn> {
             roles
                 .chars()
-                .map(|c| match c {
-                    'u' => (Role::User, "text".to_string()),
-                    'e' => (Role::User, " ".to_string()),
-                    _ => (Role::Assistant, "text".to_string()),
+                .map(|c| {
+                    let (role, text) = match c {
+                        'u' => (Role::User, "text"),
+                        'e' => (Role::User, " "),
+                        _ => (Role::Assistant, "text"),
+                    };
+                    Turn {
+                        role,
+                        text: text.into(),
+                        calls: Vec::new(),
+                        results: Vec::new(),
+                    }
                 })
                 .collect()
         };
@@ -547,12 +634,12 @@ mod tests {
             r.tool_calls,
             [
                 ToolCall {
-                    name: "search".into(),
-                    argument: "Charles Mingus".into()
+                    input: r#"{"query":"Charles Mingus"}"#.into(),
+                    ..ToolCall::new("search", "Charles Mingus").with_id("t1")
                 },
                 ToolCall {
-                    name: "lookup".into(),
-                    argument: "Tucson, Arizona".into()
+                    input: r#"{"title":"Tucson, Arizona"}"#.into(),
+                    ..ToolCall::new("lookup", "Tucson, Arizona").with_id("t2")
                 },
             ]
         );

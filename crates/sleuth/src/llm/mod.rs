@@ -28,7 +28,7 @@ pub use middleware::{
     ResponseCache, RetryPolicy, StatsSnapshot,
 };
 pub use openai::{OpenAiClient, OpenAiConfig};
-pub use quirks::{GrammarForm, MaxTokensField, Quirks, SchemaForm, SystemRole};
+pub use quirks::{GrammarForm, MaxTokensField, Quirks, SchemaForm, SystemRole, ToolCallContent};
 pub use scripted::ScriptedModel;
 pub use secret::ApiKey;
 pub use spec::{

@@ -8,14 +8,19 @@
 //! [`FinishReason::Refusal`]); explicit prompt caching reports its writes in
 //! `prompt_tokens_details.cache_write_tokens`, part of `prompt_tokens` like cached
 //! reads; `finish_reason: length` is a truncated reply ([`FinishReason::Length`]).
+//!
+//! Native tool calls travel in the protocol's own form both ways: a reply's
+//! `tool_calls` (with their ids) become [`ToolCall`]s, and a conversation that carries
+//! them goes back as the assistant message with its `tool_calls` followed by one
+//! `{"role": "tool", "tool_call_id", "content"}` message per call ([`wire_message`]).
 
 use super::endpoint;
 use super::http::{self, CallContext};
-use super::quirks::{GrammarForm, MaxTokensField, Quirks, SchemaForm, SystemRole};
+use super::quirks::{GrammarForm, MaxTokensField, Quirks, SchemaForm, SystemRole, ToolCallContent};
 use super::secret::ApiKey;
 use super::{
     ChatModel, ChatRequest, ChatResponse, FinishReason, LlmError, Message, OutputConstraint, Role,
-    ToolCall, Usage,
+    ToolCall, ToolSpec, Usage,
 };
 use async_trait::async_trait;
 use serde::Deserialize;
@@ -146,10 +151,7 @@ impl OpenAiClient {
         let q = &self.config.quirks;
         let mut body = Map::new();
         body.insert("model".into(), json!(self.config.model));
-        body.insert(
-            "messages".into(),
-            wire_messages(&request.messages, q.system_role),
-        );
+        body.insert("messages".into(), wire_messages(request, q));
         if q.temperature {
             body.insert("temperature".into(), json!(request.temperature));
         }
@@ -224,9 +226,15 @@ impl OpenAiClient {
 
 /// The messages as the server takes them: as they are, or (models that refuse any
 /// system message) with the system prompt opening the first user message.
-fn wire_messages(messages: &[Message], role: SystemRole) -> Value {
-    if role == SystemRole::System || !messages.iter().any(|m| m.role == Role::System) {
-        return json!(messages);
+fn wire_messages(request: &ChatRequest, q: &Quirks) -> Value {
+    let messages = &request.messages;
+    let wire = |ms: &[Message]| -> Value {
+        ms.iter()
+            .map(|m| wire_message(m, &request.tools, q.tool_call_content))
+            .collect()
+    };
+    if q.system_role == SystemRole::System || !messages.iter().any(|m| m.role == Role::System) {
+        return wire(messages);
     }
     let system: Vec<&str> = messages
         .iter()
@@ -243,7 +251,41 @@ fn wire_messages(messages: &[Message], role: SystemRole) -> Value {
         Some(first) => first.content = format!("{system}\n\n{}", first.content),
         None => rest.insert(0, Message::user(system)),
     }
-    json!(rest)
+    wire(&rest)
+}
+
+/// One message in the chat-completions form: `{role, content}`; an assistant message
+/// that made native calls adds its `tool_calls` (its `content` `null` or `""` when it
+/// wrote nothing, per [`ToolCallContent`]); a tool result is `{role: tool,
+/// tool_call_id, content}`.
+fn wire_message(m: &Message, tools: &[ToolSpec], empty: ToolCallContent) -> Value {
+    match m.role {
+        Role::Tool => json!({
+            "role": "tool",
+            "tool_call_id": m.tool_call_id.as_deref().unwrap_or_default(),
+            "content": m.content,
+        }),
+        Role::Assistant if !m.tool_calls.is_empty() => {
+            let content = match (m.content.is_empty(), empty) {
+                (true, ToolCallContent::Null) => Value::Null,
+                _ => json!(m.content),
+            };
+            let calls: Vec<Value> = m
+                .tool_calls
+                .iter()
+                .map(|c| {
+                    let arguments = match c.input.is_empty() {
+                        true => c.input_object(tools).to_string(),
+                        false => c.input.clone(),
+                    };
+                    json!({"id": c.id, "type": "function",
+                        "function": {"name": c.name, "arguments": arguments}})
+                })
+                .collect();
+            json!({"role": "assistant", "content": content, "tool_calls": calls})
+        }
+        role => json!({"role": role, "content": m.content}),
+    }
 }
 
 /// Whether `e` is a server refusing the output constraint itself (not the rest of the
@@ -298,7 +340,7 @@ struct WireMessage {
     /// A string, null (refusals, tool calls) or an array of content parts.
     #[serde(default)]
     content: Option<Value>,
-    /// Native tool calls: `{"function": {"name", "arguments": "<JSON text>"}}`.
+    /// Native tool calls: `{"id", "function": {"name", "arguments": "<JSON text>"}}`.
     #[serde(default)]
     tool_calls: Option<Vec<Value>>,
     /// OpenAI's refusal text: set (and `content` null) when the model declined.
@@ -313,14 +355,19 @@ fn tool_calls(calls: &[Value]) -> Vec<ToolCall> {
         .filter_map(|c| {
             let f = c.get("function")?;
             let name = f.get("name")?.as_str()?;
-            let input = match f.get("arguments") {
-                Some(Value::String(text)) => {
-                    serde_json::from_str(text).unwrap_or(Value::String(text.clone()))
-                }
-                Some(other) => other.clone(),
-                None => Value::Null,
+            let (input, raw) = match f.get("arguments") {
+                Some(Value::String(text)) => (
+                    serde_json::from_str(text).unwrap_or(Value::String(text.clone())),
+                    text.clone(),
+                ),
+                Some(other) => (other.clone(), other.to_string()),
+                None => (Value::Null, String::new()),
             };
-            Some(ToolCall::from_input(name, &input))
+            let id = c.get("id").and_then(Value::as_str).unwrap_or_default();
+            Some(ToolCall {
+                input: raw,
+                ..ToolCall::from_input(name, &input).with_id(id)
+            })
         })
         .collect()
 }

@@ -23,6 +23,13 @@
 //!   and `developer` messages: the system prompt opens the first user message.
 //! - **generic**: the conservative common subset (`max_tokens`, `stop`, no constraints).
 //!
+//! Native tool calls (`tool_channel=native`) go back in the protocol's own form on every
+//! preset: the assistant message with its `tool_calls`, then one `role: tool` message
+//! per call naming its `tool_call_id`. What differs is the assistant message's
+//! `content` when the model wrote no text beside its calls: OpenAI sends (and takes)
+//! `null`; the open servers' request validators are written for a string, so their
+//! presets send `""` ([`ToolCallContent`]).
+//!
 //! A server that refuses a constraint anyway (an older build, a gateway in front of
 //! it) is handled by the client: it resends the request without the constraint and
 //! stops sending it (see [`super::openai`]).
@@ -71,6 +78,16 @@ pub enum GrammarForm {
     Ebnf,
 }
 
+/// What an assistant message that made native tool calls, and wrote no text, carries as
+/// its `content`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ToolCallContent {
+    /// `null`, as OpenAI itself writes such a message.
+    Null,
+    /// `""`: a string, which every server's request validation takes.
+    EmptyString,
+}
+
 /// Per-server protocol differences; see the module docs for the presets.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Quirks {
@@ -84,6 +101,7 @@ pub struct Quirks {
     pub schema: SchemaForm,
     pub grammar: GrammarForm,
     pub system_role: SystemRole,
+    pub tool_call_content: ToolCallContent,
 }
 
 impl Quirks {
@@ -109,6 +127,7 @@ impl Quirks {
             schema: SchemaForm::JsonSchema,
             grammar: GrammarForm::Omit,
             system_role: SystemRole::System,
+            tool_call_content: ToolCallContent::Null,
         }
     }
 
@@ -139,6 +158,7 @@ impl Quirks {
             schema: SchemaForm::Omit,
             grammar: GrammarForm::Omit,
             system_role: SystemRole::System,
+            tool_call_content: ToolCallContent::EmptyString,
         }
     }
 

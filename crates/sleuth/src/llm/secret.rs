@@ -86,13 +86,15 @@ pub(crate) fn redact(text: &str, key: Option<&ApiKey>) -> String {
 }
 
 /// A reply with `key` redacted from every string the provider wrote: the text and each
-/// native tool call's name and argument.
+/// native tool call's id, name, argument and input.
 pub(crate) fn redact_response(mut response: ChatResponse, key: Option<&ApiKey>) -> ChatResponse {
     let Some(key) = key else { return response };
     response.text = key.redact(&response.text);
     for call in &mut response.tool_calls {
+        call.id = key.redact(&call.id);
         call.name = key.redact(&call.name);
         call.argument = key.redact(&call.argument);
+        call.input = key.redact(&call.input);
     }
     response
 }
@@ -130,12 +132,13 @@ mod tests {
         let k = ApiKey::new("sk-canary-1234");
         let mut r = ChatResponse::new("text sk-canary-1234", Default::default());
         r.tool_calls.push(super::super::ToolCall {
-            name: "sk-canary-1234".into(),
-            argument: "q sk-canary-1234".into(),
+            input: r#"{"q": "sk-canary-1234"}"#.into(),
+            ..super::super::ToolCall::new("sk-canary-1234", "q sk-canary-1234")
         });
         let r = redact_response(r, Some(&k));
         assert_eq!(r.text, "text [redacted]");
         assert_eq!(r.tool_calls[0].name, REDACTED);
         assert_eq!(r.tool_calls[0].argument, "q [redacted]");
+        assert_eq!(r.tool_calls[0].input, r#"{"q": "[redacted]"}"#);
     }
 }

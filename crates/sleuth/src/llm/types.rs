@@ -8,31 +8,58 @@ pub enum Role {
     System,
     User,
     Assistant,
+    /// The result of one native tool call, answering the call of the assistant
+    /// message before it whose id is [`Message::tool_call_id`] (OpenAI `role: tool`,
+    /// Anthropic `tool_result` blocks in the following user turn).
+    Tool,
 }
 
+/// One message of a conversation. Plain messages are a role and a text; the native tool
+/// channel adds the calls an assistant message made and the call a tool result answers
+/// (both left out of the serialized form when unused, so a text-protocol request, and
+/// its response-cache key, are as they were).
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct Message {
     pub role: Role,
     pub content: String,
+    /// Assistant messages: the native tool calls made with this text, in order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tool_calls: Vec<ToolCall>,
+    /// Tool results: the id of the call answered.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool_call_id: Option<String>,
 }
 
 impl Message {
-    pub fn system(content: impl Into<String>) -> Self {
+    fn plain(role: Role, content: impl Into<String>) -> Self {
         Message {
-            role: Role::System,
+            role,
             content: content.into(),
+            tool_calls: Vec::new(),
+            tool_call_id: None,
         }
+    }
+    pub fn system(content: impl Into<String>) -> Self {
+        Message::plain(Role::System, content)
     }
     pub fn user(content: impl Into<String>) -> Self {
-        Message {
-            role: Role::User,
-            content: content.into(),
-        }
+        Message::plain(Role::User, content)
     }
     pub fn assistant(content: impl Into<String>) -> Self {
+        Message::plain(Role::Assistant, content)
+    }
+    /// An assistant message that made native tool calls (each with its id).
+    pub fn assistant_calls(content: impl Into<String>, calls: Vec<ToolCall>) -> Self {
         Message {
-            role: Role::Assistant,
-            content: content.into(),
+            tool_calls: calls,
+            ..Message::assistant(content)
+        }
+    }
+    /// The result of the native call `id`.
+    pub fn tool_result(id: impl Into<String>, content: impl Into<String>) -> Self {
+        Message {
+            tool_call_id: Some(id.into()),
+            ..Message::plain(Role::Tool, content)
         }
     }
 }
@@ -74,14 +101,52 @@ impl ToolSpec {
 }
 
 /// A tool call the model made through the native channel.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct ToolCall {
+    /// The provider's id of the call (OpenAI `tool_calls[].id`, Anthropic `tool_use.id`),
+    /// which its result names; empty when the server gave none (the agent loop then
+    /// gives one, see `methods/agent/native.rs`).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub id: String,
     pub name: String,
     /// The value of the tool's one argument (the first string in the call's input).
     pub argument: String,
+    /// The call's input as the provider sent it, as JSON text (sent back verbatim with
+    /// the assistant message that made the call); empty: rebuilt from the argument.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub input: String,
 }
 
 impl ToolCall {
+    /// A call of `name` with `argument` and no id.
+    pub fn new(name: impl Into<String>, argument: impl Into<String>) -> ToolCall {
+        ToolCall {
+            id: String::new(),
+            name: name.into(),
+            argument: argument.into(),
+            input: String::new(),
+        }
+    }
+
+    /// The same call with the provider's id.
+    pub fn with_id(mut self, id: impl Into<String>) -> ToolCall {
+        self.id = id.into();
+        self
+    }
+
+    /// The call's input object to send back: as the provider sent it, or (no input
+    /// kept, or not an object) the tool's one argument under the name `tools` give it.
+    pub fn input_object(&self, tools: &[ToolSpec]) -> serde_json::Value {
+        if let Ok(v @ serde_json::Value::Object(_)) = serde_json::from_str(&self.input) {
+            return v;
+        }
+        let key = tools
+            .iter()
+            .find(|t| t.name == self.name)
+            .map_or("input", |t| t.argument.as_str());
+        serde_json::json!({ key: self.argument })
+    }
+
     /// Reads a call's input object: its first string value is the argument.
     pub fn from_input(name: &str, input: &serde_json::Value) -> ToolCall {
         let argument = match input {
@@ -93,8 +158,11 @@ impl ToolCall {
             _ => String::new(),
         };
         ToolCall {
-            name: name.to_string(),
-            argument,
+            input: match input {
+                serde_json::Value::Null => String::new(),
+                other => other.to_string(),
+            },
+            ..ToolCall::new(name, argument)
         }
     }
 }

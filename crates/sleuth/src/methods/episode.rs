@@ -48,6 +48,12 @@ pub struct Turn {
     /// Ids of the open questions this turn's memory resolved (marked or removed).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub resolved: Vec<String>,
+    /// The accepted response stopped on the output-token limit (`max_tokens`; OpenAI
+    /// `finish_reason: length`, Anthropic `stop_reason: max_tokens`): it is cut, however
+    /// complete it looks, and its memory may have lost its last sections. The record
+    /// counts every cut call (`truncated_calls`, `call_stops`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub truncated: bool,
     /// Responses rejected by protocol enforcement before this one was accepted.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub rejected: Vec<String>,

@@ -79,11 +79,12 @@ const LOOP: &[&str] = &[
     "grammar",
 ];
 /// The ReAct + nudge control's keys (methods without a working memory).
-const NUDGE_CONTROL: &[&str] = &["nudge", "nudge_all"];
+const NUDGE_CONTROL: &[&str] = &["nudge", "nudge_count", "nudge_all"];
 /// SLEUTH's commitment, enforcement and stopping rules, and compaction: the
 /// working-memory methods' keys.
 const COMMITMENT: &[&str] = &[
     "nudge",
+    "nudge_count",
     "tau",
     "nudge_gate",
     "adaptive_confident",
@@ -109,7 +110,11 @@ const PLAIN_REFLEXION: &[&[&str]] = &[
 ];
 /// Keys of Notes: SLEUTH's commitment nudge always applies (SLEUTH paper §5.1: the
 /// middle block shares SLEUTH's commitment rule), so `nudge_all` has nothing to add.
-const NOTES: &[&[&str]] = &[LOOP, &["nudge", "last_turn_answer_only"], SHARED];
+const NOTES: &[&[&str]] = &[
+    LOOP,
+    &["nudge", "nudge_count", "last_turn_answer_only"],
+    SHARED,
+];
 /// Keys that need the Open Questions section: a contradiction is raised as an open
 /// question and settled only by marking it resolved.
 const OPEN_QUESTIONS: &[&str] = &["contradictions"];

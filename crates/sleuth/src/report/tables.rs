@@ -412,7 +412,7 @@ fn errors(a: &Analysis, d: Dims) -> Table {
     rest.extend(["timed out", "gold in history %"]);
     let mut t = Table::new("errors", "Error decomposition (% of questions)", &d.columns(&rest))
         .with_note(
-            "verbose = a wrong answer containing the gold answer; reasoning = wrong although every gold paragraph was retrieved; gold in history = % of timed-out episodes whose observations contain the gold answer.",
+            "unfinished = no answer before the budget ran out (context overflow, unparseable response, error); verbose = a wrong answer containing the gold answer; other = a partial match (some of the gold's words), or a wrong answer without the evidence; reasoning = any other wrong answer, given after a gold paragraph was retrieved (--reasoning-evidence all: every one); gold in history = % of timed-out episodes whose observations contain the gold answer.",
         );
     for e in &a.errors {
         let mut row = d.cells(&e.arm);

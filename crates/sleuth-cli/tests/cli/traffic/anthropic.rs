@@ -103,6 +103,30 @@ fn parallel_tool_use_blocks_become_one_turns_actions() {
         );
     }
     assert!(server.requests()[0].body["tools"].is_array());
+
+    // A second turn: the recorded tool_use blocks go back with their ids, and the next
+    // user turn opens with one tool_result per call.
+    let server = replay("anthropic-parallel-tool-calls");
+    let r = run(&server, MODEL, 1, &["tool_channel=native", "turns=2"]);
+    assert!(r.one()["error"].is_null(), "{}", r.one()["error"]);
+    let recorded = body("anthropic-parallel-tool-calls", 0)["content"].clone();
+    let sent = &server.requests()[1].body["messages"];
+    let uses: Vec<&Value> = recorded
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|b| b["type"] == "tool_use")
+        .collect();
+    let sent_uses = sent[1]["content"].as_array().unwrap();
+    assert_eq!(sent_uses.len(), 1 + uses.len(), "the text, then the calls");
+    for (i, want) in uses.iter().enumerate() {
+        let (got, result) = (&sent_uses[1 + i], &sent[2]["content"][i]);
+        for field in ["id", "name", "input"] {
+            assert_eq!(got[field], want[field], "{field}");
+        }
+        assert_eq!(result["type"], "tool_result");
+        assert_eq!(result["tool_use_id"], want["id"]);
+    }
 }
 
 #[test]

@@ -40,6 +40,35 @@ fn parallel_tool_calls_become_one_turns_actions() {
         "{text}"
     );
     assert!(server.requests()[0].body["tools"].is_array());
+
+    // A second turn: the recorded calls go back with their recorded ids, each answered
+    // by a tool message (these tools are not the pool's, so nothing ran).
+    let server = replay("openai-parallel-tool-calls");
+    let r = run(
+        &server,
+        "openai:gpt-4o",
+        1,
+        &["tool_channel=native", "turns=2"],
+    );
+    assert!(r.one()["error"].is_null(), "{}", r.one()["error"]);
+    let recorded = &body("openai-parallel-tool-calls", 0)["choices"][0]["message"];
+    let sent = &server.requests()[1].body["messages"];
+    assert_eq!(sent[2]["tool_calls"], recorded["tool_calls"]);
+    assert_eq!(sent[2]["content"], Value::Null);
+    for (i, call) in recorded["tool_calls"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .enumerate()
+    {
+        let result = &sent[3 + i];
+        assert_eq!(result["role"], "tool");
+        assert_eq!(result["tool_call_id"], call["id"]);
+        assert!(result["content"]
+            .as_str()
+            .unwrap()
+            .starts_with("Nothing ran"));
+    }
 }
 
 /// Bug 1: `prompt_tokens_details.cache_write_tokens` was never read (the record said 0

@@ -3,7 +3,9 @@
 //! memory grows over turns.
 
 use super::load::{Arm, ArmKey};
-use super::outcome::{answer_turn, classify, correct, gold_in_history, Outcome};
+use super::outcome::{
+    answer_turn, classify_under, correct, gold_in_history, Outcome, ReasoningEvidence,
+};
 use crate::eval::RunRecord;
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -22,11 +24,13 @@ pub struct ErrorDecomposition {
     pub gold_in_history_rate: Option<f64>,
 }
 
-pub fn error_decomposition(arm: &Arm) -> ErrorDecomposition {
+/// Every record of `arm` in its class (SLEUTH App. J; `evidence` is what a reasoning
+/// error needs retrieved).
+pub fn error_decomposition(arm: &Arm, evidence: ReasoningEvidence) -> ErrorDecomposition {
     let n = arm.records.len();
     let mut counts: BTreeMap<Outcome, usize> = Outcome::ALL.iter().map(|o| (*o, 0)).collect();
     for r in &arm.records {
-        *counts.entry(classify(r)).or_default() += 1;
+        *counts.entry(classify_under(r, evidence)).or_default() += 1;
     }
     let percent = counts
         .iter()

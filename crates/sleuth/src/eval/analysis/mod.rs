@@ -38,7 +38,10 @@ pub use eir_runs::{
     FinalVsRetrieval, MoreReads, RejectedActions,
 };
 pub use load::{load, Arm, ArmKey, RecordSet, RunConfig, Source};
-pub use outcome::{answer_turn, classify, correct, gold_in_history, support_recall, Outcome};
+pub use outcome::{
+    answer_turn, classify, classify_under, correct, gold_in_history, support_recall, Outcome,
+    ReasoningEvidence,
+};
 pub use splits::{by_split, split_hops, split_name};
 pub use summary::{breakdown, Slice, Split, Summary};
 
@@ -62,6 +65,8 @@ pub struct Options {
     /// Each Holm family counts at least this many comparisons, those not in the report
     /// taken as p = 1 (EIR Table 20: groups of five, four shown); 0: as many as it holds.
     pub holm_size: usize,
+    /// What a reasoning error needs retrieved (SLEUTH App. J's "relevant evidence").
+    pub reasoning_evidence: ReasoningEvidence,
 }
 
 impl Default for Options {
@@ -71,6 +76,7 @@ impl Default for Options {
             cohort_turns: None,
             holm_family: HolmFamily::All,
             holm_size: 0,
+            reasoning_evidence: ReasoningEvidence::Any,
             resamples: DEFAULT_RESAMPLES,
             seed: DEFAULT_SEED,
         }
@@ -227,7 +233,10 @@ impl Analysis {
             summaries: arms.iter().map(Summary::of_arm).collect(),
             by_hops: breakdown(pooled, Split::Hops),
             by_kind: breakdown(arms, Split::Kind),
-            errors: arms.iter().map(error_decomposition).collect(),
+            errors: arms
+                .iter()
+                .map(|a| error_decomposition(a, options.reasoning_evidence))
+                .collect(),
             max_turn,
             accuracy_at_turn: arms.iter().map(|a| accuracy_at_turn(a, max_turn)).collect(),
             memory: arms

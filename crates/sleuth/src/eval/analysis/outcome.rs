@@ -13,6 +13,12 @@ fn contains_words(haystack: &str, needle: &str) -> bool {
     !needle.is_empty() && format!(" {haystack} ").contains(&format!(" {needle} "))
 }
 
+/// Whether two normalized texts have a word in common (a partial match: token F1 > 0).
+fn shares_a_word(a: &str, b: &str) -> bool {
+    let words: std::collections::HashSet<&str> = a.split_whitespace().collect();
+    b.split_whitespace().any(|w| words.contains(w))
+}
+
 /// Exact match as a yes/no (records store EM as 0 or 1, maxed over aliases).
 pub fn correct(r: &RunRecord) -> bool {
     r.em >= 0.5
@@ -57,30 +63,40 @@ pub fn support_recall(r: &RunRecord) -> Option<f64> {
     Some(hit as f64 / r.gold_titles.len() as f64)
 }
 
-/// Whether every gold paragraph was retrieved (false without gold titles).
-fn all_gold_retrieved(r: &RunRecord) -> bool {
-    support_recall(r) == Some(1.0)
-}
-
-/// The error classes of the SLEUTH paper's error decomposition (Appendix J).
+/// The error classes of the SLEUTH paper's error decomposition (App. J, Table 15, as
+/// percentages of all questions): timeouts, verbose answers (the gold inside a longer
+/// answer), reasoning errors (relevant evidence retrieved, a wrong answer) and Other
+/// ("remaining partial-match failures where the gold is not contained"). Two readings
+/// are ours. A wrong answer that shares words with the gold without containing it is
+/// Other (App. J's partial match) before it is a reasoning error, and one with no
+/// relevant evidence retrieved is Other too ([`ReasoningEvidence`] says what counts as
+/// relevant). An episode that ended without an answer before its budget ran out (the
+/// context overflowed, a response could not be parsed, a call failed) is neither a
+/// timeout nor an answer: it is `unfinished`, a class of its own, so every count adds
+/// up to the arm's questions.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Outcome {
     Correct,
     /// The budget ran out without an answer.
     Timeout,
+    /// No answer, and the budget was not used up: context overflow, an unparseable
+    /// response, an error.
+    Unfinished,
     /// Wrong, but the normalized prediction contains a normalized gold answer.
     Verbose,
-    /// Wrong although every gold paragraph was retrieved.
+    /// Wrong, sharing no word with the gold, after relevant evidence was retrieved.
     Reasoning,
-    /// Everything else (missing evidence, parse failures, errors).
+    /// A partial match (some words of the gold, not all), or a wrong answer given
+    /// without the relevant evidence.
     Other,
 }
 
 impl Outcome {
-    pub const ALL: [Outcome; 5] = [
+    pub const ALL: [Outcome; 6] = [
         Outcome::Correct,
         Outcome::Timeout,
+        Outcome::Unfinished,
         Outcome::Verbose,
         Outcome::Reasoning,
         Outcome::Other,
@@ -90,6 +106,7 @@ impl Outcome {
         match self {
             Outcome::Correct => "correct",
             Outcome::Timeout => "timeout",
+            Outcome::Unfinished => "unfinished",
             Outcome::Verbose => "verbose",
             Outcome::Reasoning => "reasoning",
             Outcome::Other => "other",
@@ -97,24 +114,60 @@ impl Outcome {
     }
 }
 
-/// Classifies a record, checking the classes in the order listed on [`Outcome`].
+/// What App. J's "retrieves relevant evidence" asks of a reasoning error (`sleuth report
+/// --reasoning-evidence`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+#[serde(rename_all = "kebab-case")]
+#[derive(strum::EnumString, strum::IntoStaticStr, strum::VariantNames)]
+#[strum(serialize_all = "kebab-case")]
+pub enum ReasoningEvidence {
+    /// At least one gold paragraph retrieved (the default: "relevant evidence", not all
+    /// of it; a multi-hop chain fails at its missing link).
+    #[default]
+    Any,
+    /// Every gold paragraph retrieved (the stricter reading).
+    All,
+}
+
+impl ReasoningEvidence {
+    /// The readings' names, as `--reasoning-evidence` takes them.
+    pub const NAMES: &'static [&'static str] = <Self as strum::VariantNames>::VARIANTS;
+}
+
+/// Classifies a record under the default reading ([`ReasoningEvidence::Any`]).
 pub fn classify(r: &RunRecord) -> Outcome {
+    classify_under(r, ReasoningEvidence::Any)
+}
+
+/// Classifies a record, checking the classes in the order listed on [`Outcome`].
+/// Records without gold titles cannot show their evidence; there it counts as
+/// retrieved.
+pub fn classify_under(r: &RunRecord, evidence: ReasoningEvidence) -> Outcome {
     if correct(r) {
         return Outcome::Correct;
     }
     if r.timed_out {
         return Outcome::Timeout;
     }
-    if let Some(answer) = &r.answer {
-        let pred = normalize(answer);
-        if r.gold.iter().any(|g| contains_words(&pred, &normalize(g))) {
-            return Outcome::Verbose;
-        }
+    let Some(answer) = &r.answer else {
+        return Outcome::Unfinished;
+    };
+    let pred = normalize(answer);
+    if r.gold.iter().any(|g| contains_words(&pred, &normalize(g))) {
+        return Outcome::Verbose;
     }
-    if all_gold_retrieved(r) {
-        return Outcome::Reasoning;
+    if r.gold.iter().any(|g| shares_a_word(&pred, &normalize(g))) {
+        return Outcome::Other;
     }
-    Outcome::Other
+    let relevant = match (support_recall(r), evidence) {
+        (None, _) => true,
+        (Some(recall), ReasoningEvidence::Any) => recall > 0.0,
+        (Some(recall), ReasoningEvidence::All) => recall == 1.0,
+    };
+    match relevant {
+        true => Outcome::Reasoning,
+        false => Outcome::Other,
+    }
 }
 
 /// Whether any gold answer (normalized, as whole words) appears in any observation.
@@ -199,11 +252,22 @@ mod tests {
             classify(&record(Some("Lyon"), 0.0, false, 2)),
             Outcome::Reasoning
         );
+        // One gold paragraph of two is relevant evidence; the stricter reading wants both.
+        let one_read = record(Some("Lyon"), 0.0, false, 1);
+        assert_eq!(classify(&one_read), Outcome::Reasoning);
         assert_eq!(
-            classify(&record(Some("Lyon"), 0.0, false, 1)),
+            classify_under(&one_read, ReasoningEvidence::All),
             Outcome::Other
         );
-        assert_eq!(classify(&record(None, 0.0, false, 2)), Outcome::Reasoning);
+        assert_eq!(
+            classify(&record(Some("Lyon"), 0.0, false, 0)),
+            Outcome::Other
+        );
+        // A partial match is Other, evidence or not.
+        let mut partial = record(Some("Paris Texas"), 0.0, false, 2);
+        partial.gold = vec!["Paris France".into()];
+        assert_eq!(classify(&partial), Outcome::Other);
+        assert_eq!(classify(&record(None, 0.0, false, 2)), Outcome::Unfinished);
     }
 
     #[test]

@@ -23,6 +23,14 @@ pub struct Summary {
     pub cond_acc: Option<f64>,
     pub finished: usize,
     pub timeout_rate: f64,
+    /// Episodes that ended without an answer before the budget ran out (neither
+    /// finished nor timed out: context overflow, an unparseable response, an error):
+    /// the error decomposition's `unfinished` class, so finished + timeouts + these
+    /// are the arm's questions.
+    pub unfinished: usize,
+    /// Of those, episodes whose conversation outgrew the model's context.
+    #[serde(skip_serializing_if = "is_zero_count")]
+    pub context_overflows: usize,
     /// Records that ended with an error message.
     pub errors: usize,
     pub mean_turns: f64,
@@ -51,13 +59,27 @@ pub struct Summary {
     /// Calls sent without their output constraint (the server refused it), in total.
     #[serde(skip_serializing_if = "is_zero")]
     pub constraints_dropped: u64,
-    /// Mean adherence to the memory notation over records that report it.
+    /// Adherence to the memory notation, in %: the share of all the arm's turns that
+    /// report it which were written in the notation, pooled over turns (SLEUTH §5.5 and
+    /// Table 4 give it "of turns": ~15% and ~99% of turns on GLM-5).
     pub adherence: Option<f64>,
+    /// The other reading: each episode's share of adherent turns, averaged over the
+    /// episodes (long episodes weigh no more than short ones).
+    pub adherence_per_episode: Option<f64>,
     pub reminders: f64,
     /// Fraction of episodes in which the commitment nudge fired.
     pub nudge_rate: f64,
     /// The EIR setting's evidence metrics, when the records carry them.
     pub evidence: Option<EvidenceSummary>,
+}
+
+/// The share of adherent turns among every turn of `records` that reports adherence.
+fn pooled_adherence(records: &[&RunRecord]) -> Option<f64> {
+    let turns: Vec<bool> = records
+        .iter()
+        .flat_map(|r| r.trace.iter().filter_map(|t| t.adherent))
+        .collect();
+    (!turns.is_empty()).then(|| turns.iter().filter(|a| **a).count() as f64 / turns.len() as f64)
 }
 
 fn is_zero_count(n: &usize) -> bool {
@@ -156,6 +178,14 @@ impl Summary {
             cond_acc,
             finished: finished.len(),
             timeout_rate: 100.0 * mean(&|r| f64::from(u8::from(r.timed_out))),
+            unfinished: records
+                .iter()
+                .filter(|r| !r.finished && !r.timed_out)
+                .count(),
+            context_overflows: records
+                .iter()
+                .filter(|r| r.stop == StopReason::ContextOverflow)
+                .count(),
             errors: records.iter().filter(|r| r.error.is_some()).count(),
             mean_turns: mean(&|r| f64::from(r.turns)),
             calls: mean(&|r| f64::from(r.calls)),
@@ -175,20 +205,23 @@ impl Summary {
                 .filter(|r| r.stop == StopReason::ParseFailure)
                 .count(),
             constraints_dropped: records.iter().map(|r| r.constraints_dropped).sum(),
-            adherence: mean_of(records.iter().filter_map(|r| r.adherence)).map(|v| 100.0 * v),
+            adherence: pooled_adherence(records).map(|v| 100.0 * v),
+            adherence_per_episode: mean_of(records.iter().filter_map(|r| r.adherence))
+                .map(|v| 100.0 * v),
             reminders: mean(&|r| f64::from(r.reminders)),
             nudge_rate: 100.0 * mean(&|r| f64::from(u8::from(r.nudge_turn.is_some()))),
             evidence: EvidenceSummary::of(records),
         }
     }
 
-    /// What went wrong in this arm, counted: episodes that ended in an error or on an
-    /// unparseable response, calls sent without their output constraint, cut by the
+    /// What went wrong in this arm, counted: episodes that ended in an error, on a
+    /// context overflow or on an unparseable response, calls sent without their output constraint, cut by the
     /// output-token limit, or refused. Empty when nothing did: a run whose every answer
     /// failed to parse must not read as a clean run that scored zero.
     pub fn problems(&self) -> Vec<String> {
         let counts = [
             (self.errors as u64, "with errors"),
+            (self.context_overflows as u64, "context overflows"),
             (self.parse_failures as u64, "unparseable"),
             (self.constraints_dropped, "calls unconstrained"),
             (self.truncated_calls, "calls truncated"),

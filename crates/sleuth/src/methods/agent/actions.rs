@@ -13,17 +13,56 @@
 //! repeats). Under the corpus setting's budget (EIR paper §4.3) the last turn accepts
 //! only an answer. A response with no action line gets an observation naming the lines
 //! it may end with, and uses its turn. With `tool_channel=native` the provider's tool
-//! calls arrive as action lines after the text, so both channels leave the same trace.
+//! calls arrive as action lines after the text, so both channels leave the same trace
+//! (and [`super::native`] sends each call's feedback back as its tool result).
 
 use super::commitment::CommitmentRules;
 use super::template::render;
 use crate::env::{Action, Environment, Observation, ToolCatalogue};
-use crate::llm::{ChatResponse, ToolSpec};
+use crate::llm::ToolSpec;
 use crate::methods::settings::AgentSettings;
 use crate::methods::PromptSet;
 use crate::methods::{AgentError, Episode, StopReason, Turn};
 use crate::protocol;
 use minijinja::context;
+
+/// What the model is told about one thing of its turn.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) struct Feedback {
+    /// The action it answers (an index into the turn's actions); `None`: the turn as a
+    /// whole (no action line).
+    pub action: Option<usize>,
+    /// As the text channel says it (an observation under its header).
+    pub text: String,
+    /// As a native tool result carries it (the result alone: the call is named by id).
+    pub result: String,
+}
+
+impl Feedback {
+    fn of_turn(text: String) -> Feedback {
+        Feedback {
+            action: None,
+            result: text.clone(),
+            text,
+        }
+    }
+
+    fn of_action(i: usize, text: String) -> Feedback {
+        Feedback {
+            action: Some(i),
+            result: text.clone(),
+            text,
+        }
+    }
+
+    fn observation(i: usize, action: &Action, text: String, several: bool) -> Feedback {
+        Feedback {
+            action: Some(i),
+            text: format_observation(action, &text, several),
+            result: text,
+        }
+    }
+}
 
 /// How a turn's actions are taken.
 pub(super) struct Acting<'a> {
@@ -46,11 +85,12 @@ impl Acting<'_> {
         commitment: &mut CommitmentRules,
         episode: &mut Episode,
         turn: &mut Turn,
-    ) -> Result<Vec<String>, AgentError> {
+    ) -> Result<Vec<Feedback>, AgentError> {
         let mut feedback = Vec::new();
         if actions.is_empty() {
             let tools = action_choices(env.tools());
-            feedback.push(render(self.prompts, "no_action.txt", context! { tools })?);
+            let text = render(self.prompts, "no_action.txt", context! { tools })?;
+            feedback.push(Feedback::of_turn(text));
         }
         for (i, action) in actions.iter().enumerate() {
             if let Action::Finish(answer) = action {
@@ -59,7 +99,7 @@ impl Acting<'_> {
                     false => commitment.finish(answer, self.prompts)?,
                 };
                 match check {
-                    Some(check) => feedback.push(check),
+                    Some(check) => feedback.push(Feedback::of_action(i, check)),
                     None => {
                         episode.answer = Some(answer.trim().to_string());
                         episode.stop = StopReason::Finished;
@@ -68,9 +108,9 @@ impl Acting<'_> {
                 break;
             }
             if self.answer_only {
-                feedback.push(format!(
-                    "{action} was not run: the last turn accepts only finish[<answer>]."
-                ));
+                let text =
+                    format!("{action} was not run: the last turn accepts only finish[<answer>].");
+                feedback.push(Feedback::of_action(i, text));
                 break;
             }
             if i >= self.cap {
@@ -80,17 +120,14 @@ impl Acting<'_> {
                     "action_cap.txt",
                     context! { action => action.to_string(), cap },
                 )?;
-                feedback.push(format_observation(action, &text, true));
-                turn.observations.push(Observation::new(text));
+                turn.observations.push(Observation::new(text.clone()));
+                feedback.push(Feedback::observation(i, action, text, true));
                 continue;
             }
             let observation = self.take(action, env, commitment, episode)?;
-            feedback.push(format_observation(
-                action,
-                &observation.text,
-                actions.len() > 1,
-            ));
+            let text = observation.text.clone();
             turn.observations.push(observation);
+            feedback.push(Feedback::observation(i, action, text, actions.len() > 1));
         }
         Ok(feedback)
     }
@@ -135,19 +172,6 @@ pub(super) fn tool_specs(tools: &ToolCatalogue) -> Vec<ToolSpec> {
             argument: t.arg.to_string(),
         })
         .collect()
-}
-
-/// The response as the loop reads it: native tool calls become action lines after the
-/// text, so both channels produce the same trace (and the same conversation).
-pub(super) fn with_native_calls(response: ChatResponse) -> String {
-    let mut text = response.text;
-    for call in &response.tool_calls {
-        if !text.is_empty() && !text.ends_with('\n') {
-            text.push('\n');
-        }
-        text.push_str(&protocol::action_line(&call.name, &call.argument));
-    }
-    text
 }
 
 /// The catalogue's action lines for a reminder: `Action: a`, `Action: b` or `Action: c`.

@@ -11,7 +11,10 @@
 //! record; only what is sent shrinks, so tokens grow about linearly. With
 //! `compact_slack=S` exchanges pile up to K + S before the next compaction and the
 //! memory note stays as written at the last one, so the prefix is stable for S turns (a
-//! provider's prompt cache can read it); S = 0 compacts every turn.
+//! provider's prompt cache can read it); S = 0 compacts every turn. An exchange is a
+//! response and everything that answers it: one user message under the text
+//! protocol, the tool results (and a user message) under the native channel, which are
+//! kept or dropped together so no tool result loses its call.
 
 use super::template::render;
 use crate::llm::{Message, Role};
@@ -50,17 +53,23 @@ impl Context {
         self.messages.push(message);
     }
 
-    /// Appends `text` to the latest user message (the one the next response answers).
+    /// Appends `text` to the message the next response answers: the last user message,
+    /// or after native tool results a user message of its own.
     pub fn append_to_last_user(&mut self, text: &str) {
-        if let Some(m) = self
-            .messages
-            .iter_mut()
-            .rev()
-            .find(|m| m.role == Role::User)
-        {
-            m.content.push_str("\n\n");
-            m.content.push_str(text);
+        match self.messages.last_mut() {
+            Some(m) if m.role == Role::User => {
+                m.content.push_str("\n\n");
+                m.content.push_str(text);
+            }
+            _ => self.messages.push(Message::user(text)),
         }
+    }
+
+    /// Where each exchange after the question starts (its response's index).
+    fn exchanges(&self) -> Vec<usize> {
+        (2..self.messages.len())
+            .filter(|&i| self.messages[i].role == Role::Assistant)
+            .collect()
     }
 
     /// The messages the next request carries, given the merged memory (rendered in
@@ -71,19 +80,19 @@ impl Context {
         schema: &MemorySchema,
         prompts: &PromptSet,
     ) -> Result<Vec<Message>, AgentError> {
-        let messages = &self.messages;
         let Some(k) = self.compact else {
-            return Ok(messages.to_vec());
+            return Ok(self.messages.to_vec());
         };
-        let keep = 2 * k as usize;
-        // Messages after the question alternate response / feedback, ending on feedback.
-        if state.facts.is_empty() || messages.len() <= 2 + keep {
-            return Ok(messages.to_vec());
+        let keep = k as usize;
+        let exchanges = self.exchanges();
+        if state.facts.is_empty() || exchanges.len() <= keep {
+            return Ok(self.messages.to_vec());
         }
-        let limit = keep + 2 * self.slack as usize;
-        if self.start == 0 || messages.len() - self.start > limit {
-            self.start = messages.len() - keep;
-            let dropped = (self.start - 2) / 2;
+        let limit = keep + self.slack as usize;
+        let since_start = exchanges.iter().filter(|&&i| i >= self.start).count();
+        if self.start == 0 || since_start > limit {
+            let dropped = exchanges.len() - keep;
+            self.start = exchanges[dropped];
             let memory = state.render(schema);
             self.note = render(
                 prompts,
@@ -91,10 +100,60 @@ impl Context {
                 context! { memory => memory.trim_end(), dropped },
             )?;
         }
+        let messages = &self.messages;
         let mut question = messages[1].clone();
         question.content.push_str(&self.note);
         let mut out = vec![messages[0].clone(), question];
         out.extend_from_slice(&messages[self.start..]);
         Ok(out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::llm::ToolCall;
+    use crate::memory::parse_memory;
+
+    /// Compaction counts exchanges, not messages: a native exchange (the calls, their
+    /// results, a note) is kept or dropped whole, so no tool result loses its call.
+    #[test]
+    fn compaction_keeps_native_exchanges_whole() {
+        let settings = AgentSettings {
+            compact: Some(1),
+            ..AgentSettings::default()
+        };
+        let mut context = Context::new("system".into(), "question".into(), &settings);
+        for n in 1..=3 {
+            let id = format!("c{n}");
+            let call = ToolCall::new("search", format!("q{n}")).with_id(id.clone());
+            context.push(Message::assistant_calls(format!("turn {n}"), vec![call]));
+            context.push(Message::tool_result(id, format!("result {n}")));
+            context.push(Message::user(format!("note {n}")));
+        }
+        let schema = MemorySchema::full();
+        let state = parse_memory("Confirmed Facts:\n- [F1] a fact (source: T)", &schema);
+        let sent = context
+            .request(&state, &schema, &PromptSet::default())
+            .unwrap();
+        let roles: Vec<Role> = sent.iter().map(|m| m.role).collect();
+        use Role::*;
+        assert_eq!(roles, [System, User, Assistant, Tool, User]);
+        assert_eq!(sent[2].content, "turn 3");
+        assert_eq!(sent[3].tool_call_id.as_deref(), Some("c3"));
+        assert!(sent[1].content.contains("a fact"), "{}", sent[1].content);
+
+        // After tool results with no note, a commit message is a user message of its own.
+        context.push(Message::assistant_calls(
+            "turn 4",
+            vec![ToolCall::new("search", "x").with_id("c4")],
+        ));
+        context.push(Message::tool_result("c4", "result 4"));
+        context.append_to_last_user("Stop searching now.");
+        let last = context.messages.last().unwrap();
+        assert_eq!(
+            (last.role, last.content.as_str()),
+            (User, "Stop searching now.")
+        );
     }
 }

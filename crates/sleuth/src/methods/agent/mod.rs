@@ -16,10 +16,10 @@ mod template;
 pub use crate::protocol::formats;
 pub mod hybrid;
 mod memory;
+mod native;
 mod run;
 
 pub use hybrid::SleuthEir;
-pub use run::LoopOutcome;
 
 use super::retry::{attempt_text, Attempt};
 use super::{AgentError, EnvFactory, Episode, Method, PromptSet, RunContext};

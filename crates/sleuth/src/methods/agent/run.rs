@@ -6,16 +6,18 @@
 //! turn while enforcement rejects the response ([`super::enforcement`]); the memory the
 //! response wrote is folded into the state per memory kind ([`super::memory`]); its
 //! actions are taken ([`super::actions`]); and the feedback (observations, handed-back
-//! facts, conflicts) goes back to the model as text. Only the model's own response is
+//! facts, conflicts) goes back to the model as text, or under the native tool channel
+//! as the provider's tool results ([`super::native`]). Only the model's own response is
 //! parsed; observations go back as text.
 
 use super::actions::{self, Acting};
 use super::commitment::CommitmentRules;
 use super::context::Context;
 use super::enforcement::Enforcement;
+use super::native::Reply;
 use super::{memory, PromptSet, Steps, TurnConstraint};
 use crate::env::{Action, Environment};
-use crate::llm::{ChatRequest, Message};
+use crate::llm::{ChatRequest, FinishReason, Message};
 use crate::memory::{MemoryKind, WorkingMemory};
 use crate::methods::settings::{AgentSettings, ToolChannel};
 use crate::methods::{
@@ -37,8 +39,8 @@ pub(super) struct AgentLoop<'a> {
 }
 
 /// How a model call ended, as the loop sees it.
-pub enum LoopOutcome {
-    Reply(String),
+pub(super) enum LoopOutcome {
+    Reply(Reply),
     /// The conversation no longer fits the model's context.
     Overflow,
 }
@@ -63,13 +65,13 @@ impl AgentLoop<'_> {
             let outcome = self
                 .respond(&mut context, &mut episode, &mut turn, &state, env)
                 .await?;
-            let LoopOutcome::Reply(response) = outcome else {
+            let LoopOutcome::Reply(reply) = outcome else {
                 episode.stop = StopReason::ContextOverflow;
                 episode.turns.push(turn);
                 break;
             };
-            context.push(Message::assistant(response.clone()));
-            turn.response = response;
+            context.push(reply.message());
+            turn.response = reply.text.clone();
             let contradictions = self.settings.contradictions;
             let merged = memory::fold(&self.memory, contradictions, &mut turn, &mut state);
             turn.steps = self.steps.parse(&turn.response);
@@ -81,16 +83,22 @@ impl AgentLoop<'_> {
                 prompts: self.prompts,
             };
             let actions = turn.actions.clone();
-            let mut feedback =
+            let feedback =
                 acting.run(&actions, env, &mut self.commitment, &mut episode, &mut turn)?;
             if episode.stop == StopReason::Finished {
                 self.ctx.observe(&turn);
                 episode.turns.push(turn);
                 break;
             }
-            feedback.extend(self.enforcement.hand_back(&merged, self.prompts)?);
-            feedback.extend(memory::conflict_note(&merged, &state, self.prompts)?);
-            context.push(Message::user(feedback.join("\n\n")));
+            let mut more: Vec<String> = self
+                .enforcement
+                .hand_back(&merged, self.prompts)?
+                .into_iter()
+                .collect();
+            more.extend(memory::conflict_note(&merged, &state, self.prompts)?);
+            for message in reply.answer(&actions, feedback, more) {
+                context.push(message);
+            }
             self.ctx.observe(&turn);
             episode.turns.push(turn);
         }
@@ -149,13 +157,20 @@ impl AgentLoop<'_> {
             let Some(response) = reply.await? else {
                 return Ok(LoopOutcome::Overflow);
             };
-            let text = actions::with_native_calls(response);
-            let Some(reminder) = self.enforcement.reminder(&text, episode, self.prompts)? else {
-                return Ok(LoopOutcome::Reply(text));
+            let cut = response.finish_reason == FinishReason::Length;
+            let reply = Reply::of(response, turn.number);
+            let Some(reminder) = self
+                .enforcement
+                .reminder(&reply.text, episode, self.prompts)?
+            else {
+                turn.truncated = cut;
+                return Ok(LoopOutcome::Reply(reply));
             };
-            context.push(Message::assistant(text.clone()));
+            // A rejected reply's calls did not run: it goes back as text, its calls as
+            // action lines, so no call waits for a result.
+            context.push(Message::assistant(reply.text.clone()));
             context.push(Message::user(reminder));
-            turn.rejected.push(text);
+            turn.rejected.push(reply.text);
             kind = CallKind::Reminder;
         }
     }

@@ -94,6 +94,22 @@ pub enum AdaptiveCondition {
     Stagnation,
 }
 
+/// How the nudge's α·T names a turn. SLEUTH §3.3 says both "consumed at least fraction
+/// α of its turn budget" and "turn t ≥ αT"; Table 2's Nudge@14 and Figure 4's dotted
+/// line at turn 14 (α = 0.7, T = 20) fix the second, so `turn` is the default: the
+/// nudge comes with turn ⌈α·T⌉, counted from 1, when 13 turns are behind it.
+/// `consumed` reads the first clause: α·T turns already used, so turn ⌈α·T⌉ + 1 (15).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+#[derive(strum::EnumString, strum::IntoStaticStr, strum::VariantNames)]
+#[strum(serialize_all = "kebab-case")]
+pub enum NudgeCount {
+    /// The turn numbered ⌈α·T⌉ (turn 14 of 20).
+    Turn,
+    /// The first turn after ⌈α·T⌉ turns were used (turn 15 of 20).
+    Consumed,
+}
+
 /// The commitment strategy (the paper's nudge, or an alternative of SLEUTH App. D.5).
 /// Each is a unit of `agent/commitment/` (its prompt, trigger, checks and refusals).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -178,6 +194,8 @@ pub struct AgentSettings {
     pub nudge: NudgeAt,
     /// τ: confirmed facts needed before the nudge may fire (structured methods only).
     pub tau: usize,
+    /// How α·T names a turn ([`NudgeCount`]).
+    pub nudge_count: NudgeCount,
     /// The paper's weaker variant: the nudge also needs an empty Open Questions list.
     pub nudge_needs_empty_questions: bool,
     /// Whether unstructured methods get the nudge too (the ReAct + nudge control).
@@ -199,6 +217,7 @@ pub struct AgentSettings {
     pub max_reminders: u32,
     pub stopping: Stopping,
     pub temperature: f32,
+    /// Output tokens per response: [`MAX_TOKENS`] unless set.
     pub max_tokens: u32,
     /// Reflexion: episodes per question.
     pub episodes: u32,
@@ -223,12 +242,25 @@ pub struct AgentSettings {
     pub contradictions: bool,
 }
 
+/// The loop methods' default output-token limit. SLEUTH's response restates the whole
+/// working memory every turn (SLEUTH paper §3.1: "output in full on every turn"), so the
+/// limit must hold the longest memory a 20-turn episode writes; a cut reply loses its
+/// last sections and its action line. Measured on the 23 MuSiQue 4-hop questions of
+/// `../shared/data`'s 200-question subset (a memory with one fact per sentence of every supporting paragraph,
+/// three hypotheses, four open questions and an 800-character thought): 3,654
+/// characters at the median, 4,953 at most, about 900 to 1,400 tokens at 3.5 to 4
+/// characters a token, so the earlier 1,024 could cut it. 4,096 holds about three
+/// times the longest; a reply that still stops at the limit is marked on its turn
+/// (`truncated`) and counted in the record (`truncated_calls`).
+pub const MAX_TOKENS: u32 = 4096;
+
 impl Default for AgentSettings {
     fn default() -> Self {
         AgentSettings {
             turns: 20,
             nudge: NudgeAt::Fraction(0.7),
             tau: 2,
+            nudge_count: NudgeCount::Turn,
             nudge_needs_empty_questions: false,
             nudge_all: false,
             top_k: 3,
@@ -239,7 +271,7 @@ impl Default for AgentSettings {
             max_reminders: 5,
             stopping: Stopping::Nudge,
             temperature: 0.0,
-            max_tokens: 1024,
+            max_tokens: MAX_TOKENS,
             episodes: 2,
             last_turn_answer_only: false,
             grammar: GrammarUse::Embedded,
@@ -268,7 +300,11 @@ impl AgentSettings {
         match self.nudge {
             // The epsilon keeps 0.7 * 20 at 14 despite binary floating point.
             NudgeAt::Fraction(alpha) => {
-                Some(((alpha * self.turns as f64) - 1e-9).ceil().max(1.0) as u32)
+                let at = ((alpha * self.turns as f64) - 1e-9).ceil().max(1.0) as u32;
+                Some(match self.nudge_count {
+                    NudgeCount::Turn => at,
+                    NudgeCount::Consumed => at + 1,
+                })
             }
             NudgeAt::Turn(t) => Some(t),
             // From the first turn on; the memory's state decides.

@@ -12,7 +12,8 @@ pub mod eir;
 mod error;
 
 pub use agent::{
-    AdaptiveCondition, AdaptiveRule, AgentSettings, GrammarUse, NudgeAt, Stopping, ToolChannel,
+    AdaptiveCondition, AdaptiveRule, AgentSettings, GrammarUse, NudgeAt, NudgeCount, Stopping,
+    ToolChannel,
 };
 pub use eir::{DependencyRepair, EirSettings, FinalCitations, LastTurn, ListErrors, RecoverMode};
 pub use error::SettingError;
@@ -118,6 +119,16 @@ pub const SETTINGS: &[SettingDef] = &[
         show: |s, _| s.agent.nudge.to_string(),
     },
     SettingDef {
+        key: "nudge_count",
+        doc: "how nudge=α names a turn: turn (default: the turn numbered ⌈α·T⌉, 14 of 20, Table 2's Nudge@14) or consumed (α·T turns already used: 15 of 20)",
+        apply: |s, v| {
+            s.agent.nudge_count = NudgeCount::from_name(v)
+                .ok_or_else(|| SettingError::value("nudge_count", v, "turn or consumed"))?;
+            Ok(())
+        },
+        show: |s, _| s.agent.nudge_count.name().into(),
+    },
+    SettingDef {
         key: "tau",
         doc: "τ, confirmed facts needed before the nudge may fire",
         apply: |s, v| {
@@ -211,17 +222,14 @@ pub const SETTINGS: &[SettingDef] = &[
         key: "stopping",
         doc: "nudge, none, structural (commit once every open question is resolved), forward-only, contrastive, late-verification (free search without memory, then a chain check) or late-verification-memory; the alternatives replace the nudge",
         apply: |s, v| {
+            // What it does to the nudge is settled after every key (`commitment`).
             if v.trim() == "none" {
                 s.agent.stopping = Stopping::Nudge;
-                s.agent.nudge = NudgeAt::Never;
                 return Ok(());
             }
             s.agent.stopping = Stopping::from_name(v).ok_or_else(|| {
                 SettingError::value("stopping", v, format!("none or one of {}", Stopping::names().join(", ")))
             })?;
-            if s.agent.stopping != Stopping::Nudge {
-                s.agent.nudge = NudgeAt::Never;
-            }
             Ok(())
         },
         show: |s, _| s.agent.stopping.name().into(),
@@ -476,7 +484,7 @@ pub const SETTINGS: &[SettingDef] = &[
     },
     SettingDef {
         key: "max_tokens",
-        doc: "output tokens per response (integer >= 1; defaults: 1024 loop methods, 2048 EIR setting)",
+        doc: "output tokens per response (integer >= 1; defaults: 4096 loop methods, 2048 EIR setting; a reply cut at the limit is marked truncated)",
         apply: |s, v| {
             let n = positive("max_tokens", v)?;
             s.agent.max_tokens = n;
@@ -553,6 +561,7 @@ impl Settings {
         for (key, value) in pairs {
             (known_in(catalogue, key)?.apply)(&mut settings, value)?;
         }
+        commitment(&mut settings, pairs);
         if settings.agent.compact_slack > 0 && settings.agent.compact.is_none() {
             return Err(SettingError::Rule(format!(
                 "--set compact_slack={}: needs compaction on (compact=K)",
@@ -568,6 +577,17 @@ impl Settings {
             .filter_map(|k| def(k))
             .map(|d| (d.key.to_string(), d.show(self, family)))
             .collect()
+    }
+}
+
+/// `stopping` and `nudge` both say when to commit (SLEUTH App. D.5): an alternative
+/// strategy, or `stopping=none`, replaces the nudge, whatever `nudge` says. Settled
+/// here, after every key, so that no key's effect depends on the order keys are given
+/// or applied in.
+fn commitment(settings: &mut Settings, pairs: &BTreeMap<String, String>) {
+    let none = pairs.get("stopping").is_some_and(|v| v.trim() == "none");
+    if none || settings.agent.stopping != Stopping::Nudge {
+        settings.agent.nudge = NudgeAt::Never;
     }
 }
 

@@ -108,7 +108,7 @@ fn resolved_values_parse_back_to_the_same_settings() {
         assert_eq!(again.resolved(&keys, family), shown);
     }
     let loop_view = s.resolved(&["max_tokens", "nudge"], Family::Loop);
-    assert_eq!(loop_view["max_tokens"], "1024");
+    assert_eq!(loop_view["max_tokens"], "4096");
     assert_eq!(loop_view["nudge"], "none");
     assert_eq!(
         s.resolved(&["max_tokens"], Family::Eir)["max_tokens"],
