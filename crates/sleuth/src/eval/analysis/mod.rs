@@ -15,6 +15,7 @@ mod eir_averages;
 mod eir_runs;
 mod load;
 mod outcome;
+mod scores;
 mod splits;
 mod summary;
 
@@ -37,6 +38,7 @@ pub use eir_runs::{
 };
 pub use load::{load, Arm, ArmKey, RecordSet, RunConfig, Source};
 pub use outcome::{answer_turn, classify, correct, gold_in_history, support_recall, Outcome};
+pub use scores::{closing_scores, ArmScores};
 pub use splits::{by_split, split_hops, split_name};
 pub use summary::{breakdown, Slice, Split, Summary};
 
