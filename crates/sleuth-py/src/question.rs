@@ -257,6 +257,8 @@ pub fn load(
         .map_err(errors::to_py)?;
     Ok(selected
         .questions
+        .into_vec()
+        .map_err(|e| errors::to_py(e.into()))?
         .into_iter()
         .map(|inner| Question { inner })
         .collect())

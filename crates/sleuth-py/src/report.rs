@@ -149,7 +149,8 @@ fn write_traces(
     let pages = render::trace_pages(set);
     let single = pages.len() == 1;
     let mut written = Vec::new();
-    for (dir, page) in pages {
+    for page in pages {
+        let (dir, page) = (page.dir.clone(), page.render());
         let target = match out {
             None => dir.join("trace.html"),
             Some(o) if single => o.join("trace.html"),

@@ -133,10 +133,15 @@ fn question(args: &Args) -> Result<Question> {
         )?);
         selection.ids = Some([id.clone()].into());
         let selected = selection.select()?;
-        return selected.questions.into_iter().next().ok_or_else(|| {
-            let file = selected.files.first().map(|p| p.display().to_string());
-            anyhow!("no question with id `{id}` in {}", file.unwrap_or_default())
-        });
+        return selected
+            .questions
+            .into_vec()?
+            .into_iter()
+            .next()
+            .ok_or_else(|| {
+                let file = selected.files.first().map(|p| p.display().to_string());
+                anyhow!("no question with id `{id}` in {}", file.unwrap_or_default())
+            });
     }
     let (Some(text), Some(path)) = (&args.question, &args.paragraphs) else {
         bail!("give either --id ID (with --data F and/or --dataset D), or --question Q --paragraphs F");

@@ -156,10 +156,23 @@ pub fn run_job(job: &Job, local: &LocalArgs, failures_of: Option<&Path>) -> Resu
     Ok(totals.cost_usd)
 }
 
-/// Records in a run directory (0 before its first).
+/// Records in a run directory (0 before its first), counted a line at a time.
 fn recorded(dir: &Path) -> usize {
-    std::fs::read_to_string(dir.join(sleuth::eval::store::RECORDS))
-        .map_or(0, |t| t.lines().filter(|l| !l.trim().is_empty()).count())
+    use std::io::BufRead;
+    let Ok(file) = std::fs::File::open(dir.join(sleuth::eval::store::RECORDS)) else {
+        return 0;
+    };
+    let mut reader = std::io::BufReader::new(file);
+    let (mut count, mut line) = (0, Vec::new());
+    // Lines as `str::lines` counts them: a last line without its newline counts; a
+    // line of blanks does not.
+    while reader.read_until(b'\n', &mut line).is_ok_and(|n| n > 0) {
+        if !line.iter().all(u8::is_ascii_whitespace) {
+            count += 1;
+        }
+        line.clear();
+    }
+    count
 }
 
 /// Ctrl-C: the records appended so far stay (each is one whole line, and a resumed run
@@ -243,11 +256,11 @@ fn dry_run(plan: &Plan, model: &str) -> Result<()> {
 }
 
 /// The run directory's scores per method (every record there, earlier runs' too):
-/// EM, F1 and, for methods that cite, Support F1, as `report` computes them.
+/// EM, F1 and, for methods that cite, Support F1, as `report` computes them, folded a
+/// record at a time.
 fn print_scores(dir: &Path, methods: &[String]) -> Result<()> {
-    let set = sleuth::eval::analysis::load(&[dir.to_path_buf()])?;
-    let mut arms: Vec<&sleuth::eval::analysis::Arm> = set
-        .arms
+    let all = sleuth::eval::analysis::closing_scores(&[dir.to_path_buf()])?;
+    let mut arms: Vec<&sleuth::eval::analysis::ArmScores> = all
         .iter()
         .filter(|a| methods.contains(&a.key.method))
         .collect();
@@ -265,16 +278,14 @@ fn print_scores(dir: &Path, methods: &[String]) -> Result<()> {
         "{:<width$} {:>5} {:>6} {:>6} {:>11}  problems",
         "method", "n", "EM", "F1", "support F1"
     );
-    for arm in arms {
-        let s = sleuth::eval::analysis::Summary::of_arm(arm);
+    for s in arms {
         let support = s
-            .evidence
-            .as_ref()
-            .map_or_else(|| "-".to_string(), |e| format!("{:.1}", e.support_f1));
+            .support_f1
+            .map_or_else(|| "-".to_string(), |f| format!("{f:.1}"));
         let problems = s.problems();
         eprintln!(
             "{:<width$} {:>5} {:>6.1} {:>6.1} {:>11}  {}",
-            sleuth::terminal::terminal_safe(&s.arm.name()),
+            sleuth::terminal::terminal_safe(&s.key.name()),
             s.n,
             s.em,
             s.f1,

@@ -78,7 +78,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         .enumerate()
         .map(|(i, q)| (q.id.as_str(), i))
         .collect();
-    let mut records: Vec<&RunRecord> = arm.records.iter().collect();
+    let mut records: Vec<&RunRecord> = arm.records.iter().map(|r| &**r).collect();
     records.sort_by_key(|r| position.get(r.id.as_str()).copied().unwrap_or(usize::MAX));
     let text = match format {
         Dataset::Musique => musique(&records, &by_id),

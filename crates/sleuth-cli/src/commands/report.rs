@@ -301,7 +301,7 @@ fn write_traces(
     // `tmp_runs_musique`): the part below the runs' common ancestor.
     let common: usize = pages
         .iter()
-        .map(|(d, _)| d.components().collect::<Vec<_>>())
+        .map(|p| p.dir.components().collect::<Vec<_>>())
         .reduce(|a, b| {
             a.into_iter()
                 .zip(b)
@@ -311,7 +311,8 @@ fn write_traces(
         })
         .map_or(0, |c| c.len());
     let mut written = Vec::new();
-    for (dir, html) in pages {
+    for page in pages {
+        let dir = page.dir.clone();
         let records = set
             .arms
             .iter()
@@ -335,7 +336,7 @@ fn write_traces(
             std::fs::create_dir_all(parent)
                 .with_context(|| format!("creating {}", parent.display()))?;
         }
-        sleuth::atomic::write(&target, html.as_bytes())
+        sleuth::atomic::write_with(&target, |out| page.write_to(out))
             .with_context(|| format!("writing {}", target.display()))?;
         eprintln!("wrote {}", target.display());
         written.push((dir, target, records));

@@ -9,16 +9,18 @@ mod corpus;
 pub mod fetch;
 pub(crate) mod load;
 mod question;
+mod questions;
 mod sentences;
 mod stats;
 mod wiki;
 
 pub use corpus::{Corpus, CorpusDoc};
 pub use load::{
-    detect, filter_hops, load, load_detected, parse, read_aliases, read_evidence, read_text,
-    Aliases, GoldEvidence,
+    detect, detect_file, filter_hops, load, load_detected, parse, read_aliases, read_evidence,
+    read_text, Aliases, GoldEvidence,
 };
 pub use question::{base_title, display_titles, Dataset, Paragraph, Question, SupportingFact};
+pub use questions::Questions;
 pub use sentences::split_sentences;
 pub use stats::{DatasetStats, Spread};
 pub use wiki::{write_wiki_corpus, WikiStats};

@@ -6,11 +6,22 @@
 //! exactly its own retries and billed cost. A call refused by the run's cost budget
 //! halts the run cleanly: that question is not recorded (a resumed run with a larger
 //! budget answers it) and no new question starts.
+//!
+//! Memory follows what is in flight, not the run's size (issue 32): questions come
+//! from a compact index ([`Questions`]) and are read when their episode starts,
+//! episodes are created as slots free up, each record is written and dropped, and the
+//! resume check holds only the earlier records' keys. Measured with `run-bench`
+//! (crates/sleuth-bench; ReAct, 10 turns, scripted model, concurrency 4, on the shared
+//! 2-core machine): peak RSS 14 MiB at 1,000 questions, 14 MiB at 10,000 and 20-21 MiB
+//! at 100,000 (1.48x the 1,000-question run, short of the issue's 1.2x: the index's ~50
+//! bytes a question and the duplicate-id check's hashes are what still grows), where it
+//! was 101 MiB and 869 MiB at 1,000 and 10,000 before; 62-148 µs a model call, process
+//! start and record writing included (167-409 µs before, rising with the run).
 
 use super::record::RecordContext;
 use super::store::{Recorded, RunStore};
 use super::RunRecord;
-use crate::data::Question;
+use crate::data::{Question, Questions};
 use crate::llm::{ChatModel, LlmError, ModelStack};
 use crate::methods::{AgentError, RegisteredMethod, RunContext, TurnObserver};
 use crate::Result;
@@ -69,40 +80,53 @@ impl Runner {
         }
     }
 
-    /// Runs every method on every question not yet recorded in `store`.
+    /// Runs every method on every question not yet recorded in `store`. Episodes start
+    /// as slots free up, each reading its question then ([`Questions::get`]) and
+    /// dropping it with its record, so what the run holds is what is in flight.
     pub async fn run(
         &self,
-        questions: &[Question],
+        questions: &Questions,
         store: &RunStore,
         progress: &dyn Progress,
     ) -> Result<RunSummary> {
         let done: Recorded = store.prepare_resume(self.retry_errors)?;
-        let mut jobs = Vec::new();
-        let mut skipped_errors = Vec::new();
-        for q in questions {
-            for m in &self.methods {
-                match done.get(&(q.id.clone(), m.name().to_string())) {
-                    None => jobs.push((q, m.clone())),
-                    Some(Some(error)) => skipped_errors.push(error.clone()),
-                    Some(None) => {}
-                }
+        let recorded = |i: usize, m: &RegisteredMethod| {
+            if done.is_empty() {
+                return None;
             }
-        }
+            done.get(&(questions.id(i).to_string(), m.name().to_string()))
+        };
         let planned = questions.len() * self.methods.len();
         let mut summary = RunSummary {
             planned,
-            skipped: planned - jobs.len(),
-            skipped_errors: skipped_errors.len(),
             ..RunSummary::default()
         };
+        let mut first_skipped_error = None;
+        for i in 0..questions.len() {
+            for m in &self.methods {
+                match recorded(i, m) {
+                    None => {}
+                    Some(error) => {
+                        summary.skipped += 1;
+                        if let Some(e) = error {
+                            summary.skipped_errors += 1;
+                            first_skipped_error.get_or_insert_with(|| e.clone());
+                        }
+                    }
+                }
+            }
+        }
+        let jobs = (0..questions.len())
+            .flat_map(|i| self.methods.iter().map(move |m| (i, m)))
+            .filter(|(i, m)| recorded(*i, m).is_none());
         progress.start(planned, summary.skipped);
         let halt = AtomicBool::new(false);
         let mut writer = store.writer()?;
         let mut results = futures::stream::iter(jobs)
-            .map(|(question, method)| self.run_one(question, method, &halt))
+            .map(|(i, method)| self.run_one(questions, i, method.clone(), &halt))
             .buffer_unordered(self.concurrency.max(1));
         while let Some(outcome) = results.next().await {
-            match outcome {
+            match outcome? {
                 Outcome::Record(record) => {
                     writer.append(&record)?;
                     summary.written += 1;
@@ -120,25 +144,27 @@ impl Runner {
         }
         progress.finish();
         if summary.first_error.is_none() {
-            summary.first_error = skipped_errors.into_iter().next();
+            summary.first_error = first_skipped_error;
         }
         Ok(summary)
     }
 
     async fn run_one(
         &self,
-        question: &Question,
+        questions: &Questions,
+        i: usize,
         method: Arc<RegisteredMethod>,
         halt: &AtomicBool,
-    ) -> Outcome {
+    ) -> Result<Outcome> {
         if halt.load(Ordering::SeqCst) {
-            return Outcome::Skipped;
+            return Ok(Outcome::Skipped);
         }
-        let outcome = run_episode(&self.stack, &self.model_name, question, &method, None).await;
+        let question = questions.get(i)?;
+        let outcome = run_episode(&self.stack, &self.model_name, &question, &method, None).await;
         if matches!(outcome, Outcome::Halted(_)) {
             halt.store(true, Ordering::SeqCst);
         }
-        outcome
+        Ok(outcome)
     }
 }
 

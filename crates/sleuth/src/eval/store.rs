@@ -4,7 +4,9 @@
 //! A line is written in one `write` and flushed before the next, so a kill leaves at
 //! most one partial last line; opening the store cuts such a tail off, which is why a
 //! resumed run never loses a finished record nor duplicates one. One process at a time
-//! writes a directory: the store holds its lock ([`super::lock`]) while open.
+//! writes a directory: the store holds its lock ([`super::lock`]) while open. Records
+//! are read a line at a time ([`each_record_line`]): resuming keeps only each record's
+//! key, so a large directory costs its keys, not its records (issue 32).
 
 use super::lock::RunLock;
 use super::RunRecord;
@@ -13,7 +15,7 @@ use crate::{Error, Result};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, HashMap};
 use std::fs::{File, OpenOptions};
-use std::io::Write;
+use std::io::{BufRead, BufReader, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 
 pub const RECORDS: &str = "records.jsonl";
@@ -135,25 +137,35 @@ impl RunStore {
         if !path.exists() {
             return Ok(Recorded::new());
         }
-        let records = read_record_lines(&path)?.records;
-        let kept: Vec<&(String, RunRecord)> = records
-            .iter()
-            .filter(|(_, r)| !(drop_errors && r.error.is_some()))
-            .collect();
-        if kept.len() != records.len() || needs_rewrite(&path)? {
-            let tmp = path.with_extension("jsonl.tmp");
-            let mut out = File::create(&tmp).map_err(|e| Error::io(&tmp, e))?;
-            for (line, _) in &kept {
-                writeln!(out, "{line}").map_err(|e| Error::io(&tmp, e))?;
+        let dropped = |r: &RunRecord| drop_errors && r.error.is_some();
+        let mut kept = Recorded::new();
+        let mut any_dropped = false;
+        each_record_line(&path, |_, r| {
+            if dropped(&r) {
+                any_dropped = true;
+            } else {
+                kept.insert((r.id, r.method), r.error);
             }
+            Ok(())
+        })?;
+        if any_dropped || needs_rewrite(&path)? {
+            let tmp = path.with_extension("jsonl.tmp");
+            let file = File::create(&tmp).map_err(|e| Error::io(&tmp, e))?;
+            let mut out = std::io::BufWriter::new(file);
+            each_record_line(&path, |line, r| {
+                if !dropped(&r) {
+                    writeln!(out, "{line}").map_err(|e| Error::io(&tmp, e))?;
+                }
+                Ok(())
+            })?;
+            let out = out
+                .into_inner()
+                .map_err(|e| Error::io(&tmp, e.into_error()))?;
             out.sync_all().map_err(|e| Error::io(&tmp, e))?;
             std::fs::rename(&tmp, &path).map_err(|e| Error::io(&path, e))?;
             crate::atomic::sync_parent(&path);
         }
-        Ok(kept
-            .iter()
-            .map(|(_, r)| ((r.id.clone(), r.method.clone()), r.error.clone()))
-            .collect())
+        Ok(kept)
     }
 
     /// An appender for new records.
@@ -242,19 +254,42 @@ pub struct RecordLines {
     pub torn: Option<(usize, String)>,
 }
 
-/// Reads a records file line by line. A last line without its newline that is not a
-/// record is what a killed write leaves, whatever byte it stops on (inside a multi-byte
-/// character too): it is returned as [`RecordLines::torn`], never an error. Any other
-/// line that is not valid UTF-8 or not a record is an error naming the file and line.
+/// Reads a records file into memory ([`each_record_line`]'s lines and records).
 pub fn read_record_lines(path: &Path) -> Result<RecordLines> {
-    let bytes = std::fs::read(path).map_err(|e| Error::io(path, e))?;
     let mut out = RecordLines::default();
-    let mut lines = bytes.split(|&b| b == b'\n').enumerate().peekable();
-    while let Some((i, raw)) = lines.next() {
-        // `split` yields the text after the last newline last: empty when the file ends
-        // with one, the unfinished line otherwise.
-        let unfinished = lines.peek().is_none();
-        let number = i + 1;
+    out.torn = each_record_line(path, |line, r| {
+        out.records.push((line.to_string(), r));
+        Ok(())
+    })?;
+    Ok(out)
+}
+
+/// Reads a records file one line at a time, handing `each` every record with its line
+/// as written; returns the unfinished last line, if any. A last line without its
+/// newline that is not a record is what a killed write leaves, whatever byte it stops
+/// on (inside a multi-byte character too): it is returned (its number and why it is not
+/// a record), never an error. Any other line that is not valid UTF-8 or not a record is
+/// an error naming the file and line.
+pub fn each_record_line(
+    path: &Path,
+    mut each: impl FnMut(&str, RunRecord) -> Result<()>,
+) -> Result<Option<(usize, String)>> {
+    let file = File::open(path).map_err(|e| Error::io(path, e))?;
+    let mut reader = BufReader::with_capacity(1 << 16, file);
+    let mut buf = Vec::new();
+    let mut number = 0;
+    loop {
+        buf.clear();
+        let read = reader
+            .read_until(b'\n', &mut buf)
+            .map_err(|e| Error::io(path, e))?;
+        if read == 0 {
+            return Ok(None);
+        }
+        number += 1;
+        // Only the text after the last newline can lack one: a write a kill cut.
+        let unfinished = !buf.ends_with(b"\n");
+        let raw = buf.strip_suffix(b"\n").unwrap_or(&buf);
         let parsed = std::str::from_utf8(raw)
             .map_err(|e| {
                 format!(
@@ -267,13 +302,13 @@ pub fn read_record_lines(path: &Path) -> Result<RecordLines> {
                     return Ok(None);
                 }
                 serde_json::from_str::<RunRecord>(line)
-                    .map(|r| Some((line.to_string(), r)))
+                    .map(|r| Some((line, r)))
                     .map_err(|e| format!("not a run record: {e}"))
             });
         match parsed {
-            Ok(Some(record)) => out.records.push(record),
+            Ok(Some((line, record))) => each(line, record)?,
             Ok(None) => {}
-            Err(why) if unfinished => out.torn = Some((number, why)),
+            Err(why) if unfinished => return Ok(Some((number, why))),
             Err(why) => {
                 return Err(Error::Invalid(format!(
                     "{}:{number}: {why}",
@@ -282,10 +317,18 @@ pub fn read_record_lines(path: &Path) -> Result<RecordLines> {
             }
         }
     }
-    Ok(out)
 }
 
+/// Whether the file's last byte is not a newline (a cut last line to remove).
 fn needs_rewrite(path: &Path) -> Result<bool> {
-    let bytes = std::fs::read(path).map_err(|e| Error::io(path, e))?;
-    Ok(!bytes.is_empty() && !bytes.ends_with(b"\n"))
+    let mut file = File::open(path).map_err(|e| Error::io(path, e))?;
+    let len = file.metadata().map_err(|e| Error::io(path, e))?.len();
+    if len == 0 {
+        return Ok(false);
+    }
+    let mut last = [0u8];
+    file.seek(SeekFrom::End(-1))
+        .and_then(|_| file.read_exact(&mut last))
+        .map_err(|e| Error::io(path, e))?;
+    Ok(last[0] != b'\n')
 }

@@ -1,8 +1,12 @@
 //! A scripted model for tests: replies come from a list or a function of the request,
 //! and every request is kept so tests can assert on exactly what the model was shown.
+//! A `scripted:FILE` model opened from a spec keeps none ([`ScriptedModel::forgetful`]):
+//! nothing can read them back through the `ChatModel` it becomes, and a long run would
+//! hold every conversation it sent until the process ends (issue 32).
 
 use super::{ChatModel, ChatRequest, ChatResponse, LlmError, Usage};
 use async_trait::async_trait;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 
 type Responder = Box<dyn Fn(&ChatRequest, usize) -> Result<String, LlmError> + Send + Sync>;
@@ -11,6 +15,10 @@ pub struct ScriptedModel {
     name: String,
     responder: Responder,
     requests: Mutex<Vec<ChatRequest>>,
+    /// Calls so far (the next call's index).
+    calls: AtomicUsize,
+    /// Whether `requests` keeps each request.
+    keeps_requests: bool,
 }
 
 impl ScriptedModel {
@@ -31,7 +39,15 @@ impl ScriptedModel {
             name: "scripted".into(),
             responder: Box::new(f),
             requests: Mutex::new(Vec::new()),
+            calls: AtomicUsize::new(0),
+            keeps_requests: true,
         }
+    }
+
+    /// Keeps no request ([`ScriptedModel::requests`] stays empty); replies are the same.
+    pub fn forgetful(mut self) -> Self {
+        self.keeps_requests = false;
+        self
     }
 
     pub fn named(mut self, name: impl Into<String>) -> Self {
@@ -63,10 +79,13 @@ impl ChatModel for ScriptedModel {
     }
 
     async fn complete(&self, request: &ChatRequest) -> Result<ChatResponse, LlmError> {
-        let index = {
+        let index = if self.keeps_requests {
+            // Under the lock: the log's order is the call order.
             let mut reqs = self.requests.lock().expect("requests lock");
             reqs.push(request.clone());
-            reqs.len() - 1
+            self.calls.fetch_add(1, Ordering::SeqCst)
+        } else {
+            self.calls.fetch_add(1, Ordering::SeqCst)
         };
         let text = (self.responder)(request, index)?;
         let input = request

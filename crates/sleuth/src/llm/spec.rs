@@ -254,7 +254,8 @@ pub fn open_provider(
             Arc::new(AnthropicClient::new(config)?)
         }
         ModelSpec::Scripted { path } => {
-            Arc::new(ScriptedModel::new(load_script(path)?).named(spec.to_string()))
+            let model = ScriptedModel::new(load_script(path)?).named(spec.to_string());
+            Arc::new(model.forgetful())
         }
         ModelSpec::Local { name } => {
             return Err(LlmError::Config(format!(

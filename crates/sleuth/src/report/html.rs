@@ -24,7 +24,20 @@ const SCRIPT: &str = include_str!("trace.js");
 /// Renders the page for one run. `title` names the run (its directory); `config` is
 /// shown as `key: value` lines at the top.
 pub fn render(title: &str, config: &[(String, String)], records: &[&RunRecord]) -> String {
-    let mut h = String::with_capacity(4096 + records.len() * 8192);
+    let mut page = Vec::new();
+    render_to(&mut page, title, config, records).expect("writing to memory cannot fail");
+    String::from_utf8(page).expect("the page is text")
+}
+
+/// Writes [`render`]'s page to `out` one question at a time, so the page is never held
+/// whole (a run of 100,000 questions makes a page of gigabytes; issue 32).
+pub fn render_to(
+    out: &mut dyn std::io::Write,
+    title: &str,
+    config: &[(String, String)],
+    records: &[&RunRecord],
+) -> std::io::Result<()> {
+    let mut h = String::with_capacity(16384);
     let _ = write!(
         h,
         "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
@@ -44,10 +57,12 @@ pub fn render(title: &str, config: &[(String, String)], records: &[&RunRecord]) 
     filters(&mut h, records);
     h.push_str("</header><main id=\"list\">");
     for r in records {
+        out.write_all(h.as_bytes())?;
+        h.clear();
         question(&mut h, r);
     }
     let _ = writeln!(h, "</main><script>{SCRIPT}</script></body></html>");
-    h
+    out.write_all(h.as_bytes())
 }
 
 fn filters(h: &mut String, records: &[&RunRecord]) {

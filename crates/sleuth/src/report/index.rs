@@ -189,7 +189,7 @@ pub fn side_by_side(set: &RecordSet, trace_href: &dyn Fn(&Path) -> Option<String
                     a.records
                         .binary_search_by(|r| r.id.as_str().cmp(id))
                         .ok()
-                        .map(|i| &a.records[i])
+                        .map(|i| &*a.records[i])
                 })
                 .collect();
             let right: Vec<&str> = found

@@ -106,15 +106,37 @@ pub fn write_outputs_with(a: &Analysis, dir: &Path, selection: &Selection) -> Re
     Ok(files.into_iter().map(|(p, _)| p).collect())
 }
 
-/// One trace page per run directory: (run directory, page HTML).
-pub fn trace_pages(set: &RecordSet) -> Vec<(PathBuf, String)> {
+/// One run's trace page, rendered when written ([`TracePage::write_to`]): it holds
+/// references to the run's records, never the page.
+pub struct TracePage<'a> {
+    /// The run directory.
+    pub dir: PathBuf,
+    title: String,
+    config: Vec<(String, String)>,
+    records: Vec<&'a RunRecord>,
+}
+
+impl TracePage<'_> {
+    /// Writes the page one question at a time.
+    pub fn write_to(&self, out: &mut dyn std::io::Write) -> std::io::Result<()> {
+        html::render_to(out, &self.title, &self.config, &self.records)
+    }
+
+    /// The whole page as text.
+    pub fn render(&self) -> String {
+        html::render(&self.title, &self.config, &self.records)
+    }
+}
+
+/// One trace page per run directory.
+pub fn trace_pages(set: &RecordSet) -> Vec<TracePage<'_>> {
     let mut by_dir: BTreeMap<&Path, Vec<&RunRecord>> = BTreeMap::new();
     for arm in &set.arms {
         for (r, &s) in arm.records.iter().zip(&arm.origins) {
             by_dir
                 .entry(set.sources[s].dir.as_path())
                 .or_default()
-                .push(r);
+                .push(&**r);
         }
     }
     by_dir
@@ -139,8 +161,12 @@ pub fn trace_pages(set: &RecordSet) -> Vec<(PathBuf, String)> {
             }
             config.extend(c.settings.iter().map(|(k, v)| (k.clone(), v.clone())));
             config.push(("records".into(), records.len().to_string()));
-            let title = dir.display().to_string();
-            (dir.to_path_buf(), html::render(&title, &config, &records))
+            TracePage {
+                dir: dir.to_path_buf(),
+                title: dir.display().to_string(),
+                config,
+                records,
+            }
         })
         .collect()
 }

@@ -99,31 +99,27 @@ impl Prepared {
         )
     }
 
-    /// Per method, the selected questions already recorded in the job's directory.
+    /// Per method, the selected questions already recorded in the job's directory
+    /// (read a record at a time; only the matching keys are held).
     fn recorded(&self, job: &Job) -> Vec<usize> {
+        use std::collections::HashSet;
         let file = job.out.join(crate::eval::store::RECORDS);
-        let Ok(records) = crate::eval::store::read_records(&file) else {
+        let ids: HashSet<&str> = self.selected.questions.ids().collect();
+        let methods = &self.methods.built;
+        let mut done: Vec<HashSet<String>> = vec![HashSet::new(); methods.len()];
+        let read = crate::eval::store::each_record_line(&file, |_, r| {
+            let counted = ids.contains(r.id.as_str()) && !(job.retry_errors && r.error.is_some());
+            if let Some(m) = methods.iter().position(|m| m.name() == r.method) {
+                if counted {
+                    done[m].insert(r.id);
+                }
+            }
+            Ok(())
+        });
+        if read.is_err() {
             return Vec::new();
-        };
-        let ids: std::collections::HashSet<&str> = self
-            .selected
-            .questions
-            .iter()
-            .map(|q| q.id.as_str())
-            .collect();
-        self.methods
-            .built
-            .iter()
-            .map(|m| {
-                let done: std::collections::HashSet<&str> = records
-                    .iter()
-                    .filter(|r| r.method == m.name() && ids.contains(r.id.as_str()))
-                    .filter(|r| !(job.retry_errors && r.error.is_some()))
-                    .map(|r| r.id.as_str())
-                    .collect();
-                done.len()
-            })
-            .collect()
+        }
+        done.iter().map(HashSet::len).collect()
     }
 
     /// Runs every method on every selected question not yet recorded in the job's

@@ -11,7 +11,7 @@
 //! [`Selection::held_out`] gives the setup questions a sample skips.
 
 use super::Shard;
-use crate::data::{self, DataError, Dataset, Question};
+use crate::data::{self, DataError, Dataset, Question, Questions};
 use crate::Result;
 use rand::seq::SliceRandom;
 use rand::SeedableRng;
@@ -63,11 +63,13 @@ pub struct Selection {
 }
 
 /// The questions a selection picked, with the schema and the files they came from.
+/// Questions from a file are held as an index ([`Questions`]) and read again one at a
+/// time.
 #[derive(Debug, Clone)]
 pub struct Selected {
     pub dataset: Dataset,
     pub files: Vec<PathBuf>,
-    pub questions: Vec<Question>,
+    pub questions: Questions,
     /// What a user should know about the selection (a head of a hop-ordered file that
     /// holds one hop count only), to show as warnings.
     pub notes: Vec<String>,
@@ -102,7 +104,7 @@ impl Selection {
                 }
                 let dataset = match dataset {
                     Some(d) => *d,
-                    None => data::detect(path, &data::read_text(path)?)?,
+                    None => data::detect_file(path)?,
                 };
                 Ok(Some((dataset, path.clone())))
             }
@@ -126,7 +128,7 @@ impl Selection {
     /// (the filters left nothing); a shard may be empty (an array with more tasks than
     /// questions), and so may the id filter: the caller says what that means.
     pub fn select(&self) -> Result<Selected> {
-        let (dataset, files, questions, origin) = match &self.source {
+        let (dataset, files, all, origin) = match &self.source {
             Source::Given {
                 dataset,
                 questions,
@@ -134,39 +136,39 @@ impl Selection {
             } => (
                 *dataset,
                 files.clone(),
-                questions.clone(),
+                Questions::loaded(questions.clone()),
                 "the given questions".to_string(),
             ),
             _ => {
                 let (dataset, path) = self.resolve_file()?.expect("a file source");
-                let questions = data::load(dataset, &path)?;
+                let questions = Questions::index(dataset, &path)?;
                 let origin = path.display().to_string();
                 (dataset, vec![path], questions, origin)
             }
         };
-        let notes: Vec<String> = self.head_note(&questions).into_iter().collect();
-        let mut questions = self.narrow(questions);
-        if questions.is_empty() {
+        let notes: Vec<String> = self.head_note(&all).into_iter().collect();
+        let mut keep = self.narrow(&all);
+        if keep.is_empty() {
             return Err(DataError::Invalid(format!(
                 "no questions selected from {origin} (check --hops/--limit)"
             ))
             .into());
         }
         if let Some(shard) = self.shard {
-            questions = questions
+            keep = keep
                 .into_iter()
                 .enumerate()
                 .filter(|(k, _)| shard.owns(*k))
-                .map(|(_, q)| q)
+                .map(|(_, i)| i)
                 .collect();
         }
         if let Some(ids) = &self.ids {
-            questions.retain(|q| ids.contains(&q.id));
+            keep.retain(|&i| ids.contains(all.id(i)));
         }
         Ok(Selected {
             dataset,
             files,
-            questions,
+            questions: all.keep(&keep),
             notes,
         })
     }
@@ -174,13 +176,13 @@ impl Selection {
     /// A `limit` without a sample takes the file's head; MuSiQue's files are ordered by
     /// hops, so that head can be one split only, and the by-hops tables would say
     /// nothing of the others. Said, not changed: the first N stay the first N.
-    fn head_note(&self, all: &[Question]) -> Option<String> {
+    fn head_note(&self, all: &Questions) -> Option<String> {
         let limit = self
             .limit
             .filter(|_| self.sample.is_none() && self.hops.is_none())?;
-        let hops = |qs: &[Question]| -> BTreeSet<u8> { qs.iter().filter_map(|q| q.hops).collect() };
-        let present = hops(all);
-        let head = hops(&all[..limit.min(all.len())]);
+        let hops = |n: usize| -> BTreeSet<u8> { (0..n).filter_map(|i| all.hops(i)).collect() };
+        let present = hops(all.len());
+        let head = hops(limit.min(all.len()));
         if present.len() < 2 || head.len() != 1 {
             return None;
         }
@@ -196,18 +198,19 @@ impl Selection {
         ))
     }
 
-    /// Hops, then the sample (or the first `limit`).
-    fn narrow(&self, mut questions: Vec<Question>) -> Vec<Question> {
+    /// The positions hops, then the sample (or the first `limit`), keep.
+    fn narrow(&self, all: &Questions) -> Vec<usize> {
+        let mut keep: Vec<usize> = (0..all.len()).collect();
         if let Some(h) = self.hops {
-            questions = data::filter_hops(questions, h);
+            keep.retain(|&i| all.hops(i) == Some(h));
         }
         if let Some(sample) = self.sample {
-            questions = sample.apply(questions);
+            keep = sample.apply(keep);
         }
         if let Some(n) = self.limit {
-            questions.truncate(n);
+            keep.truncate(n);
         }
-        questions
+        keep
     }
 
     /// The setup questions this selection's sample holds out: the `offset` questions
@@ -248,15 +251,15 @@ pub fn known_failures(run: &Path) -> Result<BTreeSet<String>> {
 }
 
 impl Sample {
-    /// The sampled questions, in their original order.
-    pub fn apply(&self, questions: Vec<Question>) -> Vec<Question> {
+    /// The sampled items (questions, or their positions), in their original order.
+    pub fn apply<T>(&self, questions: Vec<T>) -> Vec<T> {
         let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(self.seed);
         let mut idx: Vec<usize> = (0..questions.len()).collect();
         idx.shuffle(&mut rng);
         idx.drain(..self.offset.min(idx.len()));
         idx.truncate(self.size);
         idx.sort_unstable();
-        let mut slots: Vec<Option<Question>> = questions.into_iter().map(Some).collect();
+        let mut slots: Vec<Option<T>> = questions.into_iter().map(Some).collect();
         idx.into_iter()
             .map(|i| slots[i].take().expect("sampled indices are distinct"))
             .collect()
@@ -292,12 +295,8 @@ mod tests {
     }
 
     fn ids(s: &Selection) -> Vec<String> {
-        s.select()
-            .unwrap()
-            .questions
-            .into_iter()
-            .map(|q| q.id)
-            .collect()
+        let selected = s.select().unwrap();
+        selected.questions.ids().map(str::to_string).collect()
     }
 
     #[test]

@@ -95,7 +95,8 @@ fn print_protocol(experiment: &Experiment, jobs: &[Job]) -> anyhow::Result<()> {
             spec.data.display()
         );
         if let Some(held) = job.selection.held_out() {
-            let ids: Vec<String> = held.select()?.questions.into_iter().map(|q| q.id).collect();
+            let held = held.select()?;
+            let ids: Vec<&str> = held.questions.ids().collect();
             println!(
                 "  {} setup questions held out, never scored: {}",
                 ids.len(),

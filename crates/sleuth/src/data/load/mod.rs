@@ -36,12 +36,14 @@
 
 mod detect;
 mod hotpot;
+pub(crate) mod index;
 mod musique;
 pub(crate) mod records;
 mod twowiki;
 mod user;
 
 pub use detect::detect;
+pub use index::detect_file;
 pub use twowiki::{read_aliases, read_evidence, Aliases, GoldEvidence};
 
 use super::{DataError, Dataset, Question};
@@ -124,13 +126,8 @@ fn parse_with(
     let mut questions = Vec::with_capacity(records.len());
     let mut first_line: HashMap<String, usize> = HashMap::new();
     for record in &records {
-        let question = match dataset {
-            Dataset::HotpotQa => hotpot::parse(record, Dataset::HotpotQa, None).map(Some),
-            Dataset::TwoWiki => hotpot::parse(record, Dataset::TwoWiki, aliases).map(Some),
-            Dataset::Musique => musique::parse(record),
-            Dataset::Jsonl => user::parse(record).map(Some),
-        }
-        .map_err(|problem| record.error(path, problem))?;
+        let question = parse_record(dataset, record, aliases)
+            .map_err(|problem| record.error(path, problem))?;
         // None: a question the benchmark's own evaluation leaves out (MuSiQue's
         // unanswerable ones).
         let Some(question) = question else { continue };
@@ -144,6 +141,21 @@ fn parse_with(
         questions.push(question);
     }
     Ok(questions)
+}
+
+/// One record in `dataset`'s schema; None for a question the benchmark's own evaluation
+/// leaves out (MuSiQue's unanswerable ones).
+fn parse_record(
+    dataset: Dataset,
+    record: &records::Record<'_>,
+    aliases: Option<&Aliases>,
+) -> Result<Option<Question>, Problem> {
+    match dataset {
+        Dataset::HotpotQa => hotpot::parse(record, Dataset::HotpotQa, None).map(Some),
+        Dataset::TwoWiki => hotpot::parse(record, Dataset::TwoWiki, aliases).map(Some),
+        Dataset::Musique => musique::parse(record),
+        Dataset::Jsonl => user::parse(record).map(Some),
+    }
 }
 
 /// Keeps the questions with exactly `hops` hops (questions of unknown hop count drop out).

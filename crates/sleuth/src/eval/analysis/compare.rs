@@ -192,10 +192,11 @@ pub fn compare_to_baseline_sized(
 /// Pairs two arms by question id (records are sorted by id) and compares them.
 fn compare(base: &Arm, arm: &Arm, resamples: usize, seed: u64) -> Option<Comparison> {
     let by_id: BTreeMap<&str, &RunRecord> =
-        base.records.iter().map(|r| (r.id.as_str(), r)).collect();
+        base.records.iter().map(|r| (r.id.as_str(), &**r)).collect();
     let pairs: Vec<(&RunRecord, &RunRecord)> = arm
         .records
         .iter()
+        .map(|r| &**r)
         .filter_map(|r| by_id.get(r.id.as_str()).map(|b| (*b, r)))
         .collect();
     let scores = |f: fn(&RunRecord) -> f64| -> (Vec<f64>, Vec<f64>) {

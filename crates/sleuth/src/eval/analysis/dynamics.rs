@@ -36,7 +36,12 @@ pub fn error_decomposition(arm: &Arm, evidence: ReasoningEvidence) -> ErrorDecom
         .iter()
         .map(|(o, c)| (*o, 100.0 * *c as f64 / n.max(1) as f64))
         .collect();
-    let timed_out: Vec<&RunRecord> = arm.records.iter().filter(|r| r.timed_out).collect();
+    let timed_out: Vec<&RunRecord> = arm
+        .records
+        .iter()
+        .map(|r| &**r)
+        .filter(|r| r.timed_out)
+        .collect();
     let with_gold = timed_out.iter().filter(|r| gold_in_history(r)).count();
     ErrorDecomposition {
         arm: arm.key.clone(),
@@ -64,6 +69,7 @@ pub fn accuracy_at_turn(arm: &Arm, max_turn: u32) -> AccuracyCurve {
     let answered: Vec<u32> = arm
         .records
         .iter()
+        .map(|r| &**r)
         .filter(|r| correct(r))
         .filter_map(answer_turn)
         .collect();
@@ -133,6 +139,7 @@ pub fn memory_dynamics(arm: &Arm, min_turns: u32) -> Option<MemoryDynamics> {
     let cohort: Vec<&RunRecord> = arm
         .records
         .iter()
+        .map(|r| &**r)
         .filter(|r| r.trace.len() as u32 >= min_turns)
         .filter(|r| {
             r.trace

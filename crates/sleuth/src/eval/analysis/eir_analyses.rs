@@ -41,7 +41,7 @@ pub fn with_first_trials(arms: &[Arm]) -> Vec<Arm> {
             .iter()
             .map(|r| {
                 let f = r.first_attempt.as_ref().expect("checked above");
-                let mut t = r.clone();
+                let mut t = RunRecord::clone(r);
                 t.method = format!("{}{FIRST_TRIAL}", r.method);
                 t.answer = f.answer.clone();
                 t.em = f.em;
@@ -69,7 +69,7 @@ pub fn with_first_trials(arms: &[Arm]) -> Vec<Arm> {
                 let first = r.outputs.attempts.first();
                 t.retrieved = first.map(|a| a.retrieved.clone()).unwrap_or_default();
                 t.trace = first_trial_turns(r);
-                t
+                std::sync::Arc::new(t)
             })
             .collect();
         let mut key = arm.key.clone();
@@ -153,13 +153,14 @@ fn paired<'a>(arms: &'a [Arm], baseline: &str) -> Vec<Paired<'a>> {
             continue;
         }
         let by_id: BTreeMap<&str, &RunRecord> =
-            base.records.iter().map(|r| (r.id.as_str(), r)).collect();
+            base.records.iter().map(|r| (r.id.as_str(), &**r)).collect();
         for arm in arms.iter().filter(|a| {
             a.key != base.key && a.key.dataset == base.key.dataset && a.key.model == base.key.model
         }) {
             let pairs: Vec<_> = arm
                 .records
                 .iter()
+                .map(|r| &**r)
                 .filter_map(|r| by_id.get(r.id.as_str()).map(|b| (*b, r)))
                 .collect();
             if !pairs.is_empty() {
@@ -311,6 +312,7 @@ pub fn evidence_errors(arm: &Arm) -> Option<EvidenceErrors> {
     let scored: Vec<(&RunRecord, usize)> = arm
         .records
         .iter()
+        .map(|r| &**r)
         .filter_map(|r| missing_gold(r).map(|m| (r, m)))
         .collect();
     if scored.is_empty() {

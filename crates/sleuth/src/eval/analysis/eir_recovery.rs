@@ -80,6 +80,7 @@ pub fn recovery(arm: &Arm, resamples: usize, seed: u64) -> Option<Recovery> {
         .records
         .iter()
         .filter(|r| r.outputs.final_call.is_some())
+        .map(|r| &**r)
         .collect();
     let n = records.len();
     let before: Vec<(f64, f64)> = records.iter().map(|r| score(r, earlier(r))).collect();

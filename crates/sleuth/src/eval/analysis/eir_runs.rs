@@ -57,6 +57,7 @@ pub fn final_vs_retrieval(arm: &Arm) -> Option<FinalVsRetrieval> {
     let finals: Vec<(&RunRecord, Option<&str>)> = arm
         .records
         .iter()
+        .map(|r| &**r)
         .filter_map(|r| {
             let f = r.outputs.final_call.as_ref()?;
             Some((r, f.retrieval_answer.as_deref()))
@@ -113,6 +114,7 @@ pub fn more_reads(arm: &Arm, resamples: usize, seed: u64) -> Option<MoreReads> {
     let runs: Vec<(&RunRecord, &crate::methods::outputs::ExtraReads)> = arm
         .records
         .iter()
+        .map(|r| &**r)
         .filter_map(|r| Some((r, r.outputs.final_call.as_ref()?.extra_reads.as_ref()?)))
         .collect();
     if runs.is_empty() {

@@ -5,12 +5,20 @@
 //! of run directories. All of them are read here, duplicates (same question, method,
 //! model and settings) are dropped with a warning when they disagree, and records are
 //! grouped into arms: one (dataset, method, model, settings label) each.
+//!
+//! Records are read a line at a time and held once (arms derived from an arm share its
+//! records), but every parsed record is held: `run-bench` (crates/sleuth-bench; ReAct,
+//! 10 turns) measures `report` at 33 MiB for 1,000 records, 249 MiB for 10,000 and
+//! 2,415 MiB / 29 s for 100,000 (81 MiB and 730 MiB before, at 1,000 and 10,000), short
+//! of issue 32's 200 MB / 15 s: that needs the analyses to read per-question outcomes
+//! instead of whole records and traces.
 
 use crate::eval::RunRecord;
 use crate::{Error, Result};
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 /// How deep `load` looks below a directory for run directories.
 const MAX_DEPTH: usize = 4;
@@ -103,7 +111,9 @@ pub struct Arm {
     pub key: ArmKey,
     /// The run settings shared by this arm's records.
     pub settings: BTreeMap<String, String>,
-    pub records: Vec<RunRecord>,
+    /// Shared, not copied, by the arms derived from this one (the hop splits, the
+    /// retry wrappers' pooled arms), so a report holds each record once (issue 32).
+    pub records: Vec<Arc<RunRecord>>,
     /// For each record, the index in [`RecordSet::sources`] it was read from.
     pub origins: Vec<usize>,
 }
@@ -119,6 +129,27 @@ pub struct RecordSet {
 
 /// Loads run directories, records files, or trees of run directories.
 pub fn load(paths: &[PathBuf]) -> Result<RecordSet> {
+    let sources = sources(paths)?;
+    let mut warnings = Vec::new();
+    let mut per_source: Vec<Vec<RunRecord>> = Vec::new();
+    for source in &sources {
+        let records = read_records(&source.records_file, &mut warnings)?;
+        warnings.extend(super::duplicates::within_file(
+            &source.records_file,
+            &records,
+        ));
+        per_source.push(records);
+    }
+    let arms = group(&sources, per_source, &mut warnings);
+    Ok(RecordSet {
+        sources,
+        arms,
+        warnings,
+    })
+}
+
+/// The records files under `paths` (each named once) with their runs' configs.
+pub(super) fn sources(paths: &[PathBuf]) -> Result<Vec<Source>> {
     let mut files = Vec::new();
     for p in paths {
         let before = files.len();
@@ -130,9 +161,7 @@ pub fn load(paths: &[PathBuf]) -> Result<RecordSet> {
             )));
         }
     }
-    let mut warnings = Vec::new();
     let mut sources = Vec::new();
-    let mut per_source: Vec<Vec<RunRecord>> = Vec::new();
     let mut seen = BTreeSet::new();
     for file in files {
         let canonical = file.canonicalize().unwrap_or_else(|_| file.clone());
@@ -146,21 +175,13 @@ pub fn load(paths: &[PathBuf]) -> Result<RecordSet> {
         } else {
             RunConfig::default()
         };
-        let records = read_records(&file, &mut warnings)?;
-        warnings.extend(super::duplicates::within_file(&file, &records));
-        per_source.push(records);
         sources.push(Source {
             records_file: file,
             dir,
             config,
         });
     }
-    let arms = group(&sources, per_source, &mut warnings);
-    Ok(RecordSet {
-        sources,
-        arms,
-        warnings,
-    })
+    Ok(sources)
 }
 
 /// Collects records files under `path` (itself, its `records*.jsonl`, or run
@@ -203,15 +224,32 @@ fn is_records_file(p: &Path) -> bool {
 /// is an error naming the file and line, except a final line without a newline: that
 /// is a write the runner did not finish (it was interrupted), so it is skipped with a
 /// warning, whatever byte it stops on.
+///
+/// Read a line at a time: only the parsed records are held, never the file's text.
 fn read_records(path: &Path, warnings: &mut Vec<String>) -> Result<Vec<RunRecord>> {
-    let lines = crate::eval::store::read_record_lines(path)?;
-    if let Some((line, why)) = lines.torn {
+    let mut records = Vec::new();
+    let torn = crate::eval::store::each_record_line(path, |_, mut r| {
+        fit(&mut r);
+        records.push(r);
+        Ok(())
+    })?;
+    if let Some((line, why)) = torn {
         warnings.push(format!(
             "{}:{line}: skipped an unfinished last line ({why})",
             path.display()
         ));
     }
-    Ok(lines.records.into_iter().map(|(_, r)| r).collect())
+    Ok(records)
+}
+
+/// Gives back what parsing left unused: a list read from JSON grows by doubling, so a
+/// 10-turn trace holds room for 16 turns (800 bytes each); a report holds every record.
+fn fit(r: &mut RunRecord) {
+    r.trace.shrink_to_fit();
+    for t in &mut r.trace {
+        t.actions.shrink_to_fit();
+        t.observations.shrink_to_fit();
+    }
 }
 
 /// The group of runs a settings label distinguishes within.
@@ -256,16 +294,7 @@ fn group(
         for r in records {
             let settings = settings_of(&r, s);
             let g = (r.dataset.clone(), r.method.clone(), r.model.clone());
-            let label = swept[&g]
-                .iter()
-                .map(|k| {
-                    format!(
-                        "{k}={}",
-                        settings.get(k).map(String::as_str).unwrap_or("default")
-                    )
-                })
-                .collect::<Vec<_>>()
-                .join(",");
+            let label = label_of(&swept[&g], &settings);
             let key = ArmKey {
                 dataset: g.0,
                 method: g.1,
@@ -298,7 +327,7 @@ fn group(
     }
     arms.into_iter()
         .map(|(key, (settings, by_id))| {
-            let (records, origins) = by_id.into_values().unzip();
+            let (records, origins) = by_id.into_values().map(|(r, s)| (Arc::new(r), s)).unzip();
             Arm {
                 key,
                 settings,
@@ -309,8 +338,24 @@ fn group(
         .collect()
 }
 
+/// An arm's label: the swept keys with its values (`nudge=0.5,turns=20`).
+pub(super) fn label_of(swept: &[String], settings: &BTreeMap<String, String>) -> String {
+    swept
+        .iter()
+        .map(|k| {
+            format!(
+                "{k}={}",
+                settings.get(k).map(String::as_str).unwrap_or("default")
+            )
+        })
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
 /// Keys present with different values (or present in some runs only).
-fn swept_keys<'a>(settings: impl Iterator<Item = &'a BTreeMap<String, String>>) -> Vec<String> {
+pub(super) fn swept_keys<'a>(
+    settings: impl Iterator<Item = &'a BTreeMap<String, String>>,
+) -> Vec<String> {
     let all: Vec<&BTreeMap<String, String>> = settings.collect();
     let keys: BTreeSet<&String> = all.iter().flat_map(|s| s.keys()).collect();
     keys.into_iter()

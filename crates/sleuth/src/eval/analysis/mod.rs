@@ -16,6 +16,7 @@ mod eir_recovery;
 mod eir_runs;
 mod load;
 mod outcome;
+mod scores;
 mod splits;
 mod summary;
 
@@ -42,6 +43,7 @@ pub use outcome::{
     answer_turn, classify, classify_under, correct, gold_in_history, support_recall, Outcome,
     ReasoningEvidence,
 };
+pub use scores::{closing_scores, ArmScores};
 pub use splits::{by_split, split_hops, split_name};
 pub use summary::{breakdown, Slice, Split, Summary};
 

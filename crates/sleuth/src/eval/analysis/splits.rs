@@ -91,7 +91,7 @@ mod tests {
             },
             settings: BTreeMap::new(),
             origins: vec![0; records.len()],
-            records,
+            records: records.into_iter().map(std::sync::Arc::new).collect(),
         };
         let pooled = arm(
             "musique",

@@ -236,7 +236,7 @@ impl Summary {
 
     /// Summarizes a whole arm.
     pub fn of_arm(arm: &Arm) -> Summary {
-        let records: Vec<&RunRecord> = arm.records.iter().collect();
+        let records: Vec<&RunRecord> = arm.records.iter().map(|r| &**r).collect();
         Summary::of(&arm.key, &records)
     }
 }
