@@ -104,8 +104,8 @@ fn figure_2a_puts_both_models_on_one_plot_with_n_and_intervals() {
     let (dir_a, dir_b) = (tmp.path().join("a"), tmp.path().join("b"));
     std::fs::create_dir_all(&dir_a).unwrap();
     std::fs::create_dir_all(&dir_b).unwrap();
-    let a = run_recipe(&dir_a, &one);
-    let b = run_recipe(&dir_b, &two);
+    let a = run_recipe_as(&dir_a, &one, "model-a");
+    let b = run_recipe_as(&dir_b, &two, "model-b");
     let files = tmp.path().join("files");
     ok(&[
         "report",
@@ -115,9 +115,9 @@ fn figure_2a_puts_both_models_on_one_plot_with_n_and_intervals() {
         files.to_str().unwrap(),
     ]);
     let svg = std::fs::read_to_string(files.join("figure2a_em_by_hops.svg")).unwrap();
-    for server in [&one, &two] {
+    for model in ["model-a", "model-b"] {
         for method in ["sleuth", "react"] {
-            let name = format!("{method} (openai-compat:{}", server.url());
+            let name = format!("{method} (openai-compat:{model}");
             assert!(svg.contains(&name), "{name}: {svg}");
         }
     }

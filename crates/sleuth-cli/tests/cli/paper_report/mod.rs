@@ -88,6 +88,12 @@ pub(crate) fn scripted_server() -> MockServer {
 /// The Table 1 recipe in small: two baselines, one ablation and SLEUTH on HotpotQA,
 /// MuSiQue 2/3/4-hop and 2Wiki, T = 3; its report shows Tables 1 and 7.
 pub(crate) fn run_recipe(dir: &Path, server: &MockServer) -> PathBuf {
+    run_recipe_as(dir, server, "m")
+}
+
+/// [`run_recipe`] with the server's model called `model` (two names are two models in
+/// a report; one model on two servers is one).
+pub(crate) fn run_recipe_as(dir: &Path, server: &MockServer, model: &str) -> PathBuf {
     let recipe = dir.join("shape.toml");
     std::fs::write(
         &recipe,
@@ -113,9 +119,9 @@ methods = ["react", "self-ask"]
     )
     .unwrap();
     let prices = dir.join("prices.toml");
-    std::fs::write(&prices, "[m]\ninput = 1.0\noutput = 4.0\n").unwrap();
+    std::fs::write(&prices, format!("[{model}]\ninput = 1.0\noutput = 4.0\n")).unwrap();
     let out = dir.join("out");
-    let model = format!("openai-compat:{}#m", server.url());
+    let model = format!("openai-compat:{}#{model}", server.url());
     let data: Vec<String> = ["hotpotqa", "musique", "2wiki"]
         .iter()
         .map(|d| format!("{d}={}", crate::golden::fixture(d).display()))
