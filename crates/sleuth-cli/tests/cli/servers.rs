@@ -5,9 +5,11 @@
 //! family (react, sleuth, eir) through every path must finish with 0 errors and counted
 //! usage, and no key may reach a file.
 //!
-//! The servers listen on loopback ports chosen here and are stopped when the test ends
-//! (also when it fails). Without the Python packages or the GGUF the test is skipped
-//! loudly, unless `SLEUTH_REQUIRE_SERVERS` is set (CI sets it).
+//! Two tests: the llama server alone (its own preset, and a preset whose schema form it
+//! refuses) and the proxy in front of another llama server (both endpoints), so the two
+//! run at once. The servers listen on loopback ports chosen here and are stopped when
+//! the test ends (also when it fails). Without the Python packages or the GGUF the tests
+//! are skipped loudly, unless `SLEUTH_REQUIRE_SERVERS` is set (CI sets it).
 
 use crate::agents::read_records;
 use crate::util::{musique, stderr, stdout, Eval};
@@ -302,27 +304,53 @@ fn files_holding(dir: &Path, needle: &str) -> Vec<PathBuf> {
     hits
 }
 
-#[test]
-fn every_method_family_runs_through_real_servers_with_counted_usage_and_no_key_on_disk() {
+/// The two virtual environments and the GGUF, or `None` after skipping (loudly).
+fn installed() -> Option<(PathBuf, PathBuf, PathBuf)> {
     let dir = servers_dir();
     let (llama_venv, litellm_venv) = (dir.join("llama-cpp-python"), dir.join("litellm"));
     if !llama_venv.join("bin/python").is_file() || !litellm_venv.join("bin/litellm").is_file() {
-        return skip(&format!(
+        skip(&format!(
             "the test servers are not installed in {}",
             dir.display()
         ));
+        return None;
     }
     let Some(model) = gguf() else {
-        return skip(
-            "the smollm2 GGUF is not installed (sleuth model pull smollm2, or SLEUTH_TEST_MODEL)",
-        );
+        skip("the smollm2 GGUF is not installed (sleuth model pull smollm2, or SLEUTH_TEST_MODEL)");
+        return None;
+    };
+    Some((llama_venv, litellm_venv, model))
+}
+
+/// Runs every route against the servers, then checks that no server key reached a
+/// file under the runs' folder (records, traces, caches).
+fn run_routes(routes: &[Route], servers: &[&Server], outs: &Path) -> Vec<Vec<Value>> {
+    let runs = routes
+        .iter()
+        .enumerate()
+        .map(|(i, route)| run_path(route, &outs.join(format!("path{i}")), servers))
+        .collect();
+    for key in [SERVER_KEY, PROXY_KEY] {
+        let leaked = files_holding(outs, key);
+        assert!(leaked.is_empty(), "a key reached {leaked:?}");
+    }
+    runs
+}
+
+const ALL: &str = "react,sleuth,eir";
+
+// The paths are split over two tests, each with a llama server of its own (one thread
+// each), so that the two run side by side on the suite's two test threads: one test
+// walking all four paths through one server was the CLI suite's longest by far.
+
+#[test]
+fn the_llama_server_takes_every_method_family_with_its_preset_and_records_a_refused_schema() {
+    let Some((llama_venv, _, model)) = installed() else {
+        return;
     };
     let logs = tempfile::tempdir().unwrap();
     let llama = start_llama(&llama_venv, &model, logs.path());
-    let proxy = start_litellm(&litellm_venv, llama.port, logs.path());
-
-    let all = "react,sleuth,eir";
-    let paths = [
+    let routes = [
         // The server directly, with its own preset: grammars and json_object schemas.
         Route {
             name: "llama-cpp-python (preset llama-cpp-python)",
@@ -331,7 +359,7 @@ fn every_method_family_runs_through_real_servers_with_counted_usage_and_no_key_o
                 llama.port
             ),
             env: vec![("LLAMA_KEY", SERVER_KEY.into())],
-            methods: all,
+            methods: ALL,
             cache: false,
         },
         // The same server with a preset whose schema form it refuses (json_schema):
@@ -346,12 +374,41 @@ fn every_method_family_runs_through_real_servers_with_counted_usage_and_no_key_o
             methods: "eir",
             cache: false,
         },
+    ];
+    let outs = tempfile::tempdir().unwrap();
+    let runs = run_routes(&routes, &[&llama], outs.path());
+    assert!(
+        runs[0].iter().all(|r| r["constraints_dropped"] == 0),
+        "{}: the server's own form is accepted",
+        routes[0].name
+    );
+    let dropped: u64 = runs[1]
+        .iter()
+        .map(|r| r["constraints_dropped"].as_u64().unwrap_or(0))
+        .sum();
+    assert!(
+        dropped > 0,
+        "{}: the refused schema is recorded",
+        routes[1].name
+    );
+    drop(llama);
+}
+
+#[test]
+fn the_litellm_proxy_takes_every_method_family_on_both_endpoints_and_no_key_reaches_a_file() {
+    let Some((llama_venv, litellm_venv, model)) = installed() else {
+        return;
+    };
+    let logs = tempfile::tempdir().unwrap();
+    let llama = start_llama(&llama_venv, &model, logs.path());
+    let proxy = start_litellm(&litellm_venv, llama.port, logs.path());
+    let routes = [
         // The proxy's OpenAI endpoint; the key comes from OPENAI_API_KEY as in the SDK.
         Route {
             name: "litellm openai",
             model: format!("openai-compat:http://127.0.0.1:{}/v1#{ALIAS}", proxy.port),
             env: vec![("OPENAI_API_KEY", PROXY_KEY.into())],
-            methods: all,
+            methods: ALL,
             cache: true,
         },
         // The proxy's Anthropic Messages endpoint, base URL as the Anthropic SDK takes it.
@@ -360,44 +417,26 @@ fn every_method_family_runs_through_real_servers_with_counted_usage_and_no_key_o
             model: format!("anthropic:{ALIAS}"),
             env: vec![
                 ("ANTHROPIC_API_KEY", PROXY_KEY.into()),
-                ("ANTHROPIC_BASE_URL", format!("http://127.0.0.1:{}", proxy.port)),
+                (
+                    "ANTHROPIC_BASE_URL",
+                    format!("http://127.0.0.1:{}", proxy.port),
+                ),
             ],
-            methods: all,
+            methods: ALL,
             cache: true,
         },
     ];
     let outs = tempfile::tempdir().unwrap();
-    for (i, path) in paths.iter().enumerate() {
-        let out = outs.path().join(format!("path{i}"));
-        let records = run_path(path, &out, &[&llama, &proxy]);
-        if path.name.contains("refused") {
-            let dropped: u64 = records
-                .iter()
-                .map(|r| r["constraints_dropped"].as_u64().unwrap_or(0))
-                .sum();
-            assert!(dropped > 0, "{}: the refused schema is recorded", path.name);
-        }
-        if path.name.contains("preset llama-cpp-python") {
-            assert!(
-                records.iter().all(|r| r["constraints_dropped"] == 0),
-                "{}: the server's own form is accepted",
-                path.name
-            );
-        }
-    }
+    run_routes(&routes, &[&llama, &proxy], outs.path());
     assert!(
         outs.path()
-            .join("path2/cache")
+            .join("path0/cache")
             .read_dir()
             .unwrap()
             .next()
             .is_some(),
         "the response cache was written (and is scanned)"
     );
-    for key in [SERVER_KEY, PROXY_KEY] {
-        let leaked = files_holding(outs.path(), key);
-        assert!(leaked.is_empty(), "a key reached {leaked:?}");
-    }
     drop(proxy);
     drop(llama);
 }
