@@ -166,6 +166,9 @@ fn an_unreachable_endpoint_fails_with_a_clear_message() {
     )
     .opt("--limit", 2)
     .opt("--timeout", 5)
+    // The message is the point, not the retries (providers.rs tests those): two
+    // attempts instead of the default's backoff keep the test from waiting 10 s.
+    .opt("--attempts", 2)
     .output();
     assert!(!o.status.success());
     let err = stderr(&o);
