@@ -86,6 +86,24 @@ pub fn footer(total: &Estimate, model: &str, usages: &[(String, Usage)]) -> Stri
     out
 }
 
+/// The line under a batched run's estimate (`--batch`): both prices and the rounds.
+pub fn batch_footer(
+    total: &Estimate,
+    pricing: sleuth::eval::estimate::Pricing,
+    rounds: f64,
+) -> String {
+    let rate = pricing.batch_rate();
+    let usd = match total.usd {
+        Some(v) => format!(
+            "${:.2} at batch prices ({:.0}% of the ${v:.2} above)",
+            v * rate,
+            rate * 100.0
+        ),
+        None => "unknown at batch prices".to_string(),
+    };
+    format!("with --batch: {usd}, in at most {rounds:.0} rounds (one per call of the longest episode; each round waits for its batch, up to the provider's 24 hours)\n")
+}
+
 /// A table titled `title` with `label_cols` then the estimate columns.
 pub fn table(title: &str, label_cols: &[&str], rows: Vec<Row>) -> Table {
     let mut cols: Vec<&str> = label_cols.to_vec();

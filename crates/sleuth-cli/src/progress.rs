@@ -4,6 +4,7 @@
 
 use indicatif::{ProgressBar, ProgressStyle};
 use sleuth::eval::{Progress, RunRecord};
+use sleuth::llm::batch::RoundReport;
 use sleuth::terminal::terminal_safe;
 use std::io::IsTerminal;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -73,6 +74,30 @@ impl Progress for EvalProgress {
                     total.load(Ordering::Relaxed)
                 );
             }
+        }
+    }
+
+    /// One line per change of a batch: `batch round 2 batch_000003: in_progress, 12/40
+    /// done, 0 failed, 1m 05s`.
+    fn batch(&self, r: &RoundReport) {
+        let round = match r.round {
+            0 => "resumed batch".to_string(),
+            n => format!("batch round {n}"),
+        };
+        let secs = r.elapsed.as_secs();
+        let line = format!(
+            "{round} {}: {}, {}/{} done, {} failed, {}m {:02}s",
+            terminal_safe(&r.batch_id),
+            terminal_safe(&r.status),
+            r.counts.succeeded,
+            r.requests,
+            r.counts.failed,
+            secs / 60,
+            secs % 60
+        );
+        match self {
+            EvalProgress::Bar(bar) => bar.println(line),
+            EvalProgress::Lines { .. } => eprintln!("{line}"),
         }
     }
 

@@ -3,6 +3,7 @@
 
 use anyhow::{anyhow, bail, Result};
 use clap::Args;
+use sleuth::llm::middleware::CacheScope;
 use sleuth::llm::{CacheSpec, ModelSpec, ModelStack};
 use sleuth::study::{
     CacheChoice, CorpusChoice, MethodSetup, ModelSetup, Sample, Selection, Shard, Source,
@@ -122,6 +123,12 @@ pub struct ModelArgs {
     /// Do not read or write the response cache.
     #[arg(long, env = "SLEUTH_NO_CACHE")]
     pub no_cache: bool,
+    /// Whose cached responses a request may reuse: shared (default; any method's
+    /// byte-identical request) or method (only the same method's, so arms with
+    /// identical requests, such as Reflexion's first trial and Direct, sample on their
+    /// own as separate runs do; overrides a recipe's `cache_scope`).
+    #[arg(long, value_name = "SCOPE", value_parser = parse_cache_scope)]
+    pub cache_scope: Option<CacheScope>,
     /// Stop cleanly before the run's billed cost would exceed this many USD.
     #[arg(long, value_parser = crate::bounds::positive)]
     pub max_cost: Option<f64>,
@@ -151,6 +158,7 @@ impl ModelArgs {
             attempts: 1,
             cache: None,
             no_cache: true,
+            cache_scope: None,
             max_cost: None,
             rpm: None,
             tpm: None,
@@ -177,6 +185,9 @@ impl ModelArgs {
             tpm: self.tpm,
             prices: self.prices.clone(),
             max_reply_bytes: self.max_reply_bytes,
+            batch: false,
+            batch_poll: None,
+            cache_scope: self.cache_scope.unwrap_or_default(),
         }
     }
 
@@ -194,6 +205,11 @@ pub fn open_stack(setup: &ModelSetup, local: &crate::local::LocalArgs) -> Result
         return Ok(setup.open()?);
     }
     Ok(setup.open_with(crate::local::open(&spec, local)?)?)
+}
+
+fn parse_cache_scope(value: &str) -> std::result::Result<CacheScope, String> {
+    CacheScope::parse(value)
+        .ok_or_else(|| format!("expected one of {}", CacheScope::NAMES.join(", ")))
 }
 
 /// `--cache` resolved: a Redis URL or a directory, else the default directory.

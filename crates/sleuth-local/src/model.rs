@@ -4,6 +4,7 @@ use crate::engine::{self, Generation, Job, ModelInfo, Timings};
 use crate::options::LocalOptions;
 use crate::Result;
 use async_trait::async_trait;
+use sleuth::llm::quirks::SchemaBounds;
 use sleuth::llm::{ChatModel, ChatRequest, ChatResponse, LlmError, OutputConstraint};
 use std::path::Path;
 use std::sync::{mpsc, Mutex};
@@ -83,6 +84,9 @@ impl LocalModel {
                 Ok(Some(g.clone()))
             }
             Some(OutputConstraint::JsonSchema(schema)) => {
+                // llama.cpp's converter expands each bound into nested rules; the same
+                // bounds as the llama.cpp server presets keep the grammar compilable.
+                let schema = SchemaBounds::LLAMA_CPP.clamp(schema);
                 llama_cpp_2::json_schema_to_grammar(&schema.to_string())
                     .map(Some)
                     .map_err(|e| {

@@ -84,3 +84,29 @@ pub fn data(e: sleuth::data::DataError) -> PyErr {
 pub fn method(message: impl std::fmt::Display) -> PyErr {
     MethodError::new_err(pythonic(&message.to_string()))
 }
+
+/// A report that could not be made: a baseline the records do not hold (or that names
+/// a sweep's method) is a `MethodError`, records or files are as [`to_py`] says, and
+/// a bad table name or option is a `SleuthError`.
+pub fn report(e: sleuth::study::ReportError) -> PyErr {
+    use sleuth::study::ReportError as R;
+    match e {
+        R::Records(e) => to_py(e),
+        R::UnknownBaseline { .. } | R::AmbiguousBaseline { .. } => method(e),
+        other => SleuthError::new_err(pythonic(&with_causes(&other))),
+    }
+}
+
+/// The error and its causes on one line, each cause once (as the CLI prints errors).
+fn with_causes(e: &dyn std::error::Error) -> String {
+    let mut text = e.to_string();
+    let mut cause = e.source();
+    while let Some(c) = cause {
+        let c_text = c.to_string();
+        if !text.contains(&c_text) {
+            text = format!("{text}: {c_text}");
+        }
+        cause = c.source();
+    }
+    text
+}

@@ -181,6 +181,8 @@ pub struct ModelArgs {
     pub rpm: Option<f64>,
     pub tpm: Option<f64>,
     pub prices: Option<PathBuf>,
+    /// `--batch`: every call through the provider's batch API.
+    pub batch: bool,
 }
 
 impl ModelArgs {
@@ -202,6 +204,7 @@ impl ModelArgs {
         setup.rpm = self.rpm;
         setup.tpm = self.tpm;
         setup.prices = self.prices.clone();
+        setup.batch = self.batch;
         setup
     }
 }

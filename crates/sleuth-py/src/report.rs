@@ -1,17 +1,18 @@
 //! Reading runs back: `records` (the records of a run directory, docs/records.md) and
-//! `report` (the tables of `sleuth report`, with its CSV/JSON/SVG files and trace
-//! viewers), both from records alone.
+//! `report` (`sleuth report`'s tables, files and pages, by the library's one report
+//! entry point), both from records alone.
 
 use crate::errors;
 use pyo3::prelude::*;
 use sleuth::data::{self, Dataset};
-use sleuth::eval::analysis::{load, Analysis, Options};
+use sleuth::eval::analysis::{Direction, ErrorClasses, HolmFamily, Options, ReasoningEvidence};
+use sleuth::eval::stats::BootstrapP;
 use sleuth::eval::stats::{DEFAULT_RESAMPLES, DEFAULT_SEED};
 use sleuth::eval::store::{read_records, RECORDS};
 use sleuth::eval::{RecordContext, RunRecord};
 use sleuth::methods::Episode;
-use sleuth::report as render;
-use std::collections::{BTreeMap, BTreeSet};
+use sleuth::study::{ReportError, ReportJob};
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 /// Every record of a run directory (or of a records file) as one JSON array.
@@ -46,11 +47,14 @@ pub fn record_fields() -> Vec<String> {
         retries: 0,
         cost_usd: 0.0,
         constraints_dropped: 0,
+        batched_calls: 0,
     };
     let mut record = RunRecord::from_episode(&question, Episode::default(), &ctx);
     // Fields a record leaves out when they are zero or empty are columns all the same
     // (docs/records.md lists them): give them a value so they serialize, in order.
     record.truncated_calls = 1;
+    record.batched_calls = 1;
+    record.list_cost_usd = 1.0;
     record.refusals = 1;
     record.cache_marks_dropped = 1;
     record.call_stops = vec![sleuth::methods::CallStop {
@@ -64,108 +68,98 @@ pub fn record_fields() -> Vec<String> {
     }
 }
 
-/// `sleuth report`: returns `{"tables": [...], "markdown", "warnings", "files",
-/// "html"}` as JSON text; files are written only when `out` or `html` ask for them.
+/// `sleuth report` through the same entry point (`sleuth::study::ReportJob`): returns
+/// `{"tables": [...], "markdown", "warnings", "empty", "written"}` as JSON text, the
+/// tables in tidy form (every identifying column); files are written only when `out`
+/// or `html` ask for them, where the CLI writes them.
 #[pyfunction]
 #[allow(clippy::too_many_arguments)]
-#[pyo3(signature = (runs, *, baseline=None, out=None, html=false, cohort=None, seed=DEFAULT_SEED, resamples=DEFAULT_RESAMPLES))]
+#[pyo3(signature = (runs, *, baseline=None, tables=vec![], out=None, html=false, cohort=None,
+    seed=DEFAULT_SEED, resamples=DEFAULT_RESAMPLES, holm_family="all", holm_size=0,
+    reasoning_evidence="any", error_classes="defined", bootstrap_p="twice-tail",
+    direction="method-minus-baseline"))]
 pub fn report(
     py: Python<'_>,
     runs: Vec<PathBuf>,
     baseline: Option<String>,
+    tables: Vec<String>,
     out: Option<PathBuf>,
     html: bool,
     cohort: Option<u32>,
     seed: u64,
     resamples: usize,
+    holm_family: &str,
+    holm_size: usize,
+    reasoning_evidence: &str,
+    error_classes: &str,
+    bootstrap_p: &str,
+    direction: &str,
 ) -> PyResult<String> {
-    py.allow_threads(|| build(runs, baseline, out, html, cohort, seed, resamples))
+    let bootstrap_p = BootstrapP::parse(bootstrap_p).ok_or_else(|| {
+        errors::SleuthError::new_err(format!(
+            "bootstrap_p={bootstrap_p:?}: expected one of {}",
+            BootstrapP::NAMES.join(", ")
+        ))
+    })?;
+    let direction = Direction::parse(direction).ok_or_else(|| {
+        errors::SleuthError::new_err(format!(
+            "direction={direction:?}: expected one of {}",
+            Direction::NAMES.join(", ")
+        ))
+    })?;
+    let holm_family = HolmFamily::parse(holm_family).ok_or_else(|| {
+        errors::SleuthError::new_err(format!(
+            "holm_family={holm_family:?}: expected one of {}",
+            HolmFamily::NAMES.join(", ")
+        ))
+    })?;
+    let reasoning_evidence: ReasoningEvidence = reasoning_evidence.parse().map_err(|_| {
+        errors::SleuthError::new_err(format!(
+            "reasoning_evidence={reasoning_evidence:?}: expected one of {}",
+            ReasoningEvidence::NAMES.join(", ")
+        ))
+    })?;
+    let error_classes: ErrorClasses = error_classes.parse().map_err(|_| {
+        errors::SleuthError::new_err(format!(
+            "error_classes={error_classes:?}: expected one of {}",
+            ErrorClasses::NAMES.join(", ")
+        ))
+    })?;
+    let job = ReportJob {
+        dirs: runs,
+        options: Options {
+            baseline,
+            cohort_turns: cohort,
+            resamples,
+            seed,
+            holm_family,
+            holm_size,
+            reasoning_evidence,
+            error_classes,
+            bootstrap_p,
+            direction,
+        },
+        tables,
+    };
+    py.allow_threads(|| build(&job, out.as_deref(), html))
+        .map_err(errors::report)
 }
 
-fn build(
-    runs: Vec<PathBuf>,
-    baseline: Option<String>,
-    out: Option<PathBuf>,
-    html: bool,
-    cohort: Option<u32>,
-    seed: u64,
-    resamples: usize,
-) -> PyResult<String> {
-    if runs.is_empty() {
-        return Err(errors::SleuthError::new_err(
-            "report: no run directory given",
-        ));
-    }
-    let set = load(&runs).map_err(errors::to_py)?;
-    if let Some(b) = &baseline {
-        if !set
-            .arms
-            .iter()
-            .any(|a| &a.key.method == b || &a.key.name() == b)
-        {
-            let methods: BTreeSet<String> = set.arms.iter().map(|a| a.key.name()).collect();
-            return Err(errors::method(format!(
-                "baseline `{b}` has no records (present: {})",
-                methods.into_iter().collect::<Vec<_>>().join(", ")
-            )));
-        }
-    }
-    let options = Options {
-        baseline,
-        cohort_turns: cohort,
-        resamples: resamples.max(1),
-        seed,
-        ..Options::default()
-    };
-    let analysis = Analysis::build(&set, &options);
-    let tables: Vec<serde_json::Value> = render::tables::all(&analysis)
+fn build(job: &ReportJob, out: Option<&Path>, html: bool) -> Result<String, ReportError> {
+    let report = job.open()?;
+    let written = report.write(out, html, &mut |_| {})?;
+    let tables: Vec<serde_json::Value> = report
+        .tables()
         .iter()
-        .map(|t| t.to_json())
+        .map(|(_, tidy)| tidy.to_json())
         .collect();
-    let files = match &out {
-        Some(dir) => render::write_outputs(&analysis, dir).map_err(errors::to_py)?,
-        None => vec![],
-    };
-    let pages = if html {
-        write_traces(&set, out.as_deref())?
-    } else {
-        vec![]
-    };
+    let markdown = report.markdown();
     let value = serde_json::json!({
         "tables": tables,
-        "markdown": render::markdown(&analysis),
-        "warnings": analysis.warnings,
-        "files": files,
-        "html": pages,
+        "markdown": markdown.text,
+        "warnings": report.warnings(),
+        "empty": markdown.empty,
+        "written": written,
     });
     Ok(value.to_string())
-}
-
-/// One `trace.html` per run, where `sleuth report --html` puts it.
-fn write_traces(
-    set: &sleuth::eval::analysis::RecordSet,
-    out: Option<&Path>,
-) -> PyResult<Vec<PathBuf>> {
-    let pages = render::trace_pages(set);
-    let single = pages.len() == 1;
-    let mut written = Vec::new();
-    for page in pages {
-        let (dir, page) = (page.dir.clone(), page.render());
-        let target = match out {
-            None => dir.join("trace.html"),
-            Some(o) if single => o.join("trace.html"),
-            Some(o) => {
-                let name = render::slug(&dir.display().to_string());
-                o.join(if name.is_empty() { "run".into() } else { name })
-                    .join("trace.html")
-            }
-        };
-        let io = |e: std::io::Error, p: &Path| errors::to_py(sleuth::Error::io(p, e));
-        if let Some(parent) = target.parent() {
-            std::fs::create_dir_all(parent).map_err(|e| io(e, parent))?;
-        }
-        std::fs::write(&target, page).map_err(|e| io(e, &target))?;
-        written.push(target);
-    }
-    Ok(written)
 }

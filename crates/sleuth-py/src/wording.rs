@@ -17,6 +17,8 @@ const RENAMED: &[(&str, &str)] = &[("data", "path")];
 const KEYWORDS: &[&str] = &[
     "attempts",
     "baseline",
+    "batch",
+    "bootstrap-p",
     "cache",
     "cohort",
     "concurrency",
@@ -24,7 +26,13 @@ const KEYWORDS: &[&str] = &[
     "data",
     "data-root",
     "dataset",
+    "direction",
+    "dry-run",
+    "error-classes",
+    "holm-family",
+    "holm-size",
     "hops",
+    "html",
     "index",
     "limit",
     "max-cost",
@@ -32,15 +40,21 @@ const KEYWORDS: &[&str] = &[
     "out",
     "prices",
     "prompts",
+    "reasoning-evidence",
     "resamples",
+    "retry-errors",
     "rpm",
     "sample",
     "sample-offset",
     "seed",
     "shard",
+    "tables",
     "timeout",
     "tpm",
 ];
+
+/// Flags that take no value: in Python the keyword set to True.
+const SWITCHES: &[&str] = &["batch", "dry-run", "html", "retry-errors"];
 
 /// `message` with CLI flags as the Python keywords that set the same thing.
 pub fn pythonic(message: &str) -> String {
@@ -67,11 +81,18 @@ fn reword(text: &str) -> String {
         Some(_) => "setting ",
         None => "a setting keyword",
     });
-    // Flags whose value is a name, written after them in the message (`--dataset jsonl`).
+    // Flags whose value is a name, written after them in the message (`--dataset jsonl`,
+    // or quoted: `--baseline 'sleuth [nudge=none]'`).
     static NAMED: LazyLock<Regex> = LazyLock::new(|| {
-        Regex::new(r"--(dataset|model|shard|baseline)\s([A-Za-z0-9][^\s`,;()]*)").unwrap()
+        Regex::new(r"--(dataset|model|shard|baseline|direction)\s('[^']*'|[A-Za-z0-9][^\s`,;()]*)")
+            .unwrap()
     });
     let text = NAMED.replace_all(&text, "${1}=${2}");
+    // The report's baseline checks name the value as their subject (`baseline `ircot`
+    // has no records`): the keyword that was given it.
+    static BASELINE: LazyLock<Regex> =
+        LazyLock::new(|| Regex::new(r"\bbaseline `([^`']*)`").unwrap());
+    let text = BASELINE.replace_all(&text, "baseline='${1}'");
     FLAG.replace_all(&text, |c: &Captures| {
         let flag = &c[1];
         let value = c
@@ -87,6 +108,9 @@ fn reword(text: &str) -> String {
             .iter()
             .find(|(cli, _)| *cli == flag)
             .map_or_else(|| flag.replace('-', "_"), |(_, py)| py.to_string());
+        if value.is_empty() && SWITCHES.contains(&flag) {
+            return format!("{name}=True");
+        }
         format!("{name}={value}")
     })
     .into_owned()

@@ -105,6 +105,10 @@ def test_errors_print_as_sleuth_classes_and_name_keywords_not_flags(musique, tmp
     assert reword("pass --prices FILE, or --no-cache") == "pass prices=FILE, or cache=False"
     assert reword("--dataset jsonl needs --data FILE") == "dataset=jsonl needs path=FILE"
     assert reword("use --array=1-4 or --sample-offset") == "use --array=1-4 or sample_offset="
+    # Switches are keywords set to True; report options keep their names.
+    assert reword("--batch: `python:m` has no batch API") == "batch=True: `python:m` has no batch API"
+    assert reword("rerun with --retry-errors") == "rerun with retry_errors=True"
+    assert reword("--direction up: expected one of") == "direction=up: expected one of"
 
 
 def test_an_exception_in_the_callable_is_raised_with_the_partial_episode(musique):

@@ -128,7 +128,7 @@ def test_report_gives_tables_figures_and_html(musique, tmp_path):
     sleuth.eval("musique", musique, methods="react,sleuth", model=CountySeatReader(), out=run, hops=2, limit=3, turns=4)
     rep = sleuth.report(run, baseline="react", out=tmp_path / "report", html=True)
     summary = rep.tables["summary"]
-    assert len(summary) == 2 and set(summary.iloc[:, 0]) == {"react", "sleuth"}
+    assert len(summary) == 2 and set(summary["method"]) == {"react", "sleuth"}
     # Tidy columns (snake_case, one value per cell), as `report --out` writes CSV.
     assert "em" in summary.columns and rep.titles["summary"] == "Accuracy and cost per method"
     # sleuth paired against the baseline.
@@ -138,7 +138,7 @@ def test_report_gives_tables_figures_and_html(musique, tmp_path):
     assert any(p.name == "report.json" for p in rep.files)
     assert rep.html == [tmp_path / "report" / "trace.html"] and rep.html[0].exists()
     assert "react" in repr(rep)
-    with pytest.raises(sleuth.MethodError, match="baseline `nope` has no records"):
+    with pytest.raises(sleuth.MethodError, match="baseline='nope' has no records"):
         sleuth.report(run, baseline="nope")
     (tmp_path / "empty").mkdir()
     with pytest.raises(sleuth.SleuthError, match="empty: no records.jsonl found"):

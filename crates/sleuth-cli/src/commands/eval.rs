@@ -21,12 +21,25 @@ pub struct Args {
     #[command(flatten)]
     pub method: MethodArgs,
     /// Questions answered at the same time (default 4; 1 for local: models, whose one
-    /// inference thread would otherwise thrash its prefix cache between questions).
+    /// inference thread would otherwise thrash its prefix cache between questions;
+    /// with --batch, as many as one batch holds, so a round is every question's call).
     #[arg(long, value_parser = crate::bounds::count(1..=4096))]
     pub concurrency: Option<usize>,
     /// Run again the questions whose earlier record ended in an error.
     #[arg(long)]
     pub retry_errors: bool,
+    /// Send every model call through the provider's batch API (OpenAI Batch API,
+    /// Anthropic Message Batches) at half price: the questions advance in lock-step
+    /// rounds, one batch per round, answered within the provider's window (up to 24
+    /// hours) instead of seconds. Cached responses never enter a batch; the batches
+    /// submitted are kept in OUT/batches.jsonl, so a killed run resumes without paying
+    /// twice. openai:, openai-compat: (a server with /v1/batches) and anthropic: only.
+    #[arg(long)]
+    pub batch: bool,
+    /// With --batch: seconds before a batch's first status poll; each later poll
+    /// waits twice as long, up to 5 minutes (default 5).
+    #[arg(long, value_name = "SECS", value_parser = crate::bounds::positive, requires = "batch")]
+    pub batch_poll: Option<f64>,
     /// Keep only the known failures of an earlier EIR run (its directory or records
     /// file): questions its `eir` records got wrong (EM) without reading every
     /// annotated paragraph (EIR paper App. F.2, F.3; run them with eir-recover).
@@ -49,10 +62,15 @@ impl Args {
         if let Some(run) = &self.failures_of {
             selection.ids = Some(sleuth::study::known_failures(run)?);
         }
+        let mut model = self.model.setup();
+        model.batch = self.batch;
+        model.batch_poll = self
+            .batch_poll
+            .map(|s| std::time::Duration::from_secs_f64(s.min(86_400.0)));
         Ok(Job {
             selection,
             methods: self.method.setup(&self.methods)?,
-            model: self.model.setup(),
+            model,
             out: self.out.clone(),
             concurrency: self.concurrency,
             retry_errors: self.retry_errors,
@@ -69,7 +87,8 @@ pub fn run(args: Args) -> Result<()> {
         }
         let price = crate::cost::price_check(&job.model)?;
         let plan = prepared.plan(&job, &price, std::slice::from_ref(&job.out));
-        return dry_run(&plan, &job.model.spec);
+        let batch = job.model.batch.then_some(price.pricing);
+        return dry_run(&plan, &job.model.spec, batch);
     }
     run_job(&job, &args.model.local, args.failures_of.as_deref()).map(|_| ())
 }
@@ -227,8 +246,9 @@ fn failures(summary: &RunSummary, dir: &Path) -> Result<()> {
     Ok(())
 }
 
-/// `--dry-run`: one row per method, then the total.
-fn dry_run(plan: &Plan, model: &str) -> Result<()> {
+/// `--dry-run`: one row per method, then the total (at batch prices too, with the
+/// pricing of a batched run).
+fn dry_run(plan: &Plan, model: &str, batch: Option<sleuth::eval::estimate::Pricing>) -> Result<()> {
     use sleuth::report::table::Cell;
     let rows = plan
         .methods
@@ -248,6 +268,12 @@ fn dry_run(plan: &Plan, model: &str) -> Result<()> {
         "\n{}",
         crate::cost::footer(&plan.total, model, &plan.usages())
     );
+    if let Some(pricing) = batch {
+        print!(
+            "{}",
+            crate::cost::batch_footer(&plan.total, pricing, plan.rounds())
+        );
+    }
     let (_, recorded) = plan.episodes();
     if recorded > 0 {
         println!("{recorded} episodes already recorded in the run directory are not counted (they are skipped when it resumes)");

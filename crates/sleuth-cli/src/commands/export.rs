@@ -78,7 +78,9 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         .enumerate()
         .map(|(i, q)| (q.id.as_str(), i))
         .collect();
-    let mut records: Vec<&RunRecord> = arm.records.iter().map(|r| &**r).collect();
+    // The whole records of the one arm exported (the analyses hold digests only).
+    let full = set.reader().arm(arm)?;
+    let mut records: Vec<&RunRecord> = full.iter().collect();
     records.sort_by_key(|r| position.get(r.id.as_str()).copied().unwrap_or(usize::MAX));
     let text = match format {
         Dataset::Musique => musique(&records, &by_id),

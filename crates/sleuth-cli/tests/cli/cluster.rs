@@ -248,6 +248,7 @@ name = "again"
 }
 
 #[test]
+#[cfg_attr(not(shared_data), ignore = "needs ../shared/data")]
 fn two_shards_in_parallel_share_one_redis_cache() {
     let Some(redis) = RedisServer::start() else {
         return;
@@ -334,6 +335,7 @@ fn two_shards_in_parallel_share_one_redis_cache() {
 }
 
 #[test]
+#[cfg_attr(not(shared_data), ignore = "needs ../shared/data")]
 fn a_redis_killed_mid_run_loses_no_records() {
     let Some(mut redis) = RedisServer::start() else {
         return;
@@ -439,6 +441,7 @@ fn thirty_two_identical_requests_across_four_processes_reach_the_server_once() {
 }
 
 #[test]
+#[cfg_attr(not(shared_data), ignore = "needs ../shared/data")]
 fn cache_entries_move_between_sqlite_and_redis() {
     let Some(redis) = RedisServer::start() else {
         return;
@@ -579,6 +582,7 @@ fn doc_script(file: &str) -> String {
 }
 
 #[test]
+#[cfg_attr(not(shared_data), ignore = "needs ../shared/data")]
 fn the_documented_slurm_scripts_run_a_recipe_and_merge_it() {
     let Some(redis) = RedisServer::start() else {
         return;
@@ -652,6 +656,7 @@ fn the_documented_slurm_scripts_run_a_recipe_and_merge_it() {
 }
 
 #[test]
+#[cfg_attr(not(shared_data), ignore = "needs ../shared/data")]
 fn a_redis_password_never_shows() {
     const CANARY: &str = "pw-canary-5d1e";
     let Some(redis) = RedisServer::start_with_password(Some(CANARY)) else {

@@ -263,7 +263,9 @@ fn right_with_two_paragraphs() -> impl Fn(&ReceivedRequest) -> Reply {
             };
             return Reply::text(json!({"answer": answer, "evidence": []}).to_string());
         }
-        if p.contains("Decide whether reading more paragraphs") {
+        // F.4's deciding call and F.3's selecting call alike.
+        if p.contains("Decide whether reading more paragraphs") || p.contains("titles to read next")
+        {
             let wanted: Vec<String> = if q.len().is_multiple_of(2) {
                 unread(&p).into_iter().take(1).collect()
             } else {
@@ -303,12 +305,12 @@ fn wilson(k: f64, n: f64) -> (f64, f64) {
 }
 
 /// The number a display cell starts with (`+12.5 [..]`, `0.1250`, `100.00 [..]`).
-fn lead(cell: &str) -> f64 {
+pub(crate) fn lead(cell: &str) -> f64 {
     cell.split_whitespace().next().unwrap().parse().unwrap()
 }
 
 /// A report table found by its title: its header cells and its rows' cells.
-fn table(report: &str, title: &str) -> (Vec<String>, Vec<Vec<String>>) {
+pub(crate) fn table(report: &str, title: &str) -> (Vec<String>, Vec<Vec<String>>) {
     let cells = |l: &str| -> Vec<String> { l.split('|').map(|c| c.trim().to_string()).collect() };
     let mut lines = report
         .lines()
@@ -326,7 +328,7 @@ fn table(report: &str, title: &str) -> (Vec<String>, Vec<Vec<String>>) {
 }
 
 /// The cell of `row` under column `name`.
-fn cell(header: &[String], row: &[String], name: &str) -> String {
+pub(crate) fn cell(header: &[String], row: &[String], name: &str) -> String {
     row[header.iter().position(|c| c == name).unwrap()].clone()
 }
 
@@ -777,7 +779,7 @@ fn holm_size_counts_each_family_as_table_twentys_groups_of_five() {
                 (
                     cell(&header, r, "method"),
                     lead(&cell(&header, r, "McNemar p")),
-                    lead(&cell(&header, r, "Holm p")),
+                    lead(&cell(&header, r, "EM Holm p")),
                 )
             })
             .collect()

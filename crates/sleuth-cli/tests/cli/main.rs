@@ -3,12 +3,16 @@
 //! One module per area of the tool.
 
 mod agents;
+mod batch;
 mod beyond;
 mod cluster;
 mod corpus;
 mod data;
 mod eir;
 mod eir_cold_read;
+mod eir_cold_read2;
+mod eir_cold_read3;
+mod eir_cold_read4;
 mod eir_fidelity;
 mod eir_paper;
 mod eval;
@@ -34,6 +38,8 @@ mod setup;
 mod sleuth_cold_read;
 mod sleuth_letter;
 mod sleuth_paper;
+mod sleuth_recheck;
+mod sleuth_recheck2;
 mod traffic;
 mod twowiki;
 mod util;

@@ -360,6 +360,7 @@ fn a_refused_schema_form_is_dropped_and_the_run_says_so() {
     let out = dir.path().join("run");
     let model = format!("openai-compat:{}#m?preset=vllm", server.url());
     let o = Eval::new("musique", crate::util::musique(), "eir", &model, &out)
+        .set("json_schema=true")
         .opt("--limit", 2)
         .opt("--concurrency", 1)
         .output();

@@ -254,9 +254,29 @@ fn baseline_comparison_has_mcnemar_holm_and_head_to_head() {
         .unwrap_or_else(|| panic!("no comparison row in:\n{out}"));
     assert!(row.contains("| +33.3 ["), "{row}");
     assert!(
-        row.contains("| 0/2 |    0.5000 | 0.5000 | 2/0/4 |"),
+        row.contains("| 0/2 |    0.5000 |    0.5000 | 2/0/4 |"),
         "{row}"
     );
+    // The F1 bootstrap p and its Holm p (one comparison: equal) follow ΔF1.
+    let cells: Vec<&str> = row.split('|').map(str::trim).collect();
+    let f1 = cells.iter().position(|c| c.starts_with("+25.0 [")).unwrap();
+    assert_eq!(cells[f1 + 1], cells[f1 + 2], "{row}");
+    let header: Vec<&str> = out
+        .lines()
+        .find(|l| l.contains("ΔF1 [95% CI]") && l.contains("b/c"))
+        .unwrap()
+        .split('|')
+        .map(str::trim)
+        .collect();
+    let want = [
+        "ΔF1 [95% CI]",
+        "F1 p",
+        "F1 Holm p",
+        "b/c",
+        "McNemar p",
+        "EM Holm p",
+    ];
+    assert!(header.windows(6).any(|w| w == want), "{header:?}");
 }
 
 #[test]
@@ -357,8 +377,47 @@ fn sweep_across_run_dirs_labels_arms_and_writes_files() {
         "got:\n{out}"
     );
     // Two comparisons with react form one Holm family: p = 0.5 and 1.0 -> Holm 1.0 both.
-    assert!(out.contains("| sleuth [nudge=0.7]  | react    |   6 | +33.3 [+0.0, +66.7] | +25.0 [+0.0, +58.3] | 0/2 |    0.5000 | 1.0000 | 2/0/4 |"), "got:\n{out}");
-    assert!(out.contains("| sleuth [nudge=none] | react    |   6 | +16.7 [+0.0, +50.0] | +0.0 [-25.0, +25.0] | 0/1 |    1.0000 | 1.0000 | 1/0/5 |"), "got:\n{out}");
+    assert!(
+        out.contains(
+            "| sleuth [nudge=0.7]  | react    |   6 | +33.3 [+0.0, +66.7] | +25.0 [+0.0, +58.3] |"
+        ),
+        "got:\n{out}"
+    );
+    assert!(
+        out.contains("| 0/2 |    0.5000 |    1.0000 | 2/0/4 |"),
+        "got:\n{out}"
+    );
+    assert!(
+        out.contains(
+            "| sleuth [nudge=none] | react    |   6 | +16.7 [+0.0, +50.0] | +0.0 [-25.0, +25.0] |"
+        ),
+        "got:\n{out}"
+    );
+    assert!(
+        out.contains("| 0/1 |    1.0000 |    1.0000 | 1/0/5 |"),
+        "got:\n{out}"
+    );
+    // The F1 bootstrap p's Holm over the same two: the smaller doubled, the larger kept
+    // at least as large (capped at 1).
+    let f1_p = |label: &str| -> (f64, f64) {
+        let row = out
+            .lines()
+            .find(|l| l.starts_with(label) && l.contains("| react "))
+            .unwrap();
+        let cells: Vec<&str> = row.split('|').map(str::trim).collect();
+        (cells[6].parse().unwrap(), cells[7].parse().unwrap())
+    };
+    let (with, without) = (f1_p("| sleuth [nudge=0.7]"), f1_p("| sleuth [nudge=none]"));
+    let (small, large) = if with.0 <= without.0 {
+        (with, without)
+    } else {
+        (without, with)
+    };
+    assert!(
+        (small.1 - (2.0 * small.0).min(1.0)).abs() < 1e-4,
+        "{small:?}"
+    );
+    assert!((large.1 - large.0.max(small.1)).abs() < 1e-4, "{large:?}");
     for f in [
         "summary.csv",
         "summary.json",
@@ -385,6 +444,17 @@ fn sweep_across_run_dirs_labels_arms_and_writes_files() {
     );
     let svg = std::fs::read_to_string(out_dir.join("sweep_nudge_jsonl.svg")).unwrap();
     assert!(svg.starts_with("<svg") && svg.contains("sleuth EM") && svg.contains("sleuth timeout"));
+    // SLEUTH Figure 3: ReAct (no nudge) as a dashed reference line at its EM (33.3).
+    assert!(
+        svg.contains(r#"class="reference""#) && svg.contains("react EM 33.3"),
+        "{svg}"
+    );
+    // Figure 4: the nudge turn marked on accuracy at turn t.
+    let turns = std::fs::read_to_string(out_dir.join("accuracy_at_turn_jsonl.svg")).unwrap();
+    assert!(
+        turns.contains(r#"class="mark""#) && turns.contains("nudge (turn "),
+        "{turns}"
+    );
     let memory_svgs = std::fs::read_dir(&out_dir)
         .unwrap()
         .filter(|e| {
@@ -621,4 +691,77 @@ fn experiment_errors_are_clear() {
         "{}",
         stderr(&o)
     );
+}
+
+/// What `sleuth report` says on stderr as it writes, now that the writing is the
+/// library's `study::Report` (shared with Python): the file count, then each page as
+/// it is written, the index and side-by-side pages last; with several runs and no
+/// `--out`, the trace pages go beside the runs and a hint replaces the index.
+#[test]
+fn report_says_what_it_writes_and_where_the_pages_go() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (a, b) = (tmp.path().join("nudge-0.7"), tmp.path().join("nudge-none"));
+    write_run(&a, "0.7", &[("react", react()), ("sleuth", sleuth_nudge())]);
+    write_run(&b, "none", &[("sleuth", sleuth_none())]);
+    let (a_s, b_s) = (a.to_str().unwrap(), b.to_str().unwrap());
+
+    let o = sleuth(&["report", a_s, b_s, "--html"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let want = format!(
+        "wrote {}\nwrote {}\n(pass --out DIR for index.html and the side-by-side questions page)\n",
+        a.join("trace.html").display(),
+        b.join("trace.html").display()
+    );
+    assert_eq!(stderr(&o), want);
+    assert!(!a.join("index.html").exists() && !tmp.path().join("index.html").exists());
+
+    let out = tmp.path().join("out");
+    let o = sleuth(&["report", a_s, b_s, "--html", "--out", out.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let err = stderr(&o);
+    let lines: Vec<&str> = err.lines().collect();
+    let files = walk(&out)
+        .into_iter()
+        .filter(|p| p.extension().is_none_or(|e| e != "html"))
+        .count();
+    assert_eq!(
+        lines[0],
+        format!("wrote {files} files to {}", out.display())
+    );
+    assert_eq!(lines.len(), 5, "{err}");
+    for page in &lines[1..3] {
+        let path = Path::new(page.strip_prefix("wrote ").unwrap());
+        assert!(path.starts_with(&out) && path.ends_with("trace.html") && path.is_file());
+    }
+    assert_eq!(
+        lines[3],
+        format!("wrote {}", out.join("index.html").display())
+    );
+    assert_eq!(
+        lines[4],
+        format!("wrote {}", out.join("questions.html").display())
+    );
+
+    // A table no report knows is refused before the runs are read.
+    let o = sleuth(&["report", "/nonexistent/runs", "--tables", "summary,nope"]);
+    assert!(!o.status.success());
+    assert!(
+        stderr(&o).contains("unknown table `nope` (known: all, "),
+        "{}",
+        stderr(&o)
+    );
+}
+
+/// Every file under `dir`.
+fn walk(dir: &Path) -> Vec<std::path::PathBuf> {
+    let mut files = Vec::new();
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            files.extend(walk(&path));
+        } else {
+            files.push(path);
+        }
+    }
+    files
 }

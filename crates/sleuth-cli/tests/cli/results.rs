@@ -383,19 +383,19 @@ fn report_pivots_methods_by_dataset_and_hops_and_writes_tidy_files() {
     let head = cmp.lines().next().unwrap();
     assert_eq!(
         head,
-        "dataset,model,method,label,baseline,n,em_diff,em_ci_lo,em_ci_hi,f1_diff,f1_ci_lo,f1_ci_hi,b,c,p,p_holm,wins,losses,ties"
+        "dataset,model,method,label,baseline,n,em_diff,em_ci_lo,em_ci_hi,f1_diff,f1_ci_lo,f1_ci_hi,p_f1,p_f1_holm,b,c,p,p_holm,wins,losses,ties"
     );
     for line in cmp.lines().skip(1) {
         let cells: Vec<&str> = line.split(',').collect();
-        assert_eq!(cells.len(), 19, "{line}");
+        assert_eq!(cells.len(), 21, "{line}");
         for c in &cells[5..] {
             c.parse::<f64>()
                 .unwrap_or_else(|_| panic!("`{c}` is not a number in {line}"));
         }
         let (w, l, t): (u64, u64, u64) = (
-            cells[16].parse().unwrap(),
-            cells[17].parse().unwrap(),
             cells[18].parse().unwrap(),
+            cells[19].parse().unwrap(),
+            cells[20].parse().unwrap(),
         );
         assert_eq!(w + l + t, cells[5].parse::<u64>().unwrap(), "{line}");
     }

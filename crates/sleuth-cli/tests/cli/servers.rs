@@ -212,8 +212,10 @@ fn run_path(path: &Route, out: &Path, servers: &[&Server]) -> Vec<Value> {
     } else {
         eval
     };
+    // EIR opts in to its schemas (prompting only by default): the paths test the
+    // constraint forms each server takes, and the tiny model needs its grammar.
     let eval = if path.methods.contains("eir") {
-        eval.set("reads=2")
+        eval.set("reads=2").set("json_schema=true")
     } else {
         eval
     };

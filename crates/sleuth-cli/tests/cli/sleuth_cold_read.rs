@@ -133,7 +133,7 @@ const ERROR_SCRIPT: [(&str, &str, &str); 6] = [
     ("Corliss Archer", "Action: finish[Ambassador]", ""),
 ];
 
-fn scripted_errors(req: &sleuth_testkit::ReceivedRequest) -> Reply {
+pub(crate) fn scripted_errors(req: &sleuth_testkit::ReceivedRequest) -> Reply {
     let question = req.body["messages"][1]["content"]
         .as_str()
         .unwrap_or_default();
@@ -153,7 +153,7 @@ fn scripted_errors(req: &sleuth_testkit::ReceivedRequest) -> Reply {
 }
 
 /// Sums every arm's count of each error class in `report --json`.
-fn class_totals(report: &Value) -> std::collections::BTreeMap<String, u64> {
+pub(crate) fn class_totals(report: &Value) -> std::collections::BTreeMap<String, u64> {
     let mut totals = std::collections::BTreeMap::new();
     for arm in report["errors"].as_array().unwrap() {
         for (class, n) in arm["counts"].as_object().unwrap() {

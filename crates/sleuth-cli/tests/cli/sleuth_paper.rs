@@ -303,7 +303,7 @@ fn prompts_carry_the_shared_answer_format_and_sleuths_extraction_rule() {
 }
 
 /// Splits a documented command line on spaces, keeping '...' quoted parts whole.
-fn shell_words(line: &str) -> Vec<String> {
+pub(crate) fn shell_words(line: &str) -> Vec<String> {
     let mut out = Vec::new();
     let mut word = String::new();
     let mut quoted = false;

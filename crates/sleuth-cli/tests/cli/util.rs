@@ -241,14 +241,21 @@ pub fn replies(dir: &Path, name: &str, replies: &[String]) -> String {
 
 /// Builds a corpus and a BM25 index from the MuSiQue dev file under `dir`.
 pub fn musique_index(dir: &Path) -> PathBuf {
-    let corpus = dir.join("corpus.jsonl");
-    let index = dir.join("index");
-    let data = musique();
+    build_index(
+        &musique(),
+        "musique",
+        &dir.join("corpus.jsonl"),
+        &dir.join("index"),
+    )
+}
+
+/// `sleuth data corpus` of `data` into `corpus`, then `sleuth index build` into `index`.
+pub fn build_index(data: &Path, dataset: &str, corpus: &Path, index: &Path) -> PathBuf {
     ok(&[
         "data",
         "corpus",
         "--dataset",
-        "musique",
+        dataset,
         "--data",
         data.to_str().unwrap(),
         "--out",
@@ -262,5 +269,5 @@ pub fn musique_index(dir: &Path) -> PathBuf {
         "--out",
         index.to_str().unwrap(),
     ]);
-    index
+    index.to_path_buf()
 }

@@ -96,6 +96,7 @@ def _model_options(
     rpm: Optional[float] = None,
     tpm: Optional[float] = None,
     prices: Optional[PathLike] = None,
+    batch: bool = False,
 ) -> Dict[str, Any]:
     """The model keywords every call shares, as the native layer reads them."""
     cache_dir, no_cache = _cache(cache)
@@ -108,6 +109,7 @@ def _model_options(
         "rpm": rpm,
         "tpm": tpm,
         "prices": os.fspath(prices) if prices is not None else None,
+        "batch": batch,
     }
 
 
@@ -367,6 +369,7 @@ def eval(  # noqa: A001 - the CLI's verb
     rpm: Optional[float] = None,
     tpm: Optional[float] = None,
     prices: Optional[PathLike] = None,
+    batch: bool = False,
     prompts: Optional[PathLike] = None,
     index: Optional[PathLike] = None,
     corpus_reads: int = 6,
@@ -383,8 +386,9 @@ def eval(  # noqa: A001 - the CLI's verb
     list of it, questions you built), run as given; ``hops``/``limit``/``sample`` still
     narrow them. Method settings come
     as ``settings={...}`` or extra keyword arguments. ``index`` switches to the
-    open-corpus setting (a ``sleuth index build`` directory). The GIL is released
-    while it runs; Ctrl-C stops it (what was recorded stays).
+    open-corpus setting (a ``sleuth index build`` directory). ``batch=True`` sends
+    every call through the provider's batch API at half price (``--batch``). The GIL
+    is released while it runs; Ctrl-C stops it (what was recorded stays).
 
     Raises :class:`BudgetExceeded` when ``max_cost`` stopped it, and
     :class:`SleuthError` when every question failed; both carry ``summary``.
@@ -423,7 +427,7 @@ def eval(  # noqa: A001 - the CLI's verb
         concurrency=concurrency,
         retry_errors=retry_errors,
         model_name=model_name,
-        model_options=_model_options(cache, max_cost, timeout, attempts, rpm, tpm, prices),
+        model_options=_model_options(cache, max_cost, timeout, attempts, rpm, tpm, prices, batch),
         prompts=os.fspath(prompts) if prompts is not None else None,
         index=os.fspath(index) if index is not None else None,
         corpus_reads=corpus_reads,
@@ -524,6 +528,7 @@ def experiment(
     rpm: Optional[float] = None,
     tpm: Optional[float] = None,
     prices: Optional[PathLike] = None,
+    batch: bool = False,
 ) -> ExperimentResult:
     """``sleuth experiment`` from Python: a recipe (``experiments/*.toml``) expanded
     into jobs, each run into its own directory under ``out`` (default
@@ -533,6 +538,7 @@ def experiment(
     ``limit`` caps every split (a smoke run), ``sample``/``seed`` replace the recipe's,
     ``index`` is the BM25 index of its corpus groups, and ``on_setup=True`` runs the
     jobs on the setup questions the recipe holds out (``setup = N``) into ``out/setup``.
+    ``batch=True`` (or the recipe's ``batch = true``) batches every call (``--batch``).
     Every job is checked before the first
     runs; when every question of a job failed, it raises once the jobs are done (what
     they wrote stays on disk).
@@ -551,7 +557,7 @@ def experiment(
         on_setup=on_setup,
         shard=shard,
         model_name=model_name,
-        model_options=_model_options(cache, max_cost, timeout, attempts, rpm, tpm, prices),
+        model_options=_model_options(cache, max_cost, timeout, attempts, rpm, tpm, prices, batch),
     )
     result = ExperimentResult(json.loads(text))
     for job in result["jobs"]:
@@ -576,10 +582,14 @@ def records(run: PathLike):
 
 
 class Report:
-    """``sleuth report`` as objects: ``tables`` (name -> DataFrame), ``titles``
-    (name -> title), ``markdown`` (what the CLI prints), ``warnings``, ``files``
-    (tables, report.json/md and SVG figures written to ``out``), ``figures`` (the SVG
-    paths among them) and ``html`` (trace viewers written)."""
+    """``sleuth report`` as objects: ``tables`` (name -> DataFrame, the tables the
+    report shows, in tidy form: snake_case columns with ``dataset``, ``model``,
+    ``method`` and ``label``, one value per cell, as the CLI writes CSV), ``titles``
+    (name -> title), ``markdown`` (what the CLI prints), ``warnings``, ``empty`` (table
+    names that had nothing to show), ``files`` (tables, report.json/md and SVG figures
+    written to ``out``), ``figures`` (the SVG paths among them), ``html`` (trace
+    viewers written), and ``index`` and ``questions`` (``index.html`` and the
+    side-by-side ``questions.html``, or None when not written)."""
 
     def __init__(self, raw: Dict[str, Any]) -> None:
         pd = _pandas()
@@ -587,9 +597,14 @@ class Report:
         self.titles = {t["name"]: t["title"] for t in raw["tables"]}
         self.markdown: str = raw["markdown"]
         self.warnings: List[str] = raw["warnings"]
-        self.files: List[Path] = [Path(p) for p in raw["files"]]
+        self.empty: List[str] = raw["empty"]
+        written = raw["written"]
+        self.files: List[Path] = [Path(p) for p in written["files"]]
         self.figures: List[Path] = [p for p in self.files if p.suffix == ".svg"]
-        self.html: List[Path] = [Path(p) for p in raw["html"]]
+        self.html: List[Path] = [Path(t["page"]) for t in written["traces"]]
+        pages = written["index"]
+        self.index: Optional[Path] = Path(pages["index"]) if pages else None
+        self.questions: Optional[Path] = Path(pages["questions"]) if pages else None
 
     def __getitem__(self, name: str):
         return self.tables[name]
@@ -605,19 +620,49 @@ def report(
     runs: Union[PathLike, Sequence[PathLike]],
     *,
     baseline: Optional[str] = None,
+    tables: Union[None, str, Sequence[str]] = None,
     out: Optional[PathLike] = None,
     html: bool = False,
     cohort: Optional[int] = None,
     seed: Optional[int] = None,
     resamples: Optional[int] = None,
+    holm_family: str = "all",
+    holm_size: int = 0,
+    reasoning_evidence: str = "any",
+    error_classes: str = "defined",
+    bootstrap_p: str = "twice-tail",
+    direction: str = "method-minus-baseline",
 ) -> Report:
-    """``sleuth report`` from Python: the per-method tables (and paired comparisons
-    with ``baseline``) as DataFrames. ``out`` also writes CSV/JSON tables, report.json
-    and SVG figures there; ``html`` writes a trace viewer per run (into ``out``, else
-    the run directory). Reads records only; never calls a model."""
+    """``sleuth report`` from Python, through the same library entry point: the tables
+    the report shows as DataFrames (with ``baseline``, a method or one labelled arm
+    such as ``"sleuth [nudge=none]"``, the paired comparisons). ``tables`` chooses them
+    (names or ``"all"``, a list or comma-separated; default: the recipe's tables when
+    ``runs`` holds an experiment's ``experiment.json``, else the report's own).
+    ``out`` also writes CSV/JSON tables, Markdown and LaTeX of the shown ones,
+    report.json and SVG figures there; ``html`` writes a trace viewer per run (into
+    ``out``, else the run directory) and ``index.html`` and the side-by-side
+    ``questions.html`` (into ``out``, else the one run directory given).
+    ``holm_family`` (all, dataset, arm, baseline) and ``holm_size`` shape the Holm
+    correction, ``reasoning_evidence`` (any, all) and ``error_classes`` (defined, sums) the error decomposition, ``bootstrap_p`` (twice-tail, add-one) the bootstrap p-value,
+    ``direction`` (method-minus-baseline, baseline-minus-method) the paired differences, ``cohort``
+    the memory-dynamics cohort, ``seed`` and ``resamples`` the bootstrap, as the CLI's
+    flags of the same names. Reads records only; never calls a model."""
     if isinstance(runs, (str, os.PathLike)):
         runs = [runs]
-    kwargs: Dict[str, Any] = {"baseline": baseline, "html": html, "cohort": cohort}
+    if isinstance(tables, str):
+        tables = [t for t in tables.split(",") if t]
+    kwargs: Dict[str, Any] = {
+        "baseline": baseline,
+        "tables": list(tables or []),
+        "html": html,
+        "cohort": cohort,
+        "holm_family": holm_family,
+        "holm_size": holm_size,
+        "reasoning_evidence": reasoning_evidence,
+        "error_classes": error_classes,
+        "bootstrap_p": bootstrap_p,
+        "direction": direction,
+    }
     if out is not None:
         kwargs["out"] = os.fspath(out)
     if seed is not None:

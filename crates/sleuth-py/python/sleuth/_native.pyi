@@ -110,11 +110,18 @@ def report(
     runs: List[str],
     *,
     baseline: Optional[str] = None,
+    tables: List[str] = ...,
     out: Optional[str] = None,
     html: bool = False,
     cohort: Optional[int] = None,
     seed: int = ...,
     resamples: int = ...,
+    holm_family: str = "all",
+    holm_size: int = 0,
+    reasoning_evidence: str = "any",
+    error_classes: str = "defined",
+    bootstrap_p: str = "twice-tail",
+    direction: str = "method-minus-baseline",
 ) -> str: ...
 
 def default_data_file(dataset: str) -> str:

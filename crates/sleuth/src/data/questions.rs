@@ -47,11 +47,11 @@ impl Questions {
         self.len() == 0
     }
 
-    /// The id of question `i`.
-    pub fn id(&self, i: usize) -> &str {
+    /// The id of question `i` (read from its file when indexed: an index holds no ids).
+    pub fn id(&self, i: usize) -> Result<Cow<'_, str>, DataError> {
         match &self.0 {
-            Inner::Loaded(qs) => &qs[i].id,
-            Inner::Indexed { index, .. } => index.id(i),
+            Inner::Loaded(qs) => Ok(Cow::Borrowed(&qs[i].id)),
+            Inner::Indexed { file, index } => file.id(index, i).map(Cow::Owned),
         }
     }
 
@@ -64,8 +64,10 @@ impl Questions {
     }
 
     /// Every id, in order.
-    pub fn ids(&self) -> impl Iterator<Item = &str> {
-        (0..self.len()).map(|i| self.id(i))
+    pub fn ids(&self) -> Result<Vec<String>, DataError> {
+        (0..self.len())
+            .map(|i| self.id(i).map(Cow::into_owned))
+            .collect()
     }
 
     /// Question `i`, read again from its file when indexed.

@@ -14,7 +14,7 @@ pub mod titles;
 
 pub use corpus::{CorpusEnv, CorpusOptions};
 pub use evidence::{EvidenceEnv, EvidenceEnvFactory, EvidenceRecord, EvidenceStore, ReadOutcome};
-pub use pool::PoolEnv;
+pub use pool::{LookupRepeats, PoolEnv};
 pub use titles::{TitlesEnv, TitlesEnvFactory};
 
 // The protocol's vocabulary, which every environment speaks (defined in `protocol`).

@@ -7,9 +7,17 @@
 //! if it exists"): an empty search says nothing matched, and a failed lookup says it
 //! failed and names at most the nearest titles the agent has already been shown, never
 //! the pool's other titles (gold ones among them).
+//!
+//! MuSiQue pools repeat titles (two paragraphs named `T`). App. M's lookup "returns the
+//! full text of a named paragraph", one paragraph, so a lookup of a repeated title
+//! returns the first of them ([`LookupRepeats::First`], as before), and `lookup[T (2)]`
+//! (the name records and the evidence settings give the second, `display_titles`)
+//! returns the second, which was reachable by search alone. `lookup_repeats=all`
+//! returns every paragraph of the title, in pool order (the other reading: `T` names
+//! them all).
 
 use super::{Action, Environment, Observation, Tool, ToolCatalogue, ToolKind};
-use crate::data::Paragraph;
+use crate::data::{base_title, Paragraph};
 use crate::retrieval::jaccard;
 use std::collections::HashSet;
 
@@ -20,6 +28,37 @@ pub struct PoolEnv {
     top_k: usize,
     tools: ToolCatalogue,
     retrieved: Vec<String>,
+    repeats: LookupRepeats,
+}
+
+/// What a lookup of a title held by several pool paragraphs returns (`lookup_repeats`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum LookupRepeats {
+    /// Every paragraph of that title, in pool order.
+    All,
+    /// The first only (default: App. M's lookup returns one paragraph).
+    #[default]
+    First,
+}
+
+impl LookupRepeats {
+    pub const NAMES: &'static [&'static str] = &["all", "first"];
+
+    pub fn from_name(name: &str) -> Option<LookupRepeats> {
+        match name.trim() {
+            "all" => Some(LookupRepeats::All),
+            "first" => Some(LookupRepeats::First),
+            _ => None,
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            LookupRepeats::All => "all",
+            LookupRepeats::First => "first",
+        }
+    }
 }
 
 impl PoolEnv {
@@ -35,7 +74,14 @@ impl PoolEnv {
             top_k,
             tools: Self::catalogue(top_k),
             retrieved: Vec::new(),
+            repeats: LookupRepeats::First,
         }
+    }
+
+    /// The pool with `repeats` deciding what a lookup of a repeated title returns.
+    pub fn with_repeats(mut self, repeats: LookupRepeats) -> Self {
+        self.repeats = repeats;
+        self
     }
 
     /// The tools of a pool whose searches show `top_k` paragraphs.
@@ -89,28 +135,61 @@ impl PoolEnv {
         }
     }
 
+    /// The pool indices of the paragraphs titled `title`: exact matches, else
+    /// case-insensitive ones.
+    fn titled(&self, title: &str) -> Vec<usize> {
+        let exact: Vec<usize> = (0..self.paragraphs.len())
+            .filter(|&i| self.paragraphs[i].title == title)
+            .collect();
+        if !exact.is_empty() {
+            return exact;
+        }
+        let lower = title.to_lowercase();
+        (0..self.paragraphs.len())
+            .filter(|&i| self.paragraphs[i].title.to_lowercase() == lower)
+            .collect()
+    }
+
+    /// The paragraphs a lookup of `wanted` names: every paragraph of that title (the
+    /// first only under [`LookupRepeats::First`]), or for `T (n)`, no paragraph being
+    /// titled so, the n-th paragraph titled `T`.
+    fn named(&self, wanted: &str) -> Vec<usize> {
+        let found = self.titled(wanted);
+        if !found.is_empty() {
+            let keep = match self.repeats {
+                LookupRepeats::All => found.len(),
+                LookupRepeats::First => 1,
+            };
+            return found.into_iter().take(keep).collect();
+        }
+        let base = base_title(wanted);
+        let nth = wanted[base.len()..]
+            .trim()
+            .trim_matches(|c| c == '(' || c == ')')
+            .parse::<usize>();
+        match nth {
+            Ok(n) if base != wanted => self.titled(base).get(n - 1).copied().into_iter().collect(),
+            _ => Vec::new(),
+        }
+    }
+
     fn lookup(&mut self, title: &str) -> Observation {
         let wanted = title.trim();
-        let found = self
-            .paragraphs
-            .iter()
-            .position(|p| p.title == wanted)
-            .or_else(|| {
-                let lower = wanted.to_lowercase();
-                self.paragraphs
-                    .iter()
-                    .position(|p| p.title.to_lowercase() == lower)
-            });
-        match found {
-            Some(i) => {
-                let p = self.paragraphs[i].clone();
-                self.record(&p.title);
-                Observation {
-                    text: Self::render(&p),
-                    shown: vec![p.title],
-                }
-            }
-            None => Observation::new(self.missed(wanted)),
+        let found = self.named(wanted);
+        if found.is_empty() {
+            return Observation::new(self.missed(wanted));
+        }
+        let mut texts = Vec::new();
+        let mut shown = Vec::new();
+        for i in found {
+            let p = self.paragraphs[i].clone();
+            self.record(&p.title);
+            texts.push(Self::render(&p));
+            shown.push(p.title);
+        }
+        Observation {
+            text: texts.join("\n\n"),
+            shown,
         }
     }
 

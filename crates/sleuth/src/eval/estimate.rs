@@ -7,7 +7,7 @@
 //! input, so a provider with prompt caching bills less.
 
 use crate::eval::analysis::Arm;
-use crate::llm::middleware::price_id;
+use crate::llm::middleware::{price_id, BATCH_RATE};
 use crate::llm::{ModelSpec, Price, PriceTable};
 use serde::Serialize;
 
@@ -45,7 +45,7 @@ impl Usage {
         let records: Vec<_> = pick
             .iter()
             .flat_map(|a| &a.records)
-            .filter(|r| r.error.is_none())
+            .filter(|r| !r.has_error)
             .collect();
         let calls: u64 = records.iter().map(|r| u64::from(r.calls)).sum();
         if records.is_empty() || calls == 0 {
@@ -84,6 +84,14 @@ impl Pricing {
             _ => table
                 .lookup(price_id(model))
                 .map_or(Pricing::Unknown, |p| Pricing::Listed(*p)),
+        }
+    }
+
+    /// The fraction of the standard price a batched call is billed (`--batch`).
+    pub fn batch_rate(&self) -> f64 {
+        match self {
+            Pricing::Listed(p) => p.batch.unwrap_or(BATCH_RATE),
+            Pricing::Free | Pricing::Unknown => 1.0,
         }
     }
 }

@@ -54,12 +54,21 @@ pub struct RunRecord {
     #[serde(default)]
     pub cache_write_tokens: u64,
     pub cost_usd: f64,
+    /// The record's tokens at the fixed list prices (EIR App. D.5: what Tables 9 and 19
+    /// report), whatever the response cache or a prompt cache saved. Absent when the
+    /// model has no price.
+    #[serde(default, skip_serializing_if = "is_zero_usd")]
+    pub list_cost_usd: f64,
     #[serde(default)]
     pub retries: u32,
     /// Calls answered without the output constraint the method asked for (the server
     /// refused the form; the client resent the request without it).
     #[serde(default)]
     pub constraints_dropped: u64,
+    /// Calls answered through a provider batch (`--batch`), billed at its rate; absent
+    /// when none (a run without `--batch`, or one answered from the response cache).
+    #[serde(default, skip_serializing_if = "is_zero_u64")]
+    pub batched_calls: u64,
     /// Calls cut by the output-token limit (OpenAI `length`, Anthropic `max_tokens`):
     /// their replies are truncated however complete they look. Absent when none.
     #[serde(default, skip_serializing_if = "is_zero")]
@@ -103,8 +112,33 @@ pub struct RunRecord {
     pub trace: Vec<Turn>,
 }
 
+fn is_zero_u64(n: &u64) -> bool {
+    *n == 0
+}
+
 fn is_zero(n: &u32) -> bool {
     *n == 0
+}
+
+fn is_zero_usd(x: &f64) -> bool {
+    *x == 0.0
+}
+
+impl RunRecord {
+    /// Cost at the fixed list prices (EIR App. D.5); a record written before the field
+    /// existed falls back to its billed cost.
+    pub fn list_cost(&self) -> f64 {
+        list_or_billed(self.list_cost_usd, self.cost_usd)
+    }
+}
+
+/// The list cost, or the billed one where a record predates `list_cost_usd` (0).
+pub(crate) fn list_or_billed(list_usd: f64, billed_usd: f64) -> f64 {
+    if list_usd > 0.0 {
+        list_usd
+    } else {
+        billed_usd
+    }
 }
 
 /// A retry wrapper's first attempt, scored as if it were the method's answer.
@@ -129,6 +163,9 @@ pub struct FirstAttempt {
     pub cache_write_tokens: u64,
     #[serde(default)]
     pub cost_usd: f64,
+    /// The attempt's tokens at the fixed list prices (EIR App. D.5).
+    #[serde(default, skip_serializing_if = "is_zero_usd")]
+    pub list_cost_usd: f64,
 }
 
 /// Who produced a record, besides the episode itself.
@@ -142,6 +179,8 @@ pub struct RecordContext<'a> {
     pub cost_usd: f64,
     /// Calls that ran without their output constraint because the server refused it.
     pub constraints_dropped: u64,
+    /// Calls answered through a provider batch.
+    pub batched_calls: u64,
 }
 
 impl RunRecord {
@@ -181,6 +220,7 @@ impl RunRecord {
                 cached_input_tokens: a.usage.cached_input_tokens,
                 cache_write_tokens: a.usage.cache_write_tokens,
                 cost_usd: 0.0,
+                list_cost_usd: 0.0,
             }
         });
         RunRecord {
@@ -209,8 +249,10 @@ impl RunRecord {
             cached_input_tokens: episode.usage.cached_input_tokens,
             cache_write_tokens: episode.usage.cache_write_tokens,
             cost_usd: ctx.cost_usd,
+            list_cost_usd: 0.0,
             retries: ctx.retries,
             constraints_dropped: ctx.constraints_dropped,
+            batched_calls: ctx.batched_calls,
             truncated_calls: episode.notes.truncated(),
             refusals: episode.notes.refusals(),
             cache_marks_dropped: episode.notes.cache_marks_dropped,

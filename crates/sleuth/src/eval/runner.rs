@@ -8,23 +8,31 @@
 //! budget answers it) and no new question starts.
 //!
 //! Memory follows what is in flight, not the run's size (issue 32): questions come
-//! from a compact index ([`Questions`]) and are read when their episode starts,
-//! episodes are created as slots free up, each record is written and dropped, and the
-//! resume check holds only the earlier records' keys. Measured with `run-bench`
-//! (crates/sleuth-bench; ReAct, 10 turns, scripted model, concurrency 4, on the shared
-//! 2-core machine): peak RSS 14 MiB at 1,000 questions, 14 MiB at 10,000 and 20-21 MiB
-//! at 100,000 (1.48x the 1,000-question run, short of the issue's 1.2x: the index's ~50
-//! bytes a question and the duplicate-id check's hashes are what still grows), where it
-//! was 101 MiB and 869 MiB at 1,000 and 10,000 before; 62-148 µs a model call, process
-//! start and record writing included (167-409 µs before, rising with the run).
+//! from a compact index ([`Questions`]: offsets, no ids) and are read when their episode
+//! starts, episodes are created as slots free up, each record is written and dropped,
+//! and the resume check holds only the earlier records' keys. `run-bench`
+//! (crates/sleuth-bench) measures it; the README's run-bench section has the figures.
+//!
+//! A batched stack (`--batch`) runs the same episodes in lock-step rounds: the stack's
+//! [`BatchRounds`] parks each call, and its round driver, polled here beside the
+//! episodes, submits a round once every episode in flight waits on a call. Episodes do
+//! not know; each still ends in its own record, the resume check is the same, and the
+//! batches a killed run had paid for are read back from the run directory's journal.
+//! Measured with `batch-bench` (crates/sleuth-bench; 1,000 episodes, ReAct, 10 turns,
+//! a batch API answering from memory, shared 2-core machine): a steady-state round
+//! takes 43-48 ms wall against 37-47 ms for the same calls unbatched; averaged over
+//! the run, 39-41 ms CPU a round more (most of it the first round, with 1,000 episodes
+//! alive at once).
 
 use super::record::RecordContext;
 use super::store::{Recorded, RunStore};
 use super::RunRecord;
 use crate::data::{Question, Questions};
+use crate::llm::batch::{BatchRounds, RoundReport};
 use crate::llm::{ChatModel, LlmError, ModelStack};
 use crate::methods::{AgentError, RegisteredMethod, RunContext, TurnObserver};
 use crate::Result;
+use futures::future::Either;
 use futures::StreamExt;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -33,6 +41,8 @@ use std::sync::Arc;
 pub trait Progress: Send + Sync {
     fn start(&self, _total: usize, _already_done: usize) {}
     fn record(&self, _record: &RunRecord) {}
+    /// A batched run's batch changed status or counts (`--batch`).
+    fn batch(&self, _report: &RoundReport) {}
     fn finish(&self) {}
 }
 
@@ -90,56 +100,57 @@ impl Runner {
         progress: &dyn Progress,
     ) -> Result<RunSummary> {
         let done: Recorded = store.prepare_resume(self.retry_errors)?;
-        let recorded = |i: usize, m: &RegisteredMethod| {
-            if done.is_empty() {
-                return None;
-            }
-            done.get(&(questions.id(i).to_string(), m.name().to_string()))
-        };
         let planned = questions.len() * self.methods.len();
         let mut summary = RunSummary {
             planned,
             ..RunSummary::default()
         };
         let mut first_skipped_error = None;
-        for i in 0..questions.len() {
-            for m in &self.methods {
-                match recorded(i, m) {
-                    None => {}
-                    Some(error) => {
-                        summary.skipped += 1;
-                        if let Some(e) = error {
-                            summary.skipped_errors += 1;
-                            first_skipped_error.get_or_insert_with(|| e.clone());
-                        }
+        // (question, method) pairs already recorded, by position; the ids are read from
+        // the questions' file once each, and only when resuming.
+        let methods = self.methods.len();
+        let mut skip = vec![false; if done.is_empty() { 0 } else { planned }];
+        if !done.is_empty() {
+            for i in 0..questions.len() {
+                let id = questions.id(i)?;
+                for (k, m) in self.methods.iter().enumerate() {
+                    let Some(error) = done.get(&(id.to_string(), m.name().to_string())) else {
+                        continue;
+                    };
+                    skip[i * methods + k] = true;
+                    summary.skipped += 1;
+                    if let Some(e) = error {
+                        summary.skipped_errors += 1;
+                        first_skipped_error.get_or_insert_with(|| e.clone());
                     }
                 }
             }
         }
+        let skip = &skip;
         let jobs = (0..questions.len())
-            .flat_map(|i| self.methods.iter().map(move |m| (i, m)))
-            .filter(|(i, m)| recorded(*i, m).is_none());
+            .flat_map(|i| self.methods.iter().enumerate().map(move |(k, m)| (i, k, m)))
+            .filter(|(i, k, _)| skip.is_empty() || !skip[i * methods + k])
+            .map(|(i, _, m)| (i, m));
         progress.start(planned, summary.skipped);
         let halt = AtomicBool::new(false);
         let mut writer = store.writer()?;
-        let mut results = futures::stream::iter(jobs)
-            .map(|(i, method)| self.run_one(questions, i, method.clone(), &halt))
-            .buffer_unordered(self.concurrency.max(1));
-        while let Some(outcome) = results.next().await {
-            match outcome? {
-                Outcome::Record(record) => {
-                    writer.append(&record)?;
-                    summary.written += 1;
-                    if let Some(e) = &record.error {
-                        summary.errors += 1;
-                        summary.first_error.get_or_insert_with(|| e.clone());
-                    }
-                    progress.record(&record);
-                }
-                Outcome::Halted(reason) => {
-                    summary.halted.get_or_insert(reason);
-                }
-                Outcome::Skipped => {}
+        let rounds = self.stack.batch_rounds().map(Arc::as_ref);
+        let seen = |r: &RoundReport| progress.batch(r);
+        if let Some(rounds) = rounds {
+            let to_run = planned - summary.skipped;
+            let cached = self.stack.has_cache();
+            rounds
+                .start(store.dir(), to_run, self.concurrency, cached, &seen)
+                .await?;
+        }
+        {
+            let results = futures::stream::iter(jobs)
+                .map(|(i, method)| self.run_one(questions, i, method.clone(), &halt, rounds))
+                .buffer_unordered(self.concurrency.max(1));
+            let drain = drain(results, &mut writer, &mut summary, progress);
+            match rounds {
+                None => drain.await?,
+                Some(rounds) => beside(drain, rounds.drive(&seen)).await?,
             }
         }
         progress.finish();
@@ -155,7 +166,9 @@ impl Runner {
         i: usize,
         method: Arc<RegisteredMethod>,
         halt: &AtomicBool,
+        rounds: Option<&BatchRounds>,
     ) -> Result<Outcome> {
+        let _ended = EpisodeEnd(rounds);
         if halt.load(Ordering::SeqCst) {
             return Ok(Outcome::Skipped);
         }
@@ -165,6 +178,65 @@ impl Runner {
             halt.store(true, Ordering::SeqCst);
         }
         Ok(outcome)
+    }
+}
+
+/// Runs the episodes' `drain` with a batched run's round `drive` beside it: either
+/// failing stops both, and the driver ends once every episode has.
+async fn beside(
+    drain: impl std::future::Future<Output = Result<()>>,
+    drive: impl std::future::Future<Output = std::result::Result<(), LlmError>>,
+) -> Result<()> {
+    futures::pin_mut!(drain, drive);
+    match futures::future::select(drain, drive).await {
+        Either::Left((drained, drive)) => {
+            drained?;
+            drive.await?;
+        }
+        Either::Right((driven, drain)) => {
+            driven?;
+            drain.await?;
+        }
+    }
+    Ok(())
+}
+
+/// Writes each episode's record as it comes.
+async fn drain(
+    mut results: impl futures::Stream<Item = Result<Outcome>> + Unpin,
+    writer: &mut super::store::RecordWriter,
+    summary: &mut RunSummary,
+    progress: &dyn Progress,
+) -> Result<()> {
+    while let Some(outcome) = results.next().await {
+        match outcome? {
+            Outcome::Record(record) => {
+                writer.append(&record)?;
+                summary.written += 1;
+                if let Some(e) = &record.error {
+                    summary.errors += 1;
+                    summary.first_error.get_or_insert_with(|| e.clone());
+                }
+                progress.record(&record);
+            }
+            Outcome::Halted(reason) => {
+                summary.halted.get_or_insert(reason);
+            }
+            Outcome::Skipped => {}
+        }
+    }
+    Ok(())
+}
+
+/// Tells a batched run's rounds that an episode has ended, however it ended (a
+/// dropped episode included), so no round waits for it.
+struct EpisodeEnd<'a>(Option<&'a BatchRounds>);
+
+impl Drop for EpisodeEnd<'_> {
+    fn drop(&mut self) {
+        if let Some(rounds) = self.0 {
+            rounds.finished();
+        }
     }
 }
 
@@ -178,7 +250,7 @@ pub async fn run_episode(
     method: &RegisteredMethod,
     observer: Option<Arc<dyn TurnObserver>>,
 ) -> Outcome {
-    let session = stack.session();
+    let session = stack.session_for(method.name());
     let context = RunContext {
         model: session.clone() as Arc<dyn ChatModel>,
         observer,
@@ -192,18 +264,28 @@ pub async fn run_episode(
         retries: stats.retries as u32,
         cost_usd: stats.cost_usd,
         constraints_dropped: stats.constraints_dropped,
+        batched_calls: stats.batched,
     };
     // The first attempt's cost at the prices the session bills by (the same per-call
     // sum: cost is linear in the billed tokens).
     let price = |e: &crate::methods::Episode| {
         e.outputs.attempts.first().map(|a| {
             let id = crate::llm::middleware::price_id(session.name());
-            stack.price_table().cost_usd(id, &a.billed_usage, false)
+            stack.cost_usd(id, &a.billed_usage)
         })
     };
+    // EIR App. D.5: the recorded tokens at the fixed list prices, beside the billed cost.
+    let list = |input: u64, output: u64| {
+        let id = crate::llm::middleware::price_id(session.name());
+        stack.price_table().list_cost_usd(id, input, output)
+    };
     let priced = |mut record: RunRecord, first: Option<f64>| {
+        record.list_cost_usd = list(record.input_tokens, record.output_tokens);
         if let (Some(f), Some(cost)) = (record.first_attempt.as_mut(), first) {
             f.cost_usd = cost;
+        }
+        if let Some(f) = record.first_attempt.as_mut() {
+            f.list_cost_usd = list(f.input_tokens, f.output_tokens);
         }
         Box::new(record)
     };

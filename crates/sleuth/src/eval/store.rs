@@ -221,6 +221,7 @@ impl EarlierRuns for RecordedRuns {
                 let prior = Prior {
                     retrieved: r.retrieved,
                     answer: r.answer,
+                    cited: r.outputs.evidence.map(|e| e.cited).unwrap_or_default(),
                 };
                 (r.id, prior)
             })
@@ -274,10 +275,20 @@ pub fn each_record_line(
     path: &Path,
     mut each: impl FnMut(&str, RunRecord) -> Result<()>,
 ) -> Result<Option<(usize, String)>> {
+    each_record_at(path, |_, line, r| each(line, r))
+}
+
+/// [`each_record_line`], also giving the byte offset at which each line starts (where
+/// [`read_record_at`] finds the record again).
+pub fn each_record_at(
+    path: &Path,
+    mut each: impl FnMut(u64, &str, RunRecord) -> Result<()>,
+) -> Result<Option<(usize, String)>> {
     let file = File::open(path).map_err(|e| Error::io(path, e))?;
     let mut reader = BufReader::with_capacity(1 << 16, file);
     let mut buf = Vec::new();
     let mut number = 0;
+    let mut next: u64 = 0;
     loop {
         buf.clear();
         let read = reader
@@ -286,6 +297,8 @@ pub fn each_record_line(
         if read == 0 {
             return Ok(None);
         }
+        let offset = next;
+        next += read as u64;
         number += 1;
         // Only the text after the last newline can lack one: a write a kill cut.
         let unfinished = !buf.ends_with(b"\n");
@@ -306,7 +319,7 @@ pub fn each_record_line(
                     .map_err(|e| format!("not a run record: {e}"))
             });
         match parsed {
-            Ok(Some((line, record))) => each(line, record)?,
+            Ok(Some((line, record))) => each(offset, line, record)?,
             Ok(None) => {}
             Err(why) if unfinished => return Ok(Some((number, why))),
             Err(why) => {
@@ -317,6 +330,26 @@ pub fn each_record_line(
             }
         }
     }
+}
+
+/// The record whose line starts at byte `offset` of the file `reader` reads (an offset
+/// [`each_record_at`] gave).
+pub fn read_record_at<R: BufRead + Seek>(
+    reader: &mut R,
+    offset: u64,
+    path: &Path,
+) -> Result<RunRecord> {
+    let mut buf = Vec::new();
+    reader
+        .seek(SeekFrom::Start(offset))
+        .and_then(|_| reader.read_until(b'\n', &mut buf))
+        .map_err(|e| Error::io(path, e))?;
+    serde_json::from_slice(&buf).map_err(|e| {
+        Error::Invalid(format!(
+            "{}: byte {offset}: not a run record: {e}",
+            path.display()
+        ))
+    })
 }
 
 /// Whether the file's last byte is not a newline (a cut last line to remove).

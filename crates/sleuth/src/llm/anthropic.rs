@@ -401,6 +401,7 @@ pub(crate) fn parse_response(body: &str, provider: &str) -> Result<ChatResponse,
         constraint_dropped: false,
         tool_calls: calls,
         cache_marks_dropped: false,
+        batched: false,
     })
 }
 

@@ -187,12 +187,14 @@ impl OpenAiClient {
         }
         match (&request.constraint, q.schema, q.grammar) {
             (Some(OutputConstraint::JsonSchema(schema)), SchemaForm::JsonSchema, _) => {
+                let schema = q.schema_for_server(schema);
                 body.insert(
                     "response_format".into(),
                     json!({"type": "json_schema", "json_schema": {"name": "output", "schema": schema}}),
                 );
             }
             (Some(OutputConstraint::JsonSchema(schema)), SchemaForm::JsonObject, _) => {
+                let schema = q.schema_for_server(schema);
                 body.insert(
                     "response_format".into(),
                     json!({"type": "json_object", "schema": schema}),
@@ -457,6 +459,7 @@ pub(crate) fn parse_response(body: &str, provider: &str) -> Result<ChatResponse,
         constraint_dropped: false,
         tool_calls: calls,
         cache_marks_dropped: false,
+        batched: false,
     })
 }
 

@@ -16,6 +16,11 @@
 //! - **llama-cpp-python**'s server takes `response_format` of type `text` or
 //!   `json_object` only, the schema inside it (`{type: json_object, schema}`), and a
 //!   GBNF `grammar` field; a `json_schema` response format fails its request validation.
+//! - Both **llama.cpp** servers turn a schema into a grammar by expanding each
+//!   `maxLength` / `maxItems` bound into nested optional rules: at 4,000 characters and
+//!   32 items llama-cpp-python's server died compiling the EIR schemas on the first
+//!   request (tests/cli/servers.rs). Their presets clamp the bounds they are sent
+//!   ([`SchemaBounds`]); every other server gets the schema as the method declares it.
 //! - **Ollama**'s `/v1` endpoint turns the OpenAI `json_schema` response format into its
 //!   native `format` field (a top-level `format` is ignored there); no grammar.
 //! - **LM Studio** takes `max_tokens`, `stop` and the OpenAI `json_schema` form.
@@ -36,6 +41,8 @@
 //!
 //! Stop sequences are also applied client-side (the reply is cut at the first one), so
 //! a server that drops or limits them still yields the same text.
+
+use serde_json::Value;
 
 use super::LlmError;
 
@@ -88,6 +95,47 @@ pub enum ToolCallContent {
     EmptyString,
 }
 
+/// The largest `maxLength` and `maxItems` a server's schema-to-grammar converter
+/// compiles; a schema's larger bounds are lowered to these before it is sent.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SchemaBounds {
+    pub max_length: u64,
+    pub max_items: u64,
+}
+
+impl SchemaBounds {
+    /// What llama-cpp-python 0.3's converter serves on every EIR-setting schema
+    /// (measured with tests/cli/servers.rs: 4,000 / 32 crashed it, 600 / 8 runs).
+    pub const LLAMA_CPP: SchemaBounds = SchemaBounds {
+        max_length: 600,
+        max_items: 8,
+    };
+
+    /// `schema` with every bound above these lowered to them.
+    pub fn clamp(self, schema: &Value) -> Value {
+        match schema {
+            Value::Object(map) => Value::Object(
+                map.iter()
+                    .map(|(key, value)| {
+                        let cap = match key.as_str() {
+                            "maxLength" => Some(self.max_length),
+                            "maxItems" => Some(self.max_items),
+                            _ => None,
+                        };
+                        let value = match (cap, value.as_u64()) {
+                            (Some(cap), Some(n)) if n > cap => Value::from(cap),
+                            _ => self.clamp(value),
+                        };
+                        (key.clone(), value)
+                    })
+                    .collect(),
+            ),
+            Value::Array(items) => Value::Array(items.iter().map(|v| self.clamp(v)).collect()),
+            other => other.clone(),
+        }
+    }
+}
+
 /// Per-server protocol differences; see the module docs for the presets.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Quirks {
@@ -102,6 +150,8 @@ pub struct Quirks {
     pub grammar: GrammarForm,
     pub system_role: SystemRole,
     pub tool_call_content: ToolCallContent,
+    /// Bounds the server's schema converter compiles; `None`: the schema as declared.
+    pub schema_bounds: Option<SchemaBounds>,
 }
 
 impl Quirks {
@@ -128,6 +178,7 @@ impl Quirks {
             grammar: GrammarForm::Omit,
             system_role: SystemRole::System,
             tool_call_content: ToolCallContent::Null,
+            schema_bounds: None,
         }
     }
 
@@ -159,6 +210,7 @@ impl Quirks {
             grammar: GrammarForm::Omit,
             system_role: SystemRole::System,
             tool_call_content: ToolCallContent::EmptyString,
+            schema_bounds: None,
         }
     }
 
@@ -184,14 +236,28 @@ impl Quirks {
         Quirks::with("lmstudio", SchemaForm::JsonSchema, GrammarForm::Omit)
     }
     pub fn llama_cpp() -> Quirks {
-        Quirks::with("llama-cpp", SchemaForm::JsonSchema, GrammarForm::Grammar)
+        Quirks {
+            schema_bounds: Some(SchemaBounds::LLAMA_CPP),
+            ..Quirks::with("llama-cpp", SchemaForm::JsonSchema, GrammarForm::Grammar)
+        }
     }
     pub fn llama_cpp_python() -> Quirks {
-        Quirks::with(
-            "llama-cpp-python",
-            SchemaForm::JsonObject,
-            GrammarForm::Grammar,
-        )
+        Quirks {
+            schema_bounds: Some(SchemaBounds::LLAMA_CPP),
+            ..Quirks::with(
+                "llama-cpp-python",
+                SchemaForm::JsonObject,
+                GrammarForm::Grammar,
+            )
+        }
+    }
+
+    /// The schema as this server is sent it (see [`SchemaBounds`]).
+    pub fn schema_for_server(&self, schema: &Value) -> Value {
+        match self.schema_bounds {
+            Some(bounds) => bounds.clamp(schema),
+            None => schema.clone(),
+        }
     }
 
     /// A preset by name (see [`Quirks::PRESETS`]).
@@ -234,6 +300,27 @@ mod tests {
             Quirks::openai_reasoning_no_system().system_role,
             SystemRole::FirstUser
         );
+    }
+
+    #[test]
+    fn llama_cpp_presets_lower_only_the_bounds_above_theirs() {
+        let schema = serde_json::json!({"type": "object", "properties": {
+            "reasoning": {"type": "string", "maxLength": 4000},
+            "title": {"type": "string", "maxLength": 120},
+            "items": {"type": "array", "maxItems": 32,
+                      "items": {"type": "string", "maxLength": 1000}},
+        }});
+        let sent = Quirks::llama_cpp_python().schema_for_server(&schema);
+        let p = &sent["properties"];
+        assert_eq!(p["reasoning"]["maxLength"], 600);
+        assert_eq!(p["title"]["maxLength"], 120);
+        assert_eq!(p["items"]["maxItems"], 8);
+        assert_eq!(p["items"]["items"]["maxLength"], 600);
+        assert_eq!(Quirks::llama_cpp().schema_for_server(&schema), sent);
+        for other in ["openai", "vllm", "sglang", "ollama", "lmstudio", "generic"] {
+            let q = Quirks::preset(other).unwrap();
+            assert_eq!(q.schema_for_server(&schema), schema, "{other}");
+        }
     }
 }
 

@@ -15,6 +15,7 @@
 //! [`ModelStack::builder`] like any other provider.
 
 use super::anthropic::{AnthropicClient, AnthropicConfig, ANTHROPIC_BASE_URL};
+use super::batch::{AnthropicBatches, Backoff, BatchApi, BatchRounds, OpenAiBatches};
 use super::middleware::{
     CacheError, CacheSpec, CostBudget, ModelStack, PriceTable, RateLimit, RateLimiter,
     ResponseCache, RetryPolicy,
@@ -149,6 +150,10 @@ pub struct ModelOptions {
     /// The longest reply body read from a server; a longer one is that call's error.
     pub max_reply_bytes: usize,
     pub env: EnvSource,
+    /// Send every call through the provider's batch API, in lock-step rounds.
+    pub batch: bool,
+    /// The first wait between polls of a batch; `None`: [`Backoff::default`]'s.
+    pub batch_poll: Option<Duration>,
 }
 
 impl Default for ModelOptions {
@@ -163,6 +168,8 @@ impl Default for ModelOptions {
             anthropic_max_tokens: 1024,
             max_reply_bytes: super::DEFAULT_MAX_REPLY_BYTES,
             env: EnvSource::process(),
+            batch: false,
+            batch_poll: None,
         }
     }
 }
@@ -206,63 +213,110 @@ fn compat_key(
     }
 }
 
-/// Opens the bare provider for `spec`, without middleware.
-pub fn open_provider(
-    spec: &ModelSpec,
-    opts: &ModelOptions,
-) -> Result<Arc<dyn ChatModel>, LlmError> {
-    Ok(match spec {
+/// The configuration of the HTTP client a spec is served by.
+enum Endpoint {
+    OpenAi(OpenAiConfig),
+    Anthropic(AnthropicConfig),
+}
+
+/// The HTTP endpoint of `spec`; `None` for the scripted and embedded models.
+fn endpoint(spec: &ModelSpec, opts: &ModelOptions) -> Result<Option<Endpoint>, LlmError> {
+    Ok(Some(match spec {
         ModelSpec::OpenAi { model } => {
             let key = required_key(&opts.env, "OPENAI_API_KEY", spec)?;
-            let base = opts.env.get("OPENAI_BASE_URL").unwrap_or_else(|| OPENAI_BASE_URL.into());
+            let base = opts
+                .env
+                .get("OPENAI_BASE_URL")
+                .unwrap_or_else(|| OPENAI_BASE_URL.into());
             super::endpoint::refuse_credentials(&base, "OPENAI_BASE_URL", "OPENAI_API_KEY")?;
-            let config = OpenAiConfig::new(base, model)
-                .api_key(Some(key))
-                .timeout(opts.timeout)
-                .quirks(openai_families(&opts.env)?.quirks_for(model))
-                .max_reply_bytes(opts.max_reply_bytes)
-                .name(spec.to_string());
-            Arc::new(OpenAiClient::new(config)?)
+            Endpoint::OpenAi(
+                OpenAiConfig::new(base, model)
+                    .api_key(Some(key))
+                    .timeout(opts.timeout)
+                    .quirks(openai_families(&opts.env)?.quirks_for(model))
+                    .max_reply_bytes(opts.max_reply_bytes)
+                    .name(spec.to_string()),
+            )
         }
-        ModelSpec::OpenAiCompat { base_url, model, key_env, preset } => {
+        ModelSpec::OpenAiCompat {
+            base_url,
+            model,
+            key_env,
+            preset,
+        } => {
             let quirks = match preset {
                 Some(p) => Quirks::preset(p)?,
                 None => Quirks::generic(),
             };
-            let config = OpenAiConfig::new(base_url, model)
-                .api_key(compat_key(&opts.env, key_env.as_deref(), spec)?)
-                .timeout(opts.timeout)
-                .quirks(quirks)
-                .max_reply_bytes(opts.max_reply_bytes)
-                .name(format!("openai-compat:{base_url}#{model}"));
-            Arc::new(OpenAiClient::new(config)?)
+            Endpoint::OpenAi(
+                OpenAiConfig::new(base_url, model)
+                    .api_key(compat_key(&opts.env, key_env.as_deref(), spec)?)
+                    .timeout(opts.timeout)
+                    .quirks(quirks)
+                    .max_reply_bytes(opts.max_reply_bytes)
+                    .name(format!("openai-compat:{base_url}#{model}")),
+            )
         }
         ModelSpec::Anthropic {
             model,
             prompt_cache,
         } => {
             let key = required_key(&opts.env, "ANTHROPIC_API_KEY", spec)?;
-            let base = opts.env.get("ANTHROPIC_BASE_URL").unwrap_or_else(|| ANTHROPIC_BASE_URL.into());
+            let base = opts
+                .env
+                .get("ANTHROPIC_BASE_URL")
+                .unwrap_or_else(|| ANTHROPIC_BASE_URL.into());
             super::endpoint::refuse_credentials(&base, "ANTHROPIC_BASE_URL", "ANTHROPIC_API_KEY")?;
-            let config = AnthropicConfig::new(model)
-                .base_url(base)
-                .api_key(Some(key))
-                .timeout(opts.timeout)
-                .default_max_tokens(opts.anthropic_max_tokens)
-                .max_reply_bytes(opts.max_reply_bytes)
-                .prompt_cache(*prompt_cache);
-            Arc::new(AnthropicClient::new(config)?)
+            Endpoint::Anthropic(
+                AnthropicConfig::new(model)
+                    .base_url(base)
+                    .api_key(Some(key))
+                    .timeout(opts.timeout)
+                    .default_max_tokens(opts.anthropic_max_tokens)
+                    .max_reply_bytes(opts.max_reply_bytes)
+                    .prompt_cache(*prompt_cache),
+            )
         }
-        ModelSpec::Scripted { path } => {
+        ModelSpec::Scripted { .. } | ModelSpec::Local { .. } => return Ok(None),
+    }))
+}
+
+/// Opens the bare provider for `spec`, without middleware.
+pub fn open_provider(
+    spec: &ModelSpec,
+    opts: &ModelOptions,
+) -> Result<Arc<dyn ChatModel>, LlmError> {
+    Ok(match (endpoint(spec, opts)?, spec) {
+        (Some(Endpoint::OpenAi(config)), _) => Arc::new(OpenAiClient::new(config)?),
+        (Some(Endpoint::Anthropic(config)), _) => Arc::new(AnthropicClient::new(config)?),
+        (None, ModelSpec::Scripted { path }) => {
             let model = ScriptedModel::new(load_script(path)?).named(spec.to_string());
             Arc::new(model.forgetful())
         }
-        ModelSpec::Local { name } => {
+        (None, ModelSpec::Local { name }) => {
             return Err(LlmError::Config(format!(
                 "`local:{name}` is served by the embedded-model crate (sleuth-local), not by sleuth::llm::open_model"
             )))
         }
+        (None, _) => unreachable!("every HTTP spec has an endpoint"),
     })
+}
+
+/// The batch API of `spec`'s endpoint (`--batch`): OpenAI's Batch API for `openai:`
+/// and `openai-compat:` (a server that offers `/v1/batches`), Anthropic's Message
+/// Batches for `anthropic:`.
+pub fn open_batches(spec: &ModelSpec, opts: &ModelOptions) -> Result<Arc<dyn BatchApi>, LlmError> {
+    match endpoint(spec, opts)? {
+        Some(Endpoint::OpenAi(config)) => Ok(Arc::new(OpenAiBatches::new(config)?)),
+        Some(Endpoint::Anthropic(config)) => Ok(Arc::new(AnthropicBatches::new(config)?)),
+        None => Err(no_batches(spec)),
+    }
+}
+
+fn no_batches(spec: &dyn fmt::Display) -> LlmError {
+    LlmError::Config(format!(
+        "--batch: `{spec}` has no batch API; batches go to openai:, openai-compat: (a server with /v1/batches) or anthropic: models"
+    ))
 }
 
 /// Wraps an already-open provider (e.g. the embedded local model) with the middleware
@@ -271,6 +325,9 @@ pub fn stack_with(
     provider: Arc<dyn ChatModel>,
     opts: &ModelOptions,
 ) -> Result<ModelStack, LlmError> {
+    if opts.batch {
+        return Err(no_batches(&provider.name()));
+    }
     let cacheable = provider.cache_identity().is_some();
     let mut stack = ModelStack::builder(provider)
         .retry(opts.retry.clone())
@@ -314,7 +371,29 @@ fn warn_once(location: &str, message: &str) {
 /// Opens `spec` with its full middleware stack; use [`ModelStack::session`] for
 /// per-record accounting.
 pub fn open_stack(spec: &ModelSpec, opts: &ModelOptions) -> Result<ModelStack, LlmError> {
-    stack_with(open_provider(spec, opts)?, opts)
+    let provider = open_provider(spec, opts)?;
+    if !opts.batch {
+        return stack_with(provider, opts);
+    }
+    let api = open_batches(spec, opts)?;
+    let identity = provider
+        .cache_identity()
+        .unwrap_or_else(|| spec.to_string());
+    let plain = ModelOptions {
+        batch: false,
+        ..opts.clone()
+    };
+    let rounds = match opts.batch_poll {
+        None => BatchRounds::new(api, identity),
+        Some(first) => {
+            let backoff = Backoff {
+                first,
+                ..Backoff::default()
+            };
+            BatchRounds::with_timing(api, identity, backoff, Duration::from_secs(2))
+        }
+    };
+    Ok(stack_with(provider, &plain)?.batch(rounds))
 }
 
 /// Opens `spec` as one shared model with its middleware.

@@ -282,6 +282,10 @@ pub struct ChatResponse {
     /// the server refused them (see [`super::anthropic`]), so nothing was cached.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub cache_marks_dropped: bool,
+    /// True when the request went through a provider batch (`--batch`): billed at the
+    /// batch rate. Never stored by the response cache (a hit is not a batched call).
+    #[serde(default, skip_serializing)]
+    pub batched: bool,
 }
 
 impl ChatResponse {
@@ -294,6 +298,7 @@ impl ChatResponse {
             constraint_dropped: false,
             tool_calls: Vec::new(),
             cache_marks_dropped: false,
+            batched: false,
         }
     }
 }

@@ -9,16 +9,19 @@
 
 pub mod conflict;
 mod kind;
+pub mod rewording;
 mod state;
 
 pub use conflict::{Conflict, Resolution};
 pub use kind::MemoryKind;
+pub use rewording::FactIdReuse;
 pub use state::{parse_memory, MergeRules, Merged, WorkingMemory};
 
 // The notation's types, which the memory is made of (defined in `protocol::notation`).
 pub use crate::protocol::notation::{
-    check_adherence, writes_section, Confidence, Fact, Hypothesis, MemorySchema, OpenQuestion,
-    Priority, Section, Triple,
+    check_adherence, check_adherence_under, check_adherence_with, writes_section, AdherenceRules,
+    Confidence, Fact, Hypothesis, HypothesisFields, MemorySchema, OpenQuestion, Priority, Section,
+    SectionProse, Triple,
 };
 
 #[cfg(test)]

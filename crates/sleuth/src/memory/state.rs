@@ -1,6 +1,7 @@
 //! The state the working-memory entries form, and how each turn's entries fold into it.
 
 use super::conflict::{self, Conflict, Resolution};
+use super::rewording::{self, FactIdReuse};
 use crate::protocol::notation::{self, Fact, Hypothesis, MemorySchema, OpenQuestion, Written};
 use serde::{Deserialize, Serialize};
 
@@ -53,6 +54,8 @@ pub struct MergeRules {
     pub contradictions: bool,
     /// The turn being merged (recorded on the conflicts it raises or settles).
     pub turn: u32,
+    /// How a new statement under a confirmed fact's id is read ([`FactIdReuse`]).
+    pub fact_id_reuse: FactIdReuse,
 }
 
 fn normalized(statement: &str) -> String {
@@ -62,6 +65,11 @@ fn normalized(statement: &str) -> String {
         .join(" ")
         .trim_end_matches('.')
         .to_lowercase()
+}
+
+/// Whether `new`, written under `old`'s id, rewords `old` (under `reuse`).
+fn rewords(old: &Fact, new: &Fact, reuse: FactIdReuse) -> bool {
+    reuse == FactIdReuse::Rewording || rewording::is_rewording(old, new)
 }
 
 impl WorkingMemory {
@@ -74,13 +82,19 @@ impl WorkingMemory {
     /// Folds the memory the model wrote this turn into the running state.
     ///
     /// Facts are monotonic: every fact ever confirmed stays, even when the model's
-    /// latest memory omits it. A fact is identified by its id (SLEUTH §3.1: "[F_i]",
-    /// never retracted): a new statement under an id already confirmed is that fact
-    /// reworded, so it replaces the wording and adds nothing; the same statement under
-    /// another id is the fact already held. Hypotheses, questions and notes are the model's latest view (they are meant
-    /// to change). A question counts as resolved when the model marks it `(resolved)` or
-    /// removes it from its list (SLEUTH paper §3.2 step 3: "remove questions answered by
-    /// the new observation"); resolved questions are kept, monotonically, in `resolved`.
+    /// latest memory omits it (SLEUTH §3.1: never retracted; §3.2 step 1: F_t ⊇
+    /// F_{t−1}). The same statement under another id is the fact already held. A new
+    /// statement under an id already confirmed is that fact reworded only when
+    /// [`rewording::is_rewording`] says so (same source, most content words and every
+    /// name and number kept): then it replaces the wording and adds nothing. Otherwise
+    /// the model has renumbered its list: the old fact stays under its id, and the new
+    /// one updates a held fact it rewords or is added under a fresh id
+    /// (`rules.fact_id_reuse` = `Rewording` reads every reuse as a rewording, the
+    /// earlier reading). Hypotheses, questions and notes are the model's latest view
+    /// (they are meant to change). A question counts as resolved when the model marks
+    /// it `(resolved)` or removes it from its list (SLEUTH paper §3.2 step 3: "remove
+    /// questions answered by the new observation"); resolved questions are kept,
+    /// monotonically, in `resolved`.
     ///
     /// Under `rules.contradictions` (ours, see [`conflict`]): a new fact contradicting a
     /// confirmed one is held out and raised as an open question; that question is
@@ -142,12 +156,34 @@ impl WorkingMemory {
                     continue;
                 }
             }
-            seen.push(fact.id.clone());
-            if let Some(known) = self.facts.iter_mut().find(|f| f.id == fact.id) {
-                // A fact is its id (SLEUTH §3.1: never retracted): a rewording updates it.
-                *known = fact.clone();
-            } else {
-                self.facts.push(fact.clone());
+            match self.facts.iter().position(|f| f.id == fact.id) {
+                // A rewording updates the fact under its id (§3.1: nothing retracted).
+                Some(at) if rewords(&self.facts[at], fact, rules.fact_id_reuse) => {
+                    seen.push(fact.id.clone());
+                    self.facts[at] = fact.clone();
+                }
+                // Another fact reusing the id: the old one stays (§3.2 step 1: F_t ⊇
+                // F_{t−1}). The new one rewords a fact held under another id (one kept
+                // under a fresh id on an earlier turn), or is added under a fresh id.
+                Some(_) => match self.rewording_held(fact) {
+                    Some(at) => {
+                        seen.push(self.facts[at].id.clone());
+                        self.facts[at] = Fact {
+                            id: self.facts[at].id.clone(),
+                            ..fact.clone()
+                        };
+                    }
+                    None => {
+                        let mut added = fact.clone();
+                        added.id = self.fresh_fact_id(written);
+                        seen.push(added.id.clone());
+                        self.facts.push(added);
+                    }
+                },
+                None => {
+                    seen.push(fact.id.clone());
+                    self.facts.push(fact.clone());
+                }
             }
         }
         self.hypotheses = written.hypotheses.clone();
@@ -186,6 +222,27 @@ impl WorkingMemory {
             raised,
             pending,
         }
+    }
+
+    /// The held fact `fact` rewords, under whatever id it is held (`fact_id_reuse=check`).
+    fn rewording_held(&self, fact: &Fact) -> Option<usize> {
+        self.facts
+            .iter()
+            .position(|held| rewording::is_rewording(held, fact))
+    }
+
+    /// An id no fact of the state, of those retracted or of `written` has: one past the
+    /// highest fact number in use.
+    fn fresh_fact_id(&self, written: &WorkingMemory) -> String {
+        let highest = self
+            .facts
+            .iter()
+            .chain(&self.retracted)
+            .chain(&written.facts)
+            .filter_map(|f| f.id.strip_prefix('F')?.parse::<u32>().ok())
+            .max()
+            .unwrap_or(0);
+        format!("F{}", highest + 1)
     }
 
     /// `fact`, renumbered when its id is already taken.

@@ -97,6 +97,93 @@ fn a_reworded_fact_updates_its_id_and_adds_nothing() {
     assert_eq!(state.facts[0].statement, "a is b, reworded");
 }
 
+/// §3.1, §3.2 step 1: a different fact under a confirmed id (a renumbered list) is
+/// kept beside the first under a fresh id; `FactIdReuse::Rewording` overwrites it.
+#[test]
+fn a_different_fact_under_a_confirmed_id_is_added_not_overwritten() {
+    let schema = MemorySchema::full();
+    let first = "Confirmed Facts:\n- [F1] Charles Mingus was a jazz bassist (source: Charles Mingus)\n- [F2] Phoenix is the largest city in Arizona (source: Phoenix)";
+    let renumbered = "Confirmed Facts:\n- [F1] Charles Mingus was born in Nogales, Arizona (source: Charles Mingus)";
+    let mut state = WorkingMemory::default();
+    state.merge(&parse_memory(first, &schema));
+    let m = state.merge(&parse_memory(renumbered, &schema));
+    let ids: Vec<_> = state.facts.iter().map(|f| f.id.as_str()).collect();
+    assert_eq!(ids, ["F1", "F2", "F3"]);
+    assert_eq!(
+        state.facts[0].statement,
+        "Charles Mingus was a jazz bassist"
+    );
+    assert!(state.facts[2].statement.ends_with("Nogales, Arizona"));
+    let dropped: Vec<_> = m.dropped.iter().map(|f| f.id.as_str()).collect();
+    assert_eq!(dropped, ["F1", "F2"]);
+    // Written again, it is the fact already held; reworded, it updates F3.
+    state.merge(&parse_memory(renumbered, &schema));
+    assert_eq!(state.facts.len(), 3);
+    let reworded = renumbered.replace("Arizona (", "Arizona, in 1922 (");
+    let m = state.merge(&parse_memory(&reworded, &schema));
+    assert_eq!(state.facts.len(), 3);
+    assert!(state.facts[2].statement.ends_with("in 1922"));
+    assert_eq!(state.facts[2].id, "F3");
+    assert!(!m.dropped.iter().any(|f| f.id == "F3"));
+
+    let rewording = MergeRules {
+        fact_id_reuse: FactIdReuse::Rewording,
+        ..MergeRules::default()
+    };
+    let mut state = WorkingMemory::default();
+    state.merge_with(&parse_memory(first, &schema), rewording);
+    state.merge_with(&parse_memory(renumbered, &schema), rewording);
+    assert_eq!(state.facts.len(), 2);
+    assert!(state.facts[0].statement.ends_with("Nogales, Arizona"));
+}
+
+/// §3.1, App. K: a hypothesis line carries confidence, supports and contradicts (each
+/// possibly empty); `HypothesisFields::Confidence` asks for the confidence alone.
+#[test]
+fn a_hypothesis_needs_its_four_fields_unless_asked_for_the_confidence_alone() {
+    let schema = MemorySchema::full();
+    let with = |h: &str| {
+        FULL.replace(
+            "- [H1] Phoenix | confidence: medium | supports: F2 | contradicts: -",
+            h,
+        )
+    };
+    let cases = [
+        (
+            "- [H1] Phoenix | confidence: medium | supports: F2 | contradicts: -",
+            true,
+            true,
+        ),
+        (
+            "- [H1] Phoenix | confidence: medium | supports: | contradicts:",
+            true,
+            true,
+        ),
+        (
+            "- [H1] Phoenix | confidence: medium | supports: F2",
+            false,
+            true,
+        ),
+        ("- [H1] Phoenix | confidence: medium", false, true),
+        (
+            "- [H1] Phoenix | supports: F2 | contradicts: -",
+            false,
+            false,
+        ),
+    ];
+    for (line, all, confidence) in cases {
+        let text = with(line);
+        assert_eq!(check_adherence(&text, &schema), all, "{line}");
+        assert_eq!(
+            check_adherence_with(&text, &schema, HypothesisFields::All),
+            all,
+            "{line}"
+        );
+        let lenient = check_adherence_with(&text, &schema, HypothesisFields::Confidence);
+        assert_eq!(lenient, confidence, "{line}");
+    }
+}
+
 #[test]
 fn render_round_trips_through_the_parser() {
     let schema = MemorySchema::full();
@@ -153,9 +240,25 @@ fn a_response_without_the_questions_section_is_told_apart() {
     ));
 }
 
+/// §3.2 step 2: a response that writes no Active Hypotheses section is told apart from
+/// one that writes it empty (the fold keeps the state's hypotheses only for the first).
+#[test]
+fn a_response_without_the_hypotheses_section_is_told_apart() {
+    let empty = "Active Hypotheses:\n- none\nAction: search[z]";
+    assert!(writes_section(empty, Section::Hypotheses));
+    assert!(parse_memory(empty, &MemorySchema::full())
+        .hypotheses
+        .is_empty());
+    assert!(!writes_section(
+        "Confirmed Facts:\n- [F1] x (source: y)\nOpen Questions:\n- none\nAction: search[z]",
+        Section::Hypotheses
+    ));
+}
+
 const DETECT: MergeRules = MergeRules {
     contradictions: true,
     turn: 0,
+    fact_id_reuse: FactIdReuse::Check,
 };
 
 fn turn(n: u32) -> MergeRules {
@@ -278,4 +381,86 @@ fn marking_the_conflict_resolved_settles_it_by_the_values_written() {
     assert_eq!(both.conflicts[0].resolution, Some(Resolution::Both));
     assert_eq!(both.facts.len(), 2);
     assert!(both.questions.iter().all(|q| q.id != "Q2"));
+}
+
+/// Delimiter lines end a section; prose after a section's entries ends it under
+/// `SectionProse::Ends` and is judged as an entry under `Judged`; `none`-style bullets
+/// are placeholders; prose in place of the entries is still not adherent.
+#[test]
+fn delimiters_and_prose_end_a_section_and_none_bullets_are_placeholders() {
+    use crate::memory::{check_adherence_under, AdherenceRules, SectionProse};
+    let schema = MemorySchema::full();
+    let delimited = "=== WORKING MEMORY ===\nConfirmed Facts:\n- No facts confirmed yet.\nActive Hypotheses:\n- None so far.\nOpen Questions:\n- [Q1] Who? | action: who | priority: high\n=== END WORKING MEMORY ===\nAction: search[who]";
+    assert!(check_adherence(delimited, &schema));
+    let prose = delimited.replace(
+        "=== END WORKING MEMORY ===",
+        "\nI will search for the person first.",
+    );
+    assert!(check_adherence(&prose, &schema));
+    let judged = AdherenceRules {
+        prose: SectionProse::Judged,
+        ..AdherenceRules::default()
+    };
+    assert!(!check_adherence_under(&prose, &schema, judged));
+    let resolved = delimited.replace(
+        "- [Q1] Who? | action: who | priority: high",
+        "- None remaining; all resolved.",
+    );
+    assert!(check_adherence(&resolved, &schema));
+    let prose_facts = delimited.replace(
+        "- No facts confirmed yet.",
+        "Mingus was born in Nogales (source: Charles Mingus)",
+    );
+    assert!(!check_adherence(&prose_facts, &schema));
+    let sourceless = delimited.replace(
+        "- No facts confirmed yet.",
+        "- [F1] Mingus was born in Nogales",
+    );
+    assert!(!check_adherence(&sourceless, &schema));
+}
+
+/// §3.1: a header is a section's name and a colon (or the name alone); a prose line
+/// that opens with the same words starts no section, so the check (Table 4) judges
+/// the memory the model wrote and not the sentence that mentions it.
+#[test]
+fn a_prose_line_naming_a_section_opens_none() {
+    let schema = MemorySchema::full();
+    let reply = format!(
+        "Confirmed facts so far point to Nogales, but the city is still open.\n\
+         Notes from the last search: nothing useful.\n{FULL}"
+    );
+    assert!(check_adherence(&reply, &schema));
+    assert_eq!(parse_memory(&reply, &schema).facts.len(), 2);
+    for header in [
+        "## Confirmed Facts",
+        "**Confirmed Facts:**",
+        "CONFIRMED FACTS (with sources):",
+        "=== Confirmed Facts ===",
+    ] {
+        let text = FULL.replace("Confirmed Facts:", header);
+        assert!(check_adherence(&text, &schema), "{header}");
+        assert_eq!(parse_memory(&text, &schema).facts.len(), 2, "{header}");
+    }
+    // A section restated after the reasoning: each section holding entries is judged.
+    let broken_again = format!("{FULL}\nConfirmed Facts:\n- [F3] a fact without its source");
+    assert!(!check_adherence(&broken_again, &schema));
+}
+
+/// §3.1 (facts are never retracted): a fact written again with more detail under its
+/// id updates that fact; it is not a second fact, and nothing is dropped.
+#[test]
+fn an_elaborated_fact_updates_its_id() {
+    let schema = MemorySchema::full();
+    let mut state = WorkingMemory::default();
+    state.merge(&parse_memory(
+        "Confirmed Facts:\n- [F1] Mingus Plays Piano is an album (source: Mingus Plays Piano)",
+        &schema,
+    ));
+    let m = state.merge(&parse_memory(
+        "Confirmed Facts:\n- [F1] Mingus Plays Piano is an album by Charles Mingus, recorded in July 1963 for Impulse! Records (source: Mingus Plays Piano)",
+        &schema,
+    ));
+    assert_eq!(state.facts.len(), 1);
+    assert!(state.facts[0].statement.ends_with("Impulse! Records"));
+    assert!(m.dropped.is_empty());
 }

@@ -75,6 +75,11 @@ pub struct Turn {
     /// belongs to, so analyses tell trials apart without reading turn numbers.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub trial: Option<u32>,
+    /// The turn in progress when a model call failed: kept so the trace loses nothing,
+    /// but its request never finished, so it is no recorded action (EIR App. H.4,
+    /// Table 22's denominators exclude "unfinished requests").
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub unfinished: bool,
 }
 
 /// A finished (or interrupted) episode.
@@ -195,7 +200,10 @@ pub(crate) async fn call_model_response<O: Clone + Into<Outputs>>(
         Err(LlmError::ContextOverflow { .. }) => Ok(None),
         Err(source) => {
             let mut partial = episode.clone().map_outputs(Into::into);
-            partial.turns.extend(in_progress.cloned());
+            partial.turns.extend(in_progress.cloned().map(|mut t| {
+                t.unfinished = true;
+                t
+            }));
             partial.stop = StopReason::Error;
             partial.retrieved = retrieved.to_vec();
             Err(AgentError::Llm {

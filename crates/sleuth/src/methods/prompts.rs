@@ -60,6 +60,7 @@ const BUILTIN: &[(&str, &str)] = &[
     ("eir_repair.txt", include_str!("prompts/eir_repair.txt")),
     ("eir_refresh.txt", include_str!("prompts/eir_refresh.txt")),
     ("eir_more.txt", include_str!("prompts/eir_more.txt")),
+    ("eir_select.txt", include_str!("prompts/eir_select.txt")),
     (
         "direct_action.txt",
         include_str!("prompts/direct_action.txt"),

@@ -11,7 +11,7 @@ use super::corpus::CorpusSetting;
 use super::eir::{Direct, EarlierRuns, Eir, EirAttempt, FullPool, Recover, Shared, Ssr};
 pub use super::method_error::MethodError;
 use super::retry::{Judge, Retry};
-use super::settings::{Family, SettingError, Settings};
+use super::settings::{AgentSettings, Family, SettingError, Settings};
 use super::{AgentError, Episode, Method, PromptSet, RunContext};
 use crate::data::Question;
 use crate::memory::Section;
@@ -74,6 +74,7 @@ const SHARED: &[&str] = &["temperature", "max_tokens"];
 const LOOP: &[&str] = &[
     "turns",
     "top_k",
+    "lookup_repeats",
     "actions_per_turn",
     "tool_channel",
     "grammar",
@@ -96,6 +97,7 @@ const COMMITMENT: &[&str] = &[
     "enforce",
     "restore_facts",
     "max_reminders",
+    "keep_rejected",
 ];
 /// The EIR setting's trajectory budget.
 const TRAJECTORY: &[&str] = &["reads", "action_turns"];
@@ -118,12 +120,37 @@ const NOTES: &[&[&str]] = &[
 /// Keys that need the Open Questions section: a contradiction is raised as an open
 /// question and settled only by marking it resolved.
 const OPEN_QUESTIONS: &[&str] = &["contradictions"];
+/// How the confirmed facts merge (every typed memory keeps them).
+const FACTS: &[&str] = &["fact_id_reuse", "section_prose"];
+/// Keys that need the Active Hypotheses section: what a hypothesis line must carry to
+/// count as adherent, and what a response without the section does to them.
+const HYPOTHESES: &[&str] = &["hypothesis_fields", "missing_hypotheses"];
 /// Keys of the working-memory methods: the nudge gate, enforcement and stopping apply.
-const MEMORY: &[&[&str]] = &[LOOP, COMMITMENT, &["last_turn_answer_only"], SHARED];
-/// The working-memory methods that keep Open Questions.
+const MEMORY: &[&[&str]] = &[LOOP, COMMITMENT, FACTS, &["last_turn_answer_only"], SHARED];
+/// The working-memory methods that keep Active Hypotheses but no Open Questions.
+const MEMORY_H: &[&[&str]] = &[
+    LOOP,
+    COMMITMENT,
+    FACTS,
+    HYPOTHESES,
+    &["last_turn_answer_only"],
+    SHARED,
+];
+/// The working-memory methods that keep Open Questions but no Active Hypotheses.
 const MEMORY_Q: &[&[&str]] = &[
     LOOP,
     COMMITMENT,
+    FACTS,
+    OPEN_QUESTIONS,
+    &["last_turn_answer_only"],
+    SHARED,
+];
+/// The full memory (SLEUTH).
+const MEMORY_HQ: &[&[&str]] = &[
+    LOOP,
+    COMMITMENT,
+    FACTS,
+    HYPOTHESES,
     OPEN_QUESTIONS,
     &["last_turn_answer_only"],
     SHARED,
@@ -133,6 +160,8 @@ const MEMORY_Q: &[&[&str]] = &[
 const SLEUTH_EIR: &[&[&str]] = &[
     LOOP,
     COMMITMENT,
+    FACTS,
+    HYPOTHESES,
     OPEN_QUESTIONS,
     &["final_citations", "json_schema"],
     SHARED,
@@ -150,6 +179,7 @@ const EIR: &[&[&str]] = &[
         "list_errors",
         "hidden_lists",
         "dependency_repair",
+        "refresh",
         "extra_reads",
         "final_citations",
         "json_schema",
@@ -159,7 +189,13 @@ const EIR: &[&[&str]] = &[
 const EIR_REFLEXION: &[&[&str]] = &[TRAJECTORY, &["last_turn", "trials", "json_schema"], SHARED];
 const FULL_POOL: &[&[&str]] = &[&["final_citations", "json_schema"], SHARED];
 const EIR_RECOVER: &[&[&str]] = &[
-    &["recover", "from", "final_citations", "json_schema"],
+    &[
+        "recover",
+        "selected_rerun",
+        "from",
+        "final_citations",
+        "json_schema",
+    ],
     SHARED,
 ];
 
@@ -314,7 +350,7 @@ pub const METHODS: &[MethodSpec] = &[
         setting: Setting::Pool,
         corpus: true,
         summary: "SLEUTH ablation: Confirmed Facts + Active Hypotheses",
-        keys: MEMORY,
+        keys: MEMORY_H,
         estimate: loop_calls,
         build: |c, s| memory(c, s, &[Section::Facts, Section::Hypotheses]),
     },
@@ -332,7 +368,7 @@ pub const METHODS: &[MethodSpec] = &[
         setting: Setting::Pool,
         corpus: true,
         summary: "SLEUTH: facts, ranked hypotheses and open questions, with the commitment nudge",
-        keys: MEMORY_Q,
+        keys: MEMORY_HQ,
         estimate: loop_calls,
         build: |c, s| Box::new(agent(c, s, Style::memory(&FULL_MEMORY))),
     },
@@ -414,6 +450,22 @@ pub fn spec(name: &str) -> Result<&'static MethodSpec, MethodError> {
             name: name.to_string(),
             known: METHODS.iter().map(|m| m.name).collect(),
         })
+}
+
+/// The turn `method`'s nudge fires at under settings written as text (a record's or a
+/// run's): [`AgentSettings::nudge_turn_of`] for the methods the nudge applies to, None
+/// for a method without a working memory unless `nudge_all=true` (SLEUTH App. D.4's
+/// control), for a method that has no nudge (the EIR setting's) and for an unknown one.
+/// One reading for the analysis's cohorts and the report's tables and figures.
+pub fn nudge_turn_of(method: &str, get: impl Fn(&str) -> Option<String>) -> Option<u32> {
+    let spec = spec(method).ok()?;
+    if !spec.reads_key("nudge") {
+        return None;
+    }
+    if spec.reads_key("nudge_all") && get("nudge_all").is_none_or(|v| v.trim() != "true") {
+        return None;
+    }
+    AgentSettings::nudge_turn_of(get)
 }
 
 /// Everything needed to build a method besides its name.

@@ -131,32 +131,61 @@ pub fn action_line(tool: &str, arg: &str) -> String {
 const LEAD: &str = r"^[\s>*_`\-]*";
 /// What may follow a label before its colon: a step number, closing emphasis.
 const NUMBERED: &str = r"\s*(?:\d+\s*)?[*_`]*";
+/// A step tag before the action, such as IRCoT's `[RETRIEVAL]` (SLEUTH App. K: IRCoT
+/// alternates `[REASONING]` and `[RETRIEVAL]` steps, the latter holding the action line).
+const TAG: &str = r"\[[A-Za-z][A-Za-z _-]*\]\s*[*_`]*\s*";
 
-/// The tolerant action-line pattern; group 1 is the verb, 2 or 3 the argument.
+/// The tolerant action-line pattern; group 1 is the verb, 2 the opening bracket or
+/// parenthesis, 3 the rest of the line after it.
 fn action_regex() -> &'static Regex {
     static LINE: OnceLock<Regex> = OnceLock::new();
     LINE.get_or_init(|| {
         let verbs: Vec<&str> = ToolKind::ALL.iter().map(|k| k.name()).collect();
         Regex::new(&format!(
-            r"(?im){LEAD}{ACTION}{NUMBERED}\s*:?\s*[*_`]*\s*({})\s*(?:\[(.*)\]|\((.*)\))\s*[*_`]*\s*$",
+            r"(?im){LEAD}(?:(?:{TAG})?{ACTION}{NUMBERED}\s*:?\s*[*_`]*|{TAG})\s*({})\s*([\[(])(.*)$",
             verbs.join("|")
         ))
         .expect("valid action regex")
     })
 }
 
+/// The argument inside a call whose opening `open` came just before `rest`: up to the
+/// matching close (brackets inside the argument kept), or, when it never closes
+/// evenly, up to the last close on the line. Whatever follows the close (a full stop,
+/// a few words of explanation) is not part of the argument. `None` without a close.
+fn argument(open: char, rest: &str) -> Option<&str> {
+    let close = if open == OPEN { CLOSE } else { ')' };
+    let mut depth = 1usize;
+    for (i, c) in rest.char_indices() {
+        if c == open {
+            depth += 1;
+        } else if c == close {
+            depth -= 1;
+            if depth == 0 {
+                return Some(&rest[..i]);
+            }
+        }
+    }
+    rest.rfind(close).map(|i| &rest[..i])
+}
+
 /// Parses every action line of a model response, in order.
 ///
 /// The canonical line is `Action: tool[argument]`; the usual drift of chat models is
 /// tolerated: markdown bold around `Action`, a step number, a missing colon,
-/// `tool(argument)` with parentheses, surrounding quotes, brackets inside the argument.
-/// A tool word outside the vocabulary makes the line prose, not an action.
+/// `tool(argument)` with parentheses, surrounding quotes, brackets inside the argument,
+/// a step tag before the line (`[RETRIEVAL] Action: search[...]`, or the tag in place of
+/// the label, `[RETRIEVAL] search[...]`: IRCoT's prompt, SLEUTH App. K), and text after
+/// the closing bracket (`finish[Mario Andretti].`, `search[Tenement] to find its
+/// founder`: the bracket's content is the argument). A tool word outside the
+/// vocabulary makes the line prose, not an action.
 pub fn parse_actions(response: &str) -> Vec<Action> {
     action_regex()
         .captures_iter(response)
         .filter_map(|c| {
             let kind = ToolKind::from_name(&c[1])?;
-            let arg = c.get(2).or_else(|| c.get(3))?.as_str();
+            let open = c[2].chars().next()?;
+            let arg = argument(open, c.get(3)?.as_str())?;
             Some(kind.action(strip_quotes(arg.trim()).to_string()))
         })
         .collect()
@@ -206,6 +235,22 @@ mod tests {
     #[test]
     fn ignores_mentions_inside_prose() {
         assert!(Action::parse_all("I will call search[x] next time.").is_empty());
+    }
+
+    #[test]
+    fn reads_a_step_tag_before_the_line_and_ignores_text_after_the_bracket() {
+        let text = "[RETRIEVAL] Action: search[Tenement founder]\n[RETRIEVAL] lookup[Tenement (band)]\nAction: finish[Mario Andretti].\nAction: search[Tenement] to find the founder\nAction: finish(Paris (France)) now";
+        assert_eq!(
+            Action::parse_all(text),
+            vec![
+                Action::Search("Tenement founder".into()),
+                Action::Lookup("Tenement (band)".into()),
+                Action::Finish("Mario Andretti".into()),
+                Action::Search("Tenement".into()),
+                Action::Finish("Paris (France)".into()),
+            ]
+        );
+        assert!(Action::parse_all("[REASONING] I will search[x] later.").is_empty());
     }
 
     #[test]

@@ -28,7 +28,7 @@ fn averages(a: &Analysis) -> Table {
         "Averages over benchmarks and models (EIR App. D.5, Table 9)",
         &["method", "cells", "F1", "EM", "calls/q", "cost/q", "calls ratio", "cost ratio"],
     )
-    .with_note("Each method's mean over its dataset x model cells, every cell weighted equally; ratios divide by EIR's mean (no ratio without an eir arm).");
+    .with_note("Each method's mean over its dataset x model cells, every cell weighted equally; ratios divide by EIR's mean (no ratio without an eir arm). cost/q is at the fixed list prices (App. D.5): every recorded input and output token at its model's list rate, with no response-cache or prompt-cache saving.");
     for c in &a.eir.averages {
         t.push(vec![
             Cell::text(&c.method),
@@ -80,6 +80,15 @@ fn budget_calls(a: &Analysis) -> Table {
     t
 }
 
+/// `text` with its first letter upper-cased.
+fn capitalized(text: &str) -> String {
+    let mut chars = text.chars();
+    chars
+        .next()
+        .map(|c| c.to_uppercase().chain(chars).collect())
+        .unwrap_or_default()
+}
+
 fn support(a: &Analysis, d: Dims) -> Table {
     let mut t = Table::new(
         "eir_support_f1",
@@ -91,7 +100,7 @@ fn support(a: &Analysis, d: Dims) -> Table {
         &["support_f1_diff", "support_f1_ci_lo", "support_f1_ci_hi"],
     )
     .split("Holm p", &["p_holm"])
-    .with_note("Method minus baseline in points on questions both answered, paired bootstrap; Holm within the report's --holm-family (all: across these rows), each family counted as at least --holm-size comparisons.");
+    .with_note(&format!("{} in points on every question both ran (Tables 5, 8: all questions; one without a Support F1, such as no answer, counts as 0), paired bootstrap; Holm within the report's --holm-family (all: across these rows), each family counted as at least --holm-size comparisons.", capitalized(a.direction.describe())));
     for c in &a.eir.support {
         let mut row = d.cells(&c.arm);
         row.extend([
@@ -110,10 +119,12 @@ fn readable(a: &Analysis, d: Dims) -> Table {
     let mut t = Table::new(
         "eir_readable",
         "Answer F1 on readable outputs only (EIR App. C.2)",
-        &d.columns(&["baseline", "unreadable %", "baseline unreadable %", "n both readable", "ΔF1 [95% CI]", "p"]),
+        &d.columns(&["baseline", "unreadable %", "baseline unreadable %", "n both readable", "ΔF1 [95% CI]", "p", "b/c", "McNemar p"]),
     )
     .split("ΔF1 [95% CI]", &["f1_diff", "f1_ci_lo", "f1_ci_hi"])
-    .with_note("Unreadable: no answer could be read in the required format. ΔF1 is method minus baseline on the questions where both answers were readable.");
+    .split("b/c", &["b", "c"])
+    .split("McNemar p", &["p_mcnemar"])
+    .with_note(&format!("Unreadable: no answer could be read in the required format. ΔF1 (paired bootstrap) and the EM test (b/c = {}, exact two-sided McNemar) are {} on the questions where both answers were readable.", a.direction.b_c().replace("questions right", "exact"), a.direction.describe().replace(" minus ", " against ")));
     for c in &a.eir.readable {
         let mut row = d.cells(&c.arm);
         row.extend([
@@ -123,6 +134,8 @@ fn readable(a: &Analysis, d: Dims) -> Table {
             Cell::Int(c.n as u64),
             ci(&c.f1),
             p_cell(c.f1.p),
+            counts(&[c.b, c.c]),
+            p_cell(c.p_mcnemar),
         ]);
         t.push(row);
     }
@@ -333,7 +346,7 @@ fn rejected(a: &Analysis, d: Dims) -> Table {
         ]),
     )
     .with_note(
-        "Actions: recorded action turns of every trial (reflections and final calls excluded).",
+        "Actions: recorded action turns of every trial (reflections, final calls and unfinished requests excluded).",
     );
     for r in &a.eir.rejected {
         let mut row = d.cells(&r.arm);

@@ -4,7 +4,7 @@
 //! (`em_by_hops_musique.svg`) so arms of one benchmark share an axis, and each caption
 //! gives n and the model.
 
-use super::svg::{bar_chart, bar_line_chart, diff_chart, line_chart, line_chart_marked, Series};
+use super::svg::{bar_chart, bar_line_chart, diff_chart, line_chart_marked, Series};
 use super::tables::legend;
 use crate::eval::analysis::{Analysis, ArmKey};
 use std::collections::BTreeSet;
@@ -392,6 +392,7 @@ fn sweeps(a: &Analysis) -> Vec<Figure> {
                     &values,
                     &series(|p| p.f1, " F1"),
                     &series(|p| p.em, " EM"),
+                    &[],
                 )
             } else {
                 bar_line_chart(
@@ -402,6 +403,7 @@ fn sweeps(a: &Analysis) -> Vec<Figure> {
                     &values,
                     &series(|p| p.em, " EM"),
                     &series(|p| p.timeout_rate, " timeout"),
+                    &react_reference(a, dataset, key),
                 )
             };
             Figure {
@@ -409,6 +411,20 @@ fn sweeps(a: &Analysis) -> Vec<Figure> {
                 svg,
             }
         })
+        .collect()
+}
+
+/// SLEUTH Figure 3 draws ReAct's EM as a dashed reference line across the nudge sweep:
+/// each ReAct arm on the benchmark that has no nudge (Table 1's ReAct).
+fn react_reference(a: &Analysis, dataset: &str, key: &str) -> Vec<(f64, String)> {
+    if key != "nudge" {
+        return Vec::new();
+    }
+    a.summaries
+        .iter()
+        .filter(|s| s.arm.dataset == dataset && s.arm.method == "react")
+        .filter(|s| super::paper::layout::nudge_turn(a, &s.arm).is_none())
+        .map(|s| (s.em, format!("{} EM {:.1}", name(a, &s.arm), s.em)))
         .collect()
 }
 
@@ -432,9 +448,19 @@ fn accuracy_at_turn(a: &Analysis, dataset: &str) -> Option<Figure> {
         })
         .collect();
     let keys: Vec<&ArmKey> = here.iter().map(|c| &c.arm).collect();
+    // SLEUTH Figure 4 marks the turn the commitment nudge fires at (a dotted line at 14);
+    // each distinct nudge turn of the arms drawn is marked.
+    let nudges: BTreeSet<u32> = keys
+        .iter()
+        .filter_map(|k| super::paper::layout::nudge_turn(a, k))
+        .collect();
+    let marks: Vec<(f64, String)> = nudges
+        .into_iter()
+        .map(|t| (f64::from(t), format!("nudge (turn {t})")))
+        .collect();
     Some(Figure {
         file: file("accuracy_at_turn", dataset),
-        svg: line_chart(
+        svg: line_chart_marked(
             &format!("Accuracy at turn t: {dataset}"),
             &caption(a, &keys),
             "turn",
@@ -442,6 +468,7 @@ fn accuracy_at_turn(a: &Analysis, dataset: &str) -> Option<Figure> {
             &x,
             &series,
             true,
+            &marks,
         ),
     })
 }

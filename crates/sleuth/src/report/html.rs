@@ -37,6 +37,19 @@ pub fn render_to(
     config: &[(String, String)],
     records: &[&RunRecord],
 ) -> std::io::Result<()> {
+    let methods: BTreeSet<&str> = records.iter().map(|r| r.method.as_str()).collect();
+    render_each(out, title, config, &methods, records.iter().map(|r| Ok(*r)))
+}
+
+/// [`render_to`] for records that come one at a time (read again from their files):
+/// `methods` are the methods the page's filter offers (those of the records).
+pub fn render_each<R: std::borrow::Borrow<RunRecord>>(
+    out: &mut dyn std::io::Write,
+    title: &str,
+    config: &[(String, String)],
+    methods: &BTreeSet<&str>,
+    records: impl IntoIterator<Item = std::io::Result<R>>,
+) -> std::io::Result<()> {
     let mut h = String::with_capacity(16384);
     let _ = write!(
         h,
@@ -54,19 +67,19 @@ pub fn render_to(
         let _ = write!(h, "<dt>{}</dt><dd>{}</dd>", esc(k), esc(v));
     }
     h.push_str("</dl>");
-    filters(&mut h, records);
+    filters(&mut h, methods);
     h.push_str("</header><main id=\"list\">");
     for r in records {
+        let r = r?;
         out.write_all(h.as_bytes())?;
         h.clear();
-        question(&mut h, r);
+        question(&mut h, r.borrow());
     }
     let _ = writeln!(h, "</main><script>{SCRIPT}</script></body></html>");
     out.write_all(h.as_bytes())
 }
 
-fn filters(h: &mut String, records: &[&RunRecord]) {
-    let methods: BTreeSet<&str> = records.iter().map(|r| r.method.as_str()).collect();
+fn filters(h: &mut String, methods: &BTreeSet<&str>) {
     h.push_str("<form class=\"filters\" onsubmit=\"return false\"><label>method <select id=\"f-method\"><option value=\"\">all</option>");
     for m in methods {
         let _ = write!(h, "<option value=\"{0}\">{0}</option>", esc(m));
@@ -257,7 +270,12 @@ fn facts_table(h: &mut String, r: &RunRecord) {
 
 /// The anchor of a record's entry: `trace.html#q-<method>-<id>`.
 pub fn anchor(r: &RunRecord) -> String {
-    format!("q-{}-{}", super::slug(&r.method), super::slug(&r.id))
+    anchor_of(&r.method, &r.id)
+}
+
+/// [`anchor`] of the record of question `id` under `method`.
+pub fn anchor_of(method: &str, id: &str) -> String {
+    format!("q-{}-{}", super::slug(method), super::slug(id))
 }
 
 /// The EIR setting's final call: one step after the retrieval turns, with what the

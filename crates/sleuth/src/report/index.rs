@@ -4,9 +4,9 @@
 //! Like the trace pages they are self-contained and escape every string from records.
 
 use super::escape::escape_html as esc;
-use super::html::anchor;
+use super::html::anchor_of;
 use super::table::Table;
-use crate::eval::analysis::{classify, correct, Arm, Outcome, RecordSet};
+use crate::eval::analysis::{Arm, Outcome, RecordDigest, RecordSet};
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write;
 use std::path::Path;
@@ -175,15 +175,13 @@ pub fn side_by_side(set: &RecordSet, trace_href: &dyn Fn(&Path) -> Option<String
         let mut questions: BTreeMap<&str, (&str, &str, Option<u8>)> = BTreeMap::new();
         for a in &here {
             for r in &a.records {
-                questions.entry(r.id.as_str()).or_insert((
-                    r.question.as_str(),
-                    r.gold.first().map_or("", String::as_str),
-                    r.hops,
-                ));
+                questions
+                    .entry(r.id.as_str())
+                    .or_insert((&r.question, &r.gold_first, r.hops));
             }
         }
         for (id, (text, gold, hops)) in questions {
-            let found: Vec<Option<&crate::eval::RunRecord>> = here
+            let found: Vec<Option<&RecordDigest>> = here
                 .iter()
                 .map(|a| {
                     a.records
@@ -194,11 +192,11 @@ pub fn side_by_side(set: &RecordSet, trace_href: &dyn Fn(&Path) -> Option<String
                 .collect();
             let right: Vec<&str> = found
                 .iter()
-                .map(|r| r.map_or("-", |r| if correct(r) { "1" } else { "0" }))
+                .map(|r| r.map_or("-", |r| if r.correct() { "1" } else { "0" }))
                 .collect();
             let outcomes: Vec<&str> = found
                 .iter()
-                .map(|r| r.map_or("-", |r| classify(r).name()))
+                .map(|r| r.map_or("-", |r| r.classify().name()))
                 .collect();
             let _ = write!(
                 h,
@@ -219,7 +217,7 @@ pub fn side_by_side(set: &RecordSet, trace_href: &dyn Fn(&Path) -> Option<String
                     .records
                     .binary_search_by(|x| x.id.as_str().cmp(id))
                     .expect("found above");
-                let ok = correct(r);
+                let ok = r.correct();
                 let answer = r
                     .answer
                     .as_deref()
@@ -228,11 +226,12 @@ pub fn side_by_side(set: &RecordSet, trace_href: &dyn Fn(&Path) -> Option<String
                     "{} {answer} <span class=\"src\">{} turns · {}</span>",
                     if ok { "✔" } else { "✘" },
                     r.turns,
-                    classify(r).name()
+                    r.classify().name()
                 );
                 let cell = match trace_href(&set.sources[a.origins[i]].dir) {
                     Some(href) => {
-                        format!("<a href=\"{}#{}\">{text}</a>", esc(&href), esc(&anchor(r)))
+                        let anchor = anchor_of(&a.key.method, &r.id);
+                        format!("<a href=\"{}#{}\">{text}</a>", esc(&href), esc(&anchor))
                     }
                     None => text,
                 };

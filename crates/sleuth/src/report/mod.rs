@@ -10,6 +10,7 @@ pub mod html;
 pub mod index;
 pub mod paper;
 mod pivot;
+pub mod site;
 pub mod svg;
 pub mod table;
 mod table_forms;
@@ -18,10 +19,9 @@ pub mod tables;
 pub use figures::{slug, Figure};
 pub use paper::Selection;
 
-use crate::eval::analysis::{Analysis, RecordSet};
-use crate::eval::RunRecord;
+use crate::eval::analysis::{Analysis, ArmKey, RecordDigest, RecordSet};
 use crate::{Error, Result};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 /// The terminal report: the default tables as Markdown, separated by blank lines.
@@ -106,43 +106,58 @@ pub fn write_outputs_with(a: &Analysis, dir: &Path, selection: &Selection) -> Re
     Ok(files.into_iter().map(|(p, _)| p).collect())
 }
 
-/// One run's trace page, rendered when written ([`TracePage::write_to`]): it holds
-/// references to the run's records, never the page.
+/// One run's trace page, rendered when written ([`TracePage::write_to`]): it holds the
+/// digests of the run's records and reads each record again from its file as the page
+/// reaches it, so no more than one record is held at a time (issue 32).
 pub struct TracePage<'a> {
     /// The run directory.
     pub dir: PathBuf,
     title: String,
     config: Vec<(String, String)>,
-    records: Vec<&'a RunRecord>,
+    set: &'a RecordSet,
+    /// (method, source, digest) of each record, in page order.
+    records: Vec<(&'a str, usize, &'a RecordDigest)>,
 }
 
 impl TracePage<'_> {
     /// Writes the page one question at a time.
     pub fn write_to(&self, out: &mut dyn std::io::Write) -> std::io::Result<()> {
-        html::render_to(out, &self.title, &self.config, &self.records)
+        let methods: BTreeSet<&str> = self.records.iter().map(|(m, _, _)| *m).collect();
+        let mut reader = self.set.reader();
+        let records = self.records.iter().map(|(_, origin, d)| {
+            reader
+                .read(*origin, d)
+                .map_err(|e| std::io::Error::other(e.to_string()))
+        });
+        html::render_each(out, &self.title, &self.config, &methods, records)
     }
 
     /// The whole page as text.
-    pub fn render(&self) -> String {
-        html::render(&self.title, &self.config, &self.records)
+    pub fn render(&self) -> std::io::Result<String> {
+        let mut page = Vec::new();
+        self.write_to(&mut page)?;
+        Ok(String::from_utf8(page).expect("the page is text"))
     }
 }
 
 /// One trace page per run directory.
 pub fn trace_pages(set: &RecordSet) -> Vec<TracePage<'_>> {
-    let mut by_dir: BTreeMap<&Path, Vec<&RunRecord>> = BTreeMap::new();
+    type Entry<'a> = (&'a ArmKey, usize, &'a RecordDigest);
+    let mut by_dir: BTreeMap<&Path, Vec<Entry<'_>>> = BTreeMap::new();
     for arm in &set.arms {
         for (r, &s) in arm.records.iter().zip(&arm.origins) {
             by_dir
                 .entry(set.sources[s].dir.as_path())
                 .or_default()
-                .push(&**r);
+                .push((&arm.key, s, &**r));
         }
     }
     by_dir
         .into_iter()
         .map(|(dir, mut records)| {
-            records.sort_by(|a, b| (&a.method, &a.model, &a.id).cmp(&(&b.method, &b.model, &b.id)));
+            records.sort_by(|(a, _, x), (b, _, y)| {
+                (&a.method, &a.model, &x.id).cmp(&(&b.method, &b.model, &y.id))
+            });
             let source = set
                 .sources
                 .iter()
@@ -165,7 +180,11 @@ pub fn trace_pages(set: &RecordSet) -> Vec<TracePage<'_>> {
                 dir: dir.to_path_buf(),
                 title: dir.display().to_string(),
                 config,
-                records,
+                set,
+                records: records
+                    .into_iter()
+                    .map(|(key, s, d)| (key.method.as_str(), s, d))
+                    .collect(),
             }
         })
         .collect()

@@ -4,8 +4,9 @@
 //! analysis splits the arms, `eval::analysis::by_split`). Shown only when a report spans several
 //! datasets; for one, the summary and by-hops tables say the same.
 
+use super::paper::layout::{dataset_label, method_rank};
 use super::table::{Cell, Table};
-use crate::eval::analysis::{split_hops, Analysis, ArmKey, Summary};
+use crate::eval::analysis::{Analysis, ArmKey, Summary};
 use std::collections::BTreeSet;
 
 /// Datasets in the papers' column order; others follow alphabetically. MuSiQue's hop
@@ -18,18 +19,6 @@ const DATASET_ORDER: [&str; 6] = [
     "musique_3hop",
     "musique_4hop",
 ];
-
-fn dataset_label(d: &str) -> String {
-    if let Some(h) = split_hops(d) {
-        return format!("MuSiQue {h}-hop");
-    }
-    match d {
-        "hotpotqa" => "HotpotQA".into(),
-        "2wiki" => "2Wiki".into(),
-        "musique" => "MuSiQue".into(),
-        other => other.into(),
-    }
-}
 
 /// One pivot column: a dataset (a MuSiQue split is one).
 struct Column {
@@ -54,24 +43,6 @@ impl Column {
                 && s.arm.model == row.model
                 && s.arm.label == row.label
         })
-    }
-}
-
-/// Method order: first appearance in the runs' `methods` lists, then alphabetical.
-pub fn method_rank(a: &Analysis) -> impl Fn(&str) -> (usize, String) + '_ {
-    let mut order: Vec<&str> = Vec::new();
-    for s in &a.sources {
-        for m in &s.config.methods {
-            if !order.contains(&m.as_str()) {
-                order.push(m);
-            }
-        }
-    }
-    move |m: &str| {
-        (
-            order.iter().position(|o| *o == m).unwrap_or(usize::MAX),
-            m.to_string(),
-        )
     }
 }
 

@@ -531,6 +531,8 @@ pub fn line_chart_marked(
 
 /// Bars on the left axis (percent) with lines on a right axis (percent): the sweep
 /// figure, EM bars with the timeout rate as a line. Bars and lines pair by index.
+/// `references` are dashed horizontal lines on the bars' axis (`(41.9, "ReAct EM")`).
+#[allow(clippy::too_many_arguments)]
 pub fn bar_line_chart(
     title: &str,
     caption: &str,
@@ -539,9 +541,21 @@ pub fn bar_line_chart(
     categories: &[String],
     bar_series: &[Series],
     line_series: &[Series],
+    references: &[(f64, String)],
 ) -> String {
     let mut c = Canvas::new(title, caption);
     bars(&mut c, categories, bar_series, 100.0);
+    for (v, label) in references {
+        let y = c.y(*v, 100.0);
+        let _ = write!(
+            c.out,
+            r##"<line class="reference" x1="{LEFT}" y1="{y:.1}" x2="{:.1}" y2="{y:.1}" stroke="#d62728" stroke-width="1.5" stroke-dasharray="6 4"/><text x="{:.1}" y="{:.1}" font-size="10" fill="#d62728" text-anchor="end">{}</text>"##,
+            LEFT + c.plot_w,
+            LEFT + c.plot_w - 4.0,
+            y - 4.0,
+            escape_html(label)
+        );
+    }
     let positions = category_positions(&c, categories);
     for (i, s) in line_series.iter().enumerate() {
         let points: Vec<(f64, f64)> = positions
@@ -576,7 +590,7 @@ mod tests {
         for svg in [
             bar_chart("T", "n = 1", "hops", "EM", &cats, &s),
             line_chart("T", "n = 1", "turn", "EM", &[1.0, 2.0], &s, true),
-            bar_line_chart("T", "n = 1", "x", ("EM", "timeout"), &cats, &s, &s),
+            bar_line_chart("T", "n = 1", "x", ("EM", "timeout"), &cats, &s, &s, &[]),
             diff_chart("T", "n = 1", "x", "ΔEM", &cats, &s),
         ] {
             assert!(svg.starts_with("<svg") && svg.trim_end().ends_with("</svg>"));

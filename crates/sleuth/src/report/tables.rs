@@ -167,12 +167,25 @@ fn summary(a: &Analysis, d: Dims) -> Table {
         "cached %",
         "cost/q",
     ];
+    // EIR App. D.5 (Tables 9, 19): costs at the fixed list prices. Shown only where some
+    // arm's billed cost differs (cache hits, prompt-cache discounts), so reports of
+    // uncached runs are unchanged.
+    let list_cost = a
+        .summaries
+        .iter()
+        .any(|s| (s.list_cost_usd - s.cost_usd).abs() > 1e-12);
+    if list_cost {
+        names.push("list cost/q");
+    }
     // Shown only when some arm had a problem, so clean reports are unchanged.
     let problems = a.summaries.iter().any(|s| !s.problems().is_empty());
     if problems {
         names.push("problems");
     }
     let mut note = "EM, F1, cond. acc (EM among finished episodes) and timeout in %; turns, calls, tokens (input + output) and cost (USD) are means per question; cached % = share of input tokens read from the provider's prompt cache (billed at its cached rate).".to_string();
+    if list_cost {
+        note += " list cost/q: the recorded tokens at the fixed list prices (EIR App. D.5, Tables 9 and 19), every input and output token at its list rate; cost/q is what was billed (response-cache hits cost 0, prompt-cache reads their cached rate).";
+    }
     if problems {
         note += " Problems are counts: episodes with errors or ending on an unparseable response; calls sent without their output constraint, cut by the output-token limit, or refused.";
     }
@@ -201,6 +214,9 @@ fn summary(a: &Analysis, d: Dims) -> Table {
             Cell::opt(s.cached_share, 1),
             Cell::Num(s.cost_usd, 4),
         ]);
+        if list_cost {
+            row.push(Cell::Num(s.list_cost_usd, 4));
+        }
         if problems {
             let found = s.problems();
             row.push(if found.is_empty() {
@@ -256,9 +272,11 @@ fn comparison(a: &Analysis, d: Dims) -> Table {
         "n",
         "ΔEM [95% CI]",
         "ΔF1 [95% CI]",
+        "F1 p",
+        "F1 Holm p",
         "b/c",
         "McNemar p",
-        "Holm p",
+        "EM Holm p",
         "W/L/T",
     ]);
     let title = format!(
@@ -268,12 +286,16 @@ fn comparison(a: &Analysis, d: Dims) -> Table {
     let mut t = Table::new("comparison", &title, &cols)
         .split("ΔEM [95% CI]", &["em_diff", "em_ci_lo", "em_ci_hi"])
         .split("ΔF1 [95% CI]", &["f1_diff", "f1_ci_lo", "f1_ci_hi"])
+        .split("F1 p", &["p_f1"])
+        .split("F1 Holm p", &["p_f1_holm"])
         .split("b/c", &["b", "c"])
         .split("McNemar p", &["p"])
-        .split("Holm p", &["p_holm"])
+        .split("EM Holm p", &["p_holm"])
         .split("W/L/T", &["wins", "losses", "ties"])
         .with_note(&format!(
-            "Differences are method minus baseline in points, with paired bootstrap 95% intervals; b/c = questions right only under the baseline / only under the method; exact two-sided McNemar on EM, Holm-adjusted {}; W/L/T = wins/losses/ties on EM.",
+            "Differences are {} in points, with paired bootstrap 95% intervals; F1 p = the bootstrap p of ΔF1 (EIR §4.4), F1 Holm p its Holm adjustment; b/c = {}; exact two-sided McNemar on EM, EM Holm p its Holm adjustment; Holm {}; W/L/T = wins/losses/ties on EM.",
+            a.direction.describe(),
+            a.direction.b_c(),
             holm_note(a)
         ));
     for c in &a.comparisons {
@@ -284,6 +306,8 @@ fn comparison(a: &Analysis, d: Dims) -> Table {
             Cell::Int(c.n as u64),
             ci(&c.em),
             ci(&c.f1),
+            p_cell(c.f1.p),
+            p_cell(c.p_f1_holm),
             counts(&[c.b, c.c]),
             p_cell(c.p_mcnemar),
             p_cell(c.p_holm),

@@ -17,6 +17,8 @@
 //! #                                 # order as setup questions, never scored
 //! #                                 # (EIR App. B.1); the sample is drawn after them
 //! methods = ["react", "sleuth"]     # methods of groups that name none
+//! # batch = true                    # optional: every call through the provider's
+//! #                                 # batch API, at half price (as `--batch`)
 //! [settings]                        # options of every job (eval's --set key=value)
 //! turns = 20
 //! [[datasets]]
@@ -46,6 +48,7 @@ use super::model::ModelSetup;
 use super::selection::{Sample, Selection, Source};
 use super::{Job, Shard};
 use crate::data::Dataset;
+use crate::llm::middleware::CacheScope;
 use crate::{Error, Result};
 use serde::Deserialize;
 use std::collections::BTreeMap;
@@ -96,6 +99,12 @@ struct Recipe {
     /// The tables its report shows, in print order (`sleuth report --tables` names).
     #[serde(default)]
     tables: Vec<String>,
+    /// Every call through the provider's batch API (`--batch`).
+    #[serde(default)]
+    batch: bool,
+    /// `shared` (default) or `method`: whose cached responses a method may reuse
+    /// ([`CacheScope`]; EIR Table 1's arms sample on their own under `method`).
+    cache_scope: Option<String>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -170,6 +179,11 @@ pub struct Experiment {
     pub jobs: Vec<RecipeJob>,
     /// The tables its report shows (paper tables first, as the recipe lists them).
     pub tables: Vec<String>,
+    /// The recipe's `batch = true`: its jobs send every call through the provider's
+    /// batch API (a command line's `--batch` asks the same of any recipe).
+    pub batch: bool,
+    /// The recipe's `cache_scope`, when it gives one (`--cache-scope` overrides it).
+    pub cache_scope: Option<CacheScope>,
 }
 
 /// The file an experiment leaves at its output root, so `sleuth report OUT` shows the
@@ -230,11 +244,22 @@ impl Experiment {
                 known.join(", ")
             )));
         }
+        let cache_scope = match &recipe.cache_scope {
+            None => None,
+            Some(v) => Some(CacheScope::parse(v).ok_or_else(|| {
+                Error::Invalid(format!(
+                    "in {shown}: cache_scope = \"{v}\": expected one of {}",
+                    CacheScope::NAMES.join(", ")
+                ))
+            })?),
+        };
         let experiment = Experiment {
             name: recipe.name,
             description: recipe.description,
             jobs,
             tables: recipe.tables,
+            batch: recipe.batch,
+            cache_scope,
         };
         for job in &experiment.jobs {
             job.method_setup().check().map_err(|e| {
@@ -255,7 +280,14 @@ impl Experiment {
 
     /// Every job as a [`Job`] writing below `running.out_root`.
     pub fn jobs(&self, running: &Running) -> Vec<Job> {
-        self.jobs.iter().map(|j| j.job(running)).collect()
+        self.jobs.iter().map(|j| self.job(j, running)).collect()
+    }
+
+    /// One recipe job as a [`Job`], batched when the recipe says so.
+    fn job(&self, j: &RecipeJob, running: &Running) -> Job {
+        let mut job = j.job(running);
+        job.model.batch |= self.batch;
+        job
     }
 
     /// Every job run on its split's held-out setup questions instead (prompt
@@ -265,7 +297,7 @@ impl Experiment {
         self.jobs
             .iter()
             .filter_map(|j| {
-                let mut job = j.job(running);
+                let mut job = self.job(j, running);
                 job.selection = job.selection.held_out()?;
                 job.out = running.out_root.join("setup").join(&j.out_subdir);
                 Some(job)
@@ -555,6 +587,12 @@ grid = { nudge = [0.5, "none"] }
         let job = j.job(&running);
         assert_eq!(job.selection.limit, Some(1));
         assert_eq!(job.out, Path::new("out/musique-2hop/sleuth/nudge-none"));
+        assert!(e.jobs(&running).iter().all(|j| !j.model.batch));
+        // `batch = true` batches every job of the recipe.
+        let batched = recipe.replace("limit = 3", "limit = 3\nbatch = true");
+        let e = Experiment::parse(&batched, Path::new("r.toml"), &overrides).unwrap();
+        assert!(e.batch);
+        assert!(e.jobs(&running).iter().all(|j| j.model.batch));
         // A key no method of the job reads fails before anything runs.
         let bad = recipe
             .replace("turns = 5", "tau = 2\nturns = 5")

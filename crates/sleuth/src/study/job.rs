@@ -104,7 +104,10 @@ impl Prepared {
     fn recorded(&self, job: &Job) -> Vec<usize> {
         use std::collections::HashSet;
         let file = job.out.join(crate::eval::store::RECORDS);
-        let ids: HashSet<&str> = self.selected.questions.ids().collect();
+        let Ok(ids) = self.selected.questions.ids() else {
+            return Vec::new();
+        };
+        let ids: HashSet<&str> = ids.iter().map(String::as_str).collect();
         let methods = &self.methods.built;
         let mut done: Vec<HashSet<String>> = vec![HashSet::new(); methods.len()];
         let read = crate::eval::store::each_record_line(&file, |_, r| {
@@ -133,8 +136,12 @@ impl Prepared {
         let config = job.run_config(self);
         let store = RunStore::open(&job.out, &config)?;
         let mut runner = Runner::new(stack, job.model.name(), self.methods.built.clone());
+        // A batched run keeps as many episodes in flight as one batch holds: each round
+        // is then one batch of every question's next call.
+        let batch_slots = runner.stack.batch_rounds().map(|r| r.max_requests());
         runner.concurrency = job
             .concurrency
+            .or(batch_slots)
             .unwrap_or_else(|| job.model.default_concurrency())
             .max(1);
         runner.retry_errors = job.retry_errors;

@@ -5,9 +5,11 @@
 //! [`Job`]. A job is prepared (questions selected, methods built: every mistake is
 //! reported here, before a model is opened or a dollar spent), then planned (its
 //! estimated calls, tokens and dollars: a [`Plan`]) or run. An [`Experiment`] is a
-//! recipe's list of jobs. `sleuth eval`, `experiment`, `ask`, `demo` and the Python
-//! package only turn their arguments into these types and print what comes back, so
-//! the same numbers pick the same questions and build the same methods everywhere.
+//! recipe's list of jobs. A [`ReportJob`] reads runs back into a [`Report`]: its
+//! tables, files and pages. `sleuth eval`, `experiment`, `ask`, `demo`, `report` and
+//! the Python package only turn their arguments into these types and print what comes
+//! back, so the same numbers pick the same questions, build the same methods and
+//! report the same tables everywhere.
 //!
 //! This is the top layer of the crate: it may use every other, and none uses it
 //! (ARCHITECTURE.md, "Layers").
@@ -17,6 +19,7 @@ mod job;
 mod methods;
 mod model;
 mod plan;
+mod report;
 mod selection;
 mod shard;
 
@@ -25,5 +28,6 @@ pub use job::{Finished, Job, Prepared};
 pub use methods::{CorpusChoice, MethodSetup, Methods};
 pub use model::{default_cache_dir, CacheChoice, ModelSetup, PriceCheck};
 pub use plan::{history, MethodPlan, Plan};
+pub use report::{Markdown, Report, ReportError, ReportJob, Written, Wrote, MAX_RESAMPLES};
 pub use selection::{known_failures, Sample, Selected, Selection, Source};
 pub use shard::Shard;

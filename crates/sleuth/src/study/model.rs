@@ -5,7 +5,7 @@
 //! opens itself and hands to [`ModelSetup::open_with`].
 
 use crate::eval::estimate::Pricing;
-use crate::llm::middleware::price_id;
+use crate::llm::middleware::{price_id, CacheScope};
 use crate::llm::{
     open_stack, stack_with, CacheSpec, ChatModel, CostBudget, LlmError, ModelOptions, ModelSpec,
     ModelStack, PriceTable, RateLimit,
@@ -47,6 +47,14 @@ pub struct ModelSetup {
     pub prices: Option<PathBuf>,
     /// The longest reply read from a server, in bytes.
     pub max_reply_bytes: usize,
+    /// Send every call through the provider's batch API (`--batch`, `batch = true`):
+    /// half price, answered in lock-step rounds (see `llm::batch::rounds`).
+    pub batch: bool,
+    /// The first wait between polls of a running batch (it doubles up to 5 minutes);
+    /// `None`: 5 s.
+    pub batch_poll: Option<Duration>,
+    /// Whose cached responses a method's requests may reuse ([`CacheScope`]).
+    pub cache_scope: CacheScope,
 }
 
 /// How a run's model is priced, checked before anything is spent.
@@ -71,6 +79,9 @@ impl ModelSetup {
             tpm: None,
             prices: None,
             max_reply_bytes: crate::llm::DEFAULT_MAX_REPLY_BYTES,
+            batch: false,
+            batch_poll: None,
+            cache_scope: CacheScope::Shared,
         }
     }
 
@@ -89,6 +100,8 @@ impl ModelSetup {
         let mut opts = ModelOptions {
             timeout: self.timeout.max(Duration::from_secs(1)),
             max_reply_bytes: self.max_reply_bytes,
+            batch: self.batch,
+            batch_poll: self.batch_poll,
             ..ModelOptions::default()
         };
         opts.retry.max_attempts = self.attempts.max(1);
@@ -134,13 +147,13 @@ impl ModelSetup {
             ))
             .into());
         }
-        Ok(open_stack(&spec, &self.options()?)?)
+        Ok(open_stack(&spec, &self.options()?)?.cache_scope(self.cache_scope))
     }
 
     /// Wraps a provider the front end opened (the embedded model, a Python callable)
     /// in the middleware.
     pub fn open_with(&self, provider: Arc<dyn ChatModel>) -> Result<ModelStack> {
-        Ok(stack_with(provider, &self.options()?)?)
+        Ok(stack_with(provider, &self.options()?)?.cache_scope(self.cache_scope))
     }
 
     /// The price table in force and how it prices the model. No price is an error

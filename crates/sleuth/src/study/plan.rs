@@ -92,6 +92,16 @@ impl Plan {
             .sum()
     }
 
+    /// The rounds a batched run (`--batch`) takes at most: one per call of the
+    /// longest episode still to run (every budget used up).
+    pub fn rounds(&self) -> f64 {
+        self.methods
+            .iter()
+            .filter(|m| m.recorded < self.questions)
+            .map(|m| m.budget)
+            .fold(0.0, f64::max)
+    }
+
     /// Episodes still to run, and already recorded.
     pub fn episodes(&self) -> (usize, usize) {
         let done: usize = self.methods.iter().map(|m| m.recorded).sum();

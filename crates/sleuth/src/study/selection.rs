@@ -163,7 +163,13 @@ impl Selection {
                 .collect();
         }
         if let Some(ids) = &self.ids {
-            keep.retain(|&i| ids.contains(all.id(i)));
+            let mut wanted = Vec::with_capacity(keep.len());
+            for i in keep {
+                if ids.contains(&*all.id(i)?) {
+                    wanted.push(i);
+                }
+            }
+            keep = wanted;
         }
         Ok(Selected {
             dataset,
@@ -296,7 +302,7 @@ mod tests {
 
     fn ids(s: &Selection) -> Vec<String> {
         let selected = s.select().unwrap();
-        selected.questions.ids().map(str::to_string).collect()
+        selected.questions.ids().unwrap()
     }
 
     #[test]

@@ -163,3 +163,189 @@ async fn a_request_missing_from_the_results_counts_as_never_run() {
     assert_eq!(text(&results["q-first"]), "answer to first");
     assert!(matches!(results["q-unknown"], ItemOutcome::Expired));
 }
+
+// ---- Lock-step rounds (`--batch`): the batching layer of a model stack. ----
+
+use sleuth::llm::batch::{BatchRounds, RoundReport};
+use sleuth::llm::{CacheSpec, ModelStack, ResponseCache, RetryPolicy};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+
+/// A batched stack over the emulated OpenAI batch API of `server`, retrying a failed
+/// call up to `attempts` times without waiting.
+fn batched_stack(server: &MockServer, attempts: u32) -> (ModelStack, Arc<BatchRounds>) {
+    let config = OpenAiConfig::new(server.url(), "gpt-4o-mini").quirks(Quirks::openai());
+    let api = Arc::new(OpenAiBatches::new(config.clone()).unwrap());
+    let rounds = BatchRounds::with_timing(api, "gpt-4o-mini", quick(), Duration::from_secs(30));
+    let retry = RetryPolicy {
+        max_attempts: attempts,
+        base_delay: Duration::from_millis(1),
+        max_delay: Duration::from_millis(1),
+        ..RetryPolicy::default()
+    };
+    let stack = ModelStack::builder(Arc::new(OpenAiClient::new(config).unwrap()))
+        .retry(retry)
+        .batch(rounds.clone());
+    (stack, rounds)
+}
+
+/// Runs one call per prompt as concurrent episodes beside the round driver; each
+/// episode's outcome and its session's (batched calls, retries), and the rounds seen.
+async fn episodes(
+    stack: &ModelStack,
+    rounds: &BatchRounds,
+    dir: &std::path::Path,
+    prompts: &[&str],
+) -> (Vec<(Result<String, String>, u64, u64)>, Vec<RoundReport>) {
+    let seen = Mutex::new(Vec::new());
+    let tell = |r: &RoundReport| seen.lock().unwrap().push(r.clone());
+    rounds
+        .start(dir, prompts.len(), prompts.len(), stack.has_cache(), &tell)
+        .await
+        .unwrap();
+    let runs = prompts.iter().map(|p| async move {
+        let session = stack.session();
+        let request = ChatRequest::new(vec![Message::user(*p)]).max_tokens(16);
+        let outcome = session.complete(&request).await;
+        rounds.finished();
+        let s = session.stats().snapshot();
+        (
+            outcome.map(|r| r.text).map_err(|e| e.to_string()),
+            s.batched,
+            s.retries,
+        )
+    });
+    let (outcomes, driven) = futures::join!(futures::future::join_all(runs), rounds.drive(&tell));
+    driven.unwrap();
+    (outcomes, seen.into_inner().unwrap())
+}
+
+fn creates(server: &MockServer) -> usize {
+    server
+        .requests()
+        .iter()
+        .filter(|r| r.path == "/v1/batches")
+        .count()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_round_gathers_every_waiting_call_and_an_expired_one_goes_in_the_next() {
+    let expired_once = Arc::new(AtomicUsize::new(0));
+    let seen_late = expired_once.clone();
+    let server = tokio::task::spawn_blocking(move || {
+        MockServer::spawn_with_batches(
+            BatchPlan {
+                polls_before_done: 1,
+            },
+            move |req| match req.last_message().unwrap_or_default() {
+                "late" if seen_late.fetch_add(1, Ordering::SeqCst) == 0 => Reply::Expired,
+                text => Reply::text(format!("answer to {text}")),
+            },
+        )
+    })
+    .await
+    .unwrap();
+    let (stack, rounds) = batched_stack(&server, 3);
+    let dir = tempfile::tempdir().unwrap();
+    let (outcomes, seen) = episodes(&stack, &rounds, dir.path(), &["a", "late", "b"]).await;
+    let texts: Vec<_> = outcomes.iter().map(|o| o.0.clone().unwrap()).collect();
+    assert_eq!(texts, ["answer to a", "answer to late", "answer to b"]);
+    // One batch of three, then the expired request alone, retried once.
+    assert_eq!(creates(&server), 2);
+    assert_eq!(
+        outcomes.iter().map(|o| (o.1, o.2)).collect::<Vec<_>>(),
+        [(1, 0), (1, 1), (1, 0)]
+    );
+    let ended: Vec<_> = seen.iter().filter(|r| r.status == "ended").collect();
+    assert_eq!(ended.len(), 2, "{seen:?}");
+    assert_eq!((ended[0].round, ended[0].requests), (1, 3));
+    assert_eq!((ended[1].round, ended[1].requests), (2, 1));
+    assert!(server
+        .requests()
+        .iter()
+        .all(|r| r.path != "/v1/chat/completions" || r.header("x-batch-id").is_some()));
+    let journal = std::fs::read_to_string(dir.path().join(sleuth::llm::batch::JOURNAL)).unwrap();
+    // Each round's batch, then its delivery once the next is due (the last one's once
+    // every episode has ended).
+    let kinds: Vec<&str> = journal
+        .lines()
+        .map(|l| {
+            if l.contains("\"keys\"") {
+                "submitted"
+            } else {
+                "delivered"
+            }
+        })
+        .collect();
+    assert_eq!(
+        kinds,
+        ["submitted", "delivered", "submitted", "delivered"],
+        "{journal}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_request_that_keeps_failing_in_batches_is_that_calls_error() {
+    let server = tokio::task::spawn_blocking(|| {
+        MockServer::spawn_with_batches(
+            BatchPlan {
+                polls_before_done: 1,
+            },
+            handler,
+        )
+    })
+    .await
+    .unwrap();
+    let (stack, rounds) = batched_stack(&server, 2);
+    let dir = tempfile::tempdir().unwrap();
+    let (outcomes, _) = episodes(&stack, &rounds, dir.path(), &["first", "late", "bad"]).await;
+    assert_eq!(outcomes[0].0.as_deref(), Ok("answer to first"));
+    let late = outcomes[1].0.clone().unwrap_err();
+    assert!(
+        late.contains("expired") && late.contains("2 attempts"),
+        "{late}"
+    );
+    // A 400 inside a batch is as permanent as a plain call's: not retried.
+    let bad = outcomes[2].0.clone().unwrap_err();
+    assert!(bad.contains("400") && bad.contains("not retried"), "{bad}");
+    assert_eq!((outcomes[1].2, outcomes[2].2), (1, 0));
+    assert_eq!(creates(&server), 2);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn cached_responses_never_enter_a_batch() {
+    let server = tokio::task::spawn_blocking(|| {
+        MockServer::spawn_with_batches(
+            BatchPlan {
+                polls_before_done: 1,
+            },
+            handler,
+        )
+    })
+    .await
+    .unwrap();
+    let cache_dir = tempfile::tempdir().unwrap();
+    let cache = ResponseCache::open(&CacheSpec::Sqlite(cache_dir.path().to_path_buf())).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let (stack, rounds) = batched_stack(&server, 1);
+    let stack = stack.cache(cache.clone());
+    let (first, _) = episodes(&stack, &rounds, dir.path(), &["first", "second"]).await;
+    assert_eq!(creates(&server), 1);
+    assert!(first.iter().all(|o| o.0.is_ok() && o.1 == 1));
+    // A new run (fresh rounds, the same cache): one call is cached, one is new; only
+    // the new one is batched.
+    let dir = tempfile::tempdir().unwrap();
+    let (stack, rounds) = batched_stack(&server, 1);
+    let stack = stack.cache(cache);
+    let (again, _) = episodes(&stack, &rounds, dir.path(), &["second", "third"]).await;
+    assert_eq!(again[0].0.as_deref(), Ok("answer to second"));
+    assert_eq!(again[0].1, 0, "a cache hit is no batched call");
+    assert_eq!(again[1].1, 1);
+    assert_eq!(creates(&server), 2);
+    let last = server
+        .requests()
+        .into_iter()
+        .rfind(|r| r.path == "/v1/files")
+        .unwrap();
+    assert!(last.raw_body.contains("third") && !last.raw_body.contains("second"));
+}

@@ -223,6 +223,7 @@ async fn budget_refuses_once_spent_and_is_not_retried() {
             output: 1e6,
             cached_input: None,
             cache_write: None,
+            batch: None,
         },
     );
     let budget = CostBudget::new(25.0);

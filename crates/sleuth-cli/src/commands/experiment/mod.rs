@@ -21,12 +21,22 @@ pub struct Args {
     /// bounds the whole experiment (each job gets what the earlier ones left).
     #[command(flatten)]
     pub model: crate::resolve::ModelArgs,
-    /// Questions answered at the same time in each job (default 4; 1 for local: models).
+    /// Questions answered at the same time in each job (default 4; 1 for local: models;
+    /// with --batch, as many as one batch holds).
     #[arg(long, value_parser = crate::bounds::count(1..=4096))]
     pub concurrency: Option<usize>,
     /// Run again the questions whose earlier record ended in an error.
     #[arg(long)]
     pub retry_errors: bool,
+    /// Send every model call through the provider's batch API (OpenAI Batch API,
+    /// Anthropic Message Batches) at half price, as `sleuth eval --batch` does; a
+    /// recipe can ask the same with `batch = true`.
+    #[arg(long)]
+    pub batch: bool,
+    /// With --batch: seconds before a batch's first status poll; each later poll
+    /// waits twice as long, up to 5 minutes (default 5).
+    #[arg(long, value_name = "SECS", value_parser = crate::bounds::positive, requires = "batch")]
+    pub batch_poll: Option<f64>,
     /// List the jobs, episode counts, and estimated model calls, tokens and dollars per
     /// job and in total (measured in earlier records under --out when present); run
     /// nothing.
@@ -139,8 +149,18 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             );
         }
     }
+    let mut model = args.model.setup();
+    model.batch = args.batch;
+    model.batch_poll = args
+        .batch_poll
+        .map(|s| std::time::Duration::from_secs_f64(s.min(86_400.0)));
+    model.cache_scope = args
+        .model
+        .cache_scope
+        .or(experiment.cache_scope)
+        .unwrap_or_default();
     let running = Running {
-        model: args.model.setup(),
+        model,
         out_root: out_root.clone(),
         shard,
         limit: args.limit,

@@ -42,6 +42,9 @@ pub fn eval_command(job: &Job) -> Vec<String> {
     if let Some(c) = job.concurrency {
         a.extend(["--concurrency".into(), c.to_string()]);
     }
+    if job.model.batch {
+        a.push("--batch".into());
+    }
     for (k, v) in &job.methods.settings {
         a.extend(["--set".into(), format!("{k}={v}")]);
     }
@@ -55,6 +58,9 @@ pub fn eval_command(job: &Job) -> Vec<String> {
         sleuth::study::CacheChoice::Off => a.push("--no-cache".into()),
         sleuth::study::CacheChoice::At(c) => a.extend(["--cache".into(), c.clone()]),
         sleuth::study::CacheChoice::Default => {}
+    }
+    if job.model.cache_scope == sleuth::llm::middleware::CacheScope::Method {
+        a.extend(["--cache-scope".into(), "method".into()]);
     }
     a
 }
@@ -96,7 +102,7 @@ fn print_protocol(experiment: &Experiment, jobs: &[Job]) -> anyhow::Result<()> {
         );
         if let Some(held) = job.selection.held_out() {
             let held = held.select()?;
-            let ids: Vec<&str> = held.questions.ids().collect();
+            let ids = held.questions.ids()?;
             println!(
                 "  {} setup questions held out, never scored: {}",
                 ids.len(),
@@ -127,7 +133,7 @@ pub fn print_plan(experiment: &Experiment, jobs: &[Job], running: &Running) -> a
     let history = [running.out_root.clone()];
     let mut totals = Vec::new();
     let mut usages: Vec<(String, sleuth::eval::estimate::Usage)> = Vec::new();
-    let (mut episodes, mut recorded, mut calls) = (0usize, 0usize, 0.0f64);
+    let (mut episodes, mut recorded, mut calls, mut rounds) = (0usize, 0usize, 0.0f64, 0.0f64);
     for (i, (spec, job)) in experiment.jobs.iter().zip(jobs).enumerate() {
         let plan = job.prepare()?.plan(job, &price, &history);
         let q = plan.questions;
@@ -135,6 +141,7 @@ pub fn print_plan(experiment: &Experiment, jobs: &[Job], running: &Running) -> a
         episodes += to_run;
         recorded += done;
         calls += plan.budget_calls();
+        rounds += plan.rounds();
         for (m, usage) in plan.usages() {
             if !usages.iter().any(|(n, _)| *n == m) {
                 usages.push((m, usage));
@@ -168,6 +175,13 @@ pub fn print_plan(experiment: &Experiment, jobs: &[Job], running: &Running) -> a
         "{}",
         crate::cost::footer(&total, &running.model.spec, &usages)
     );
+    if jobs.iter().any(|j| j.model.batch) {
+        // Jobs run one after another, so their rounds add up.
+        print!(
+            "{}",
+            crate::cost::batch_footer(&total, price.pricing, rounds)
+        );
+    }
     if recorded > 0 {
         println!("{recorded} episodes already recorded under the output root are not counted (they are skipped when it resumes)");
     }

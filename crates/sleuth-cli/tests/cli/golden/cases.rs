@@ -353,10 +353,10 @@ pub const CASES: &[Case] = &[
     Case {
         limit: 1,
         ..eir(
-            "eir-no-schema",
-            "no JSON schema sent",
+            "eir-schema",
+            "JSON schema sent as an output constraint (opt-in; default prompting only)",
             "eir,direct,ssr",
-            &["json_schema=false"],
+            &["json_schema=true"],
         )
     },
     Case {

@@ -11,6 +11,7 @@ use sleuth_testkit::{MockServer, ReceivedRequest, Reply};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
+mod adherence;
 mod figures;
 mod html;
 mod tables;

@@ -17,56 +17,40 @@ use std::hash::{Hash, Hasher};
 use std::io::{BufRead, BufReader, Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 
-/// Where one question's record lies in its file.
-#[derive(Debug, Clone, Copy)]
-struct Span {
-    /// Byte offset of the record in the file.
-    offset: u64,
-    /// Length of the record in bytes.
-    len: u32,
-    /// 1-based line the record starts on (for errors).
-    line: u32,
-}
-
-/// The questions of an indexed file in file order, about 50 bytes each: their ids (in
-/// one string), hop counts and spans.
+/// The questions of an indexed file in file order, 10 bytes each: where each record
+/// starts in the file and its hop count, and in a JSON array (where a record does not
+/// end its line) its length. Ids are not held (they would be most of the index: a run
+/// of 100,000 questions held 4.7 MB of them, issue 32); they are read from the file
+/// when asked for ([`QuestionFile::id`]), as is a record's line when an error names it.
 #[derive(Debug, Clone, Default)]
 pub struct Index {
-    ids: String,
-    /// Where each id ends in `ids` (it starts where the previous one ends).
-    id_ends: Vec<u32>,
+    offsets: Vec<u64>,
+    /// Empty for a JSON Lines file: a record there is its line.
+    lens: Vec<u32>,
     hops: Vec<Option<u8>>,
-    spans: Vec<Span>,
+    by_line: bool,
 }
 
 impl Index {
     pub fn len(&self) -> usize {
-        self.spans.len()
-    }
-
-    pub fn id(&self, i: usize) -> &str {
-        let start = if i == 0 {
-            0
-        } else {
-            self.id_ends[i - 1] as usize
-        };
-        &self.ids[start..self.id_ends[i] as usize]
+        self.offsets.len()
     }
 
     pub fn hops(&self, i: usize) -> Option<u8> {
         self.hops[i]
     }
 
-    /// False when the ids would pass what the index addresses (4 GiB).
-    fn push(&mut self, id: &str, hops: Option<u8>, span: Span) -> bool {
-        let Ok(end) = u32::try_from(self.ids.len() + id.len()) else {
-            return false;
-        };
-        self.ids.push_str(id);
-        self.id_ends.push(end);
+    fn push(&mut self, offset: u64, len: u32, hops: Option<u8>) {
+        self.offsets.push(offset);
+        if !self.by_line {
+            self.lens.push(len);
+        }
         self.hops.push(hops);
-        self.spans.push(span);
-        true
+    }
+
+    /// The length of record `i`, when the index holds it.
+    fn len_of(&self, i: usize) -> Option<u32> {
+        (!self.by_line).then(|| self.lens[i])
     }
 
     /// The entries at `positions`, in that order; all of them, in order, costs nothing.
@@ -74,19 +58,39 @@ impl Index {
         if positions.len() == self.len() && positions.iter().enumerate().all(|(k, &i)| k == i) {
             return self;
         }
-        let mut kept = Index::default();
+        let mut kept = Index {
+            by_line: self.by_line,
+            ..Index::default()
+        };
         for &i in positions {
-            kept.push(self.id(i), self.hops[i], self.spans[i]);
+            kept.push(self.offsets[i], self.len_of(i).unwrap_or(0), self.hops[i]);
         }
         kept.shrink_to_fit();
         kept
     }
 
     fn shrink_to_fit(&mut self) {
-        self.ids.shrink_to_fit();
-        self.id_ends.shrink_to_fit();
+        self.offsets.shrink_to_fit();
+        self.lens.shrink_to_fit();
         self.hops.shrink_to_fit();
-        self.spans.shrink_to_fit();
+    }
+}
+
+/// What a file looked like when it was indexed: a read finding it otherwise is an
+/// error, never another question.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Stamp {
+    len: u64,
+    modified: Option<std::time::SystemTime>,
+}
+
+impl Stamp {
+    fn of(path: &Path) -> std::io::Result<Stamp> {
+        let meta = std::fs::metadata(path)?;
+        Ok(Stamp {
+            len: meta.len(),
+            modified: meta.modified().ok(),
+        })
     }
 }
 
@@ -96,34 +100,89 @@ pub struct QuestionFile {
     pub dataset: Dataset,
     pub path: PathBuf,
     aliases: Option<Aliases>,
+    stamp: Stamp,
 }
 
 impl QuestionFile {
     /// Reads and parses question `i` of `index`.
     pub fn read(&self, index: &Index, i: usize) -> Result<Question, DataError> {
-        let (id, span) = (index.id(i), index.spans[i]);
+        let offset = index.offsets[i];
         let io = |cause| DataError::Io {
             path: self.path.clone(),
             cause,
         };
-        let mut file = File::open(&self.path).map_err(io)?;
-        file.seek(SeekFrom::Start(span.offset)).map_err(io)?;
-        let mut bytes = vec![0; span.len as usize];
-        file.read_exact(&mut bytes).map_err(io)?;
-        let changed = || DataError::Parse {
+        let changed = |line: usize| DataError::Parse {
             path: self.path.clone(),
-            line: span.line as usize,
+            line,
             message: "the file changed while the run was reading it".into(),
         };
-        let text = String::from_utf8(bytes).map_err(|_| changed())?;
-        let record = Record {
-            line: span.line as usize,
-            text: &text,
+        if Stamp::of(&self.path).map_err(io)? != self.stamp {
+            return Err(changed(self.line_at(offset)?));
+        }
+        let mut file = File::open(&self.path).map_err(io)?;
+        file.seek(SeekFrom::Start(offset)).map_err(io)?;
+        let bytes = match index.len_of(i) {
+            Some(len) => {
+                let mut bytes = vec![0; len as usize];
+                file.read_exact(&mut bytes).map_err(io)?;
+                bytes
+            }
+            None => {
+                let mut bytes = Vec::new();
+                BufReader::new(file)
+                    .read_until(b'\n', &mut bytes)
+                    .map_err(io)?;
+                bytes
+            }
         };
+        let line = || self.line_at(offset);
+        let Ok(text) = String::from_utf8(bytes) else {
+            return Err(changed(line()?));
+        };
+        // A line's record, as `each_line` cut it: without its line end.
+        let text = match index.by_line {
+            true => text
+                .strip_suffix('\n')
+                .unwrap_or(&text)
+                .trim_end_matches('\r'),
+            false => &text,
+        };
+        let record = Record { line: 0, text };
         match parse_record(self.dataset, &record, self.aliases.as_ref()) {
-            Ok(Some(q)) if q.id == id => Ok(q),
-            Ok(_) => Err(changed()),
-            Err(problem) => Err(record.error(&self.path, problem)),
+            Ok(Some(q)) => Ok(q),
+            Ok(None) => Err(changed(line()?)),
+            Err(problem) => {
+                let record = Record {
+                    line: line()?,
+                    text,
+                };
+                Err(record.error(&self.path, problem))
+            }
+        }
+    }
+
+    /// The id of question `i` of `index` (read from the file).
+    pub fn id(&self, index: &Index, i: usize) -> Result<String, DataError> {
+        self.read(index, i).map(|q| q.id)
+    }
+
+    /// The 1-based line the byte at `offset` is on (for errors: lines are not held).
+    fn line_at(&self, offset: u64) -> Result<usize, DataError> {
+        let io = |cause| DataError::Io {
+            path: self.path.clone(),
+            cause,
+        };
+        let file = File::open(&self.path).map_err(io)?;
+        let mut reader = BufReader::new(file.take(offset));
+        let mut newlines = 0;
+        loop {
+            let buf = reader.fill_buf().map_err(io)?;
+            if buf.is_empty() {
+                return Ok(newlines + 1);
+            }
+            newlines += buf.iter().filter(|&&b| b == b'\n').count();
+            let n = buf.len();
+            reader.consume(n);
         }
     }
 }
@@ -135,13 +194,20 @@ pub fn index(dataset: Dataset, path: &Path) -> Result<(QuestionFile, Index), Dat
         Dataset::TwoWiki => super::twowiki::aliases_beside(path)?,
         _ => None,
     };
+    let io = |cause| DataError::Io {
+        path: path.to_path_buf(),
+        cause,
+    };
     let file = QuestionFile {
         dataset,
         path: path.to_path_buf(),
         aliases,
+        stamp: Stamp::of(path).map_err(io)?,
     };
     let mut entries = Indexer::new(&file);
-    if is_array(path)? {
+    let array = is_array(path)?;
+    entries.entries.by_line = !array;
+    if array {
         let text = super::read_text(path)?;
         // Records are slices of `text`, so their offsets are the file's.
         let base = text.as_ptr() as usize;
@@ -156,6 +222,9 @@ pub fn index(dataset: Dataset, path: &Path) -> Result<(QuestionFile, Index), Dat
         })?;
     }
     let entries = entries.finish()?;
+    if dataset == Dataset::TwoWiki {
+        super::twowiki::warn_without_aliases(path, file.aliases.as_ref());
+    }
     Ok((file, entries))
 }
 
@@ -256,7 +325,8 @@ fn each_line(
 
 /// Builds the entries as records arrive, with `load`'s checks: the first record's
 /// schema, each record's parse, and duplicate ids (found through their hashes, so the
-/// check holds eight bytes per question; a hash seen before is confirmed on the ids).
+/// check holds eight bytes per question; a hash seen before is confirmed on the ids,
+/// read again from the file).
 struct Indexer<'a> {
     file: &'a QuestionFile,
     entries: Index,
@@ -289,28 +359,23 @@ impl<'a> Indexer<'a> {
         let mut hasher = std::collections::hash_map::DefaultHasher::new();
         question.id.hash(&mut hasher);
         if !self.hashes.insert(hasher.finish()) {
-            let first = (0..self.entries.len()).find(|&i| self.entries.id(i) == question.id);
-            if let Some(first) = first {
-                let message = format!(
-                    "duplicate id `{}` (first seen at line {})",
-                    question.id, self.entries.spans[first].line
-                );
-                return Err(record.error(path, Problem::from(message)));
+            for i in 0..self.entries.len() {
+                if self.file.id(&self.entries, i)? == question.id {
+                    let message = format!(
+                        "duplicate id `{}` (first seen at line {})",
+                        question.id,
+                        self.file.line_at(self.entries.offsets[i])?
+                    );
+                    return Err(record.error(path, Problem::from(message)));
+                }
             }
         }
-        let too_big = || DataError::Parse {
+        let len = u32::try_from(record.text.len()).map_err(|_| DataError::Parse {
             path: path.clone(),
             line: record.line,
-            message: "the file is past what an index holds (4 GiB of ids, records or lines)".into(),
-        };
-        let span = Span {
-            offset,
-            len: u32::try_from(record.text.len()).map_err(|_| too_big())?,
-            line: u32::try_from(record.line).map_err(|_| too_big())?,
-        };
-        if !self.entries.push(&question.id, question.hops, span) {
-            return Err(too_big());
-        }
+            message: "the record is past what an index holds (4 GiB)".into(),
+        })?;
+        self.entries.push(offset, len, question.hops);
         Ok(())
     }
 
@@ -354,12 +419,24 @@ mod tests {
             assert_eq!(indexed.len(), loaded.len(), "{rel}");
             assert!(!loaded.is_empty());
             for (i, q) in loaded.iter().enumerate() {
-                assert_eq!(indexed.id(i), q.id);
+                assert_eq!(indexed.id(i).unwrap(), q.id);
                 assert_eq!(indexed.hops(i), q.hops);
                 assert_eq!(&*indexed.get(i).unwrap(), q, "{rel} question {i}");
             }
             assert_eq!(detect_file(&path).unwrap(), dataset, "{rel}");
         }
+        // The same records as a JSON array (the official releases' form): the index holds
+        // their lengths there, since a record does not end its line.
+        let dir = tempfile::tempdir().unwrap();
+        let lines =
+            std::fs::read_to_string(fixture("hotpotqa/dev_distractor_sample.jsonl")).unwrap();
+        let rows: Vec<&str> = lines.lines().filter(|l| !l.trim().is_empty()).collect();
+        let array = dir.path().join("dev.json");
+        std::fs::write(&array, format!("[\n{}\n]\n", rows.join(",\n"))).unwrap();
+        let loaded = super::super::load(Dataset::HotpotQa, &array).unwrap();
+        let indexed = Questions::index(Dataset::HotpotQa, &array).unwrap();
+        assert_eq!(loaded.len(), rows.len());
+        assert_eq!(indexed.into_vec().unwrap(), loaded);
     }
 
     /// The checks are `load`'s: a duplicate id, a bad record and invalid UTF-8 are the

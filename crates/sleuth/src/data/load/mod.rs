@@ -61,7 +61,11 @@ pub fn load(dataset: Dataset, path: impl AsRef<Path>) -> Result<Vec<Question>, D
         Dataset::TwoWiki => twowiki::aliases_beside(path)?,
         _ => None,
     };
-    parse_with(dataset, path, &text, aliases.as_ref())
+    let questions = parse_with(dataset, path, &text, aliases.as_ref())?;
+    if dataset == Dataset::TwoWiki {
+        twowiki::warn_without_aliases(path, aliases.as_ref());
+    }
+    Ok(questions)
 }
 
 /// Reads `path`, working out its schema from its first record; the schema is returned
@@ -74,7 +78,11 @@ pub fn load_detected(path: impl AsRef<Path>) -> Result<(Dataset, Vec<Question>),
         Dataset::TwoWiki => twowiki::aliases_beside(path)?,
         _ => None,
     };
-    Ok((dataset, parse_with(dataset, path, &text, aliases.as_ref())?))
+    let questions = parse_with(dataset, path, &text, aliases.as_ref())?;
+    if dataset == Dataset::TwoWiki {
+        twowiki::warn_without_aliases(path, aliases.as_ref());
+    }
+    Ok((dataset, questions))
 }
 
 /// A benchmark file as text. Invalid UTF-8 is reported at its line, like any other

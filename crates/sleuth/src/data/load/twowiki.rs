@@ -67,6 +67,24 @@ pub(super) fn aliases_beside(data: &Path) -> Result<Option<Aliases>, DataError> 
     }
 }
 
+/// Called once a 2Wiki file has loaded: without `id_aliases.json` beside it answers are
+/// scored against the gold alone (SLEUTH §4: EM is the best over the gold answer and
+/// its aliases), so the first such load warns, once a process, naming the file and
+/// `sleuth data fetch 2wiki`, which fetches it. A file that failed to load says only
+/// why it failed.
+pub(super) fn warn_without_aliases(data: &Path, aliases: Option<&Aliases>) {
+    static WARNED: std::sync::Once = std::sync::Once::new();
+    if aliases.is_some() {
+        return;
+    }
+    WARNED.call_once(|| {
+        tracing::warn!(
+            "{} not found beside the 2Wiki file: answers are scored without their aliases (`sleuth data fetch 2wiki` fetches it)",
+            data.with_file_name("id_aliases.json").display()
+        );
+    });
+}
+
 /// One gold evidence triple, as every accepted (subject, relation, object) spelling.
 pub type GoldEvidence = Vec<(String, String, String)>;
 

@@ -1,11 +1,8 @@
 //! Paired comparisons against a baseline method, and option sweeps across runs.
 
+use super::digest::RecordDigest;
 use super::load::{Arm, ArmKey};
-use super::outcome::correct;
-use crate::eval::stats::{
-    holm_in_family, mcnemar_exact, paired_bootstrap, BootstrapCi, HeadToHead,
-};
-use crate::eval::RunRecord;
+use crate::eval::stats::{holm_in_family, mcnemar_exact, BootstrapCi, HeadToHead, Resampling};
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -115,21 +112,19 @@ fn adjust(out: &mut [Comparison], family: HolmFamily, size: usize) {
 pub fn compare_to_baseline(
     arms: &[Arm],
     baseline: &str,
-    resamples: usize,
-    seed: u64,
+    boot: Resampling,
 ) -> (Vec<Comparison>, Vec<String>) {
-    compare_to_baseline_in(arms, baseline, resamples, seed, HolmFamily::All)
+    compare_to_baseline_in(arms, baseline, boot, HolmFamily::All)
 }
 
 /// [`compare_to_baseline`] with the Holm correction applied within each `family`.
 pub fn compare_to_baseline_in(
     arms: &[Arm],
     baseline: &str,
-    resamples: usize,
-    seed: u64,
+    boot: Resampling,
     family: HolmFamily,
 ) -> (Vec<Comparison>, Vec<String>) {
-    compare_to_baseline_sized(arms, baseline, resamples, seed, family, 0)
+    compare_to_baseline_sized(arms, baseline, boot, family, 0)
 }
 
 /// [`compare_to_baseline_in`] with every family counted as at least `size` comparisons,
@@ -138,8 +133,7 @@ pub fn compare_to_baseline_in(
 pub fn compare_to_baseline_sized(
     arms: &[Arm],
     baseline: &str,
-    resamples: usize,
-    seed: u64,
+    boot: Resampling,
     family: HolmFamily,
     size: usize,
 ) -> (Vec<Comparison>, Vec<String>) {
@@ -174,7 +168,7 @@ pub fn compare_to_baseline_sized(
             ));
         }
         for arm in here.iter().filter(|a| a.key != base.key) {
-            if let Some(c) = compare(base, arm, resamples, seed) {
+            if let Some(c) = compare(base, arm, boot) {
                 out.push(c);
             } else {
                 warnings.push(format!(
@@ -190,16 +184,16 @@ pub fn compare_to_baseline_sized(
 }
 
 /// Pairs two arms by question id (records are sorted by id) and compares them.
-fn compare(base: &Arm, arm: &Arm, resamples: usize, seed: u64) -> Option<Comparison> {
-    let by_id: BTreeMap<&str, &RunRecord> =
+fn compare(base: &Arm, arm: &Arm, boot: Resampling) -> Option<Comparison> {
+    let by_id: BTreeMap<&str, &RecordDigest> =
         base.records.iter().map(|r| (r.id.as_str(), &**r)).collect();
-    let pairs: Vec<(&RunRecord, &RunRecord)> = arm
+    let pairs: Vec<(&RecordDigest, &RecordDigest)> = arm
         .records
         .iter()
         .map(|r| &**r)
         .filter_map(|r| by_id.get(r.id.as_str()).map(|b| (*b, r)))
         .collect();
-    let scores = |f: fn(&RunRecord) -> f64| -> (Vec<f64>, Vec<f64>) {
+    let scores = |f: fn(&RecordDigest) -> f64| -> (Vec<f64>, Vec<f64>) {
         pairs
             .iter()
             .map(|(b, a)| (100.0 * f(a), 100.0 * f(b)))
@@ -207,10 +201,10 @@ fn compare(base: &Arm, arm: &Arm, resamples: usize, seed: u64) -> Option<Compari
     };
     let (em_a, em_b) = scores(|r| r.em);
     let (f1_a, f1_b) = scores(|r| r.f1);
-    let em = paired_bootstrap(&em_a, &em_b, resamples, seed)?;
-    let f1 = paired_bootstrap(&f1_a, &f1_b, resamples, seed)?;
-    let right_a: Vec<bool> = pairs.iter().map(|(_, a)| correct(a)).collect();
-    let right_b: Vec<bool> = pairs.iter().map(|(b, _)| correct(b)).collect();
+    let em = boot.paired(&em_a, &em_b)?;
+    let f1 = boot.paired(&f1_a, &f1_b)?;
+    let right_a: Vec<bool> = pairs.iter().map(|(_, a)| a.correct()).collect();
+    let right_b: Vec<bool> = pairs.iter().map(|(b, _)| b.correct()).collect();
     let h = HeadToHead::count(&right_a, &right_b);
     Some(Comparison {
         baseline: base.key.clone(),

@@ -7,8 +7,8 @@
 //! together. The report keeps the first of each, as for duplicates across files, but
 //! always says so, so that n is never silently different from what was run.
 
-use crate::eval::RunRecord;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
+use std::hash::Hash;
 use std::path::Path;
 
 /// How many examples a warning names.
@@ -17,23 +17,20 @@ const EXAMPLES: usize = 3;
 /// A warning for `file` when it holds more than one record of a (question, method,
 /// model, settings); None when every record is unique. Records carry their method's
 /// resolved settings, so a file of concatenated sweep points is not a duplicate.
-pub fn within_file(file: &Path, records: &[RunRecord]) -> Option<String> {
-    type Key<'a> = (&'a str, &'a str, &'a str, &'a BTreeMap<String, String>);
-    let mut seen: HashMap<Key<'_>, usize> = HashMap::new();
+/// `records` gives each record's (id, method, model, settings) in file order; the
+/// settings may be given by anything equal exactly when they are (an index).
+pub fn within_file<'a, S: Hash + Eq>(
+    file: &Path,
+    records: impl IntoIterator<Item = (&'a str, &'a str, &'a str, S)>,
+) -> Option<String> {
+    let mut seen: HashMap<(&str, &str, &str, S), usize> = HashMap::new();
     let mut extra = 0usize;
     let mut examples = Vec::new();
-    for r in records {
-        let count = seen
-            .entry((
-                r.id.as_str(),
-                r.method.as_str(),
-                r.model.as_str(),
-                &r.settings,
-            ))
-            .or_insert(0);
+    for (id, method, model, settings) in records {
+        let count = seen.entry((id, method, model, settings)).or_insert(0);
         *count += 1;
         if *count == 2 && examples.len() < EXAMPLES {
-            examples.push(format!("{} ({})", r.id, r.method));
+            examples.push(format!("{id} ({method})"));
         }
         if *count > 1 {
             extra += 1;
@@ -53,6 +50,24 @@ pub fn within_file(file: &Path, records: &[RunRecord]) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::eval::RunRecord;
+    use std::collections::BTreeMap;
+
+    type Key<'a> = (&'a str, &'a str, &'a str, &'a BTreeMap<String, String>);
+
+    fn keys(records: &[RunRecord]) -> Vec<Key<'_>> {
+        records
+            .iter()
+            .map(|r| {
+                (
+                    r.id.as_str(),
+                    r.method.as_str(),
+                    r.model.as_str(),
+                    &r.settings,
+                )
+            })
+            .collect()
+    }
 
     fn record(id: &str, method: &str) -> RunRecord {
         serde_json::from_value(serde_json::json!({
@@ -74,7 +89,7 @@ mod tests {
             record("q1", "sleuth"),
             record("q2", "react"),
         ];
-        assert_eq!(within_file(file, &unique), None);
+        assert_eq!(within_file(file, keys(&unique)), None);
 
         let twice = [
             record("q1", "react"),
@@ -83,7 +98,7 @@ mod tests {
             record("q2", "react"),
             record("q1", "react"),
         ];
-        let w = within_file(file, &twice).unwrap();
+        let w = within_file(file, keys(&twice)).unwrap();
         assert!(
             w.starts_with("run/records.jsonl: 3 duplicate records (2 questions"),
             "{w}"

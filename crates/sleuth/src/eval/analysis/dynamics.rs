@@ -2,11 +2,9 @@
 //! seen the answer, accuracy if every agent were stopped at turn t, and how the working
 //! memory grows over turns.
 
+use super::digest::RecordDigest;
 use super::load::{Arm, ArmKey};
-use super::outcome::{
-    answer_turn, classify_under, correct, gold_in_history, Outcome, ReasoningEvidence,
-};
-use crate::eval::RunRecord;
+use super::outcome::{ErrorClasses, Outcome, ReasoningEvidence};
 use serde::Serialize;
 use std::collections::BTreeMap;
 
@@ -25,24 +23,30 @@ pub struct ErrorDecomposition {
 }
 
 /// Every record of `arm` in its class (SLEUTH App. J; `evidence` is what a reasoning
-/// error needs retrieved).
-pub fn error_decomposition(arm: &Arm, evidence: ReasoningEvidence) -> ErrorDecomposition {
+/// error needs retrieved, `classes` which account of the classes is read).
+pub fn error_decomposition(
+    arm: &Arm,
+    evidence: ReasoningEvidence,
+    classes: ErrorClasses,
+) -> ErrorDecomposition {
     let n = arm.records.len();
     let mut counts: BTreeMap<Outcome, usize> = Outcome::ALL.iter().map(|o| (*o, 0)).collect();
     for r in &arm.records {
-        *counts.entry(classify_under(r, evidence)).or_default() += 1;
+        *counts
+            .entry(r.classify_with(evidence, classes))
+            .or_default() += 1;
     }
     let percent = counts
         .iter()
         .map(|(o, c)| (*o, 100.0 * *c as f64 / n.max(1) as f64))
         .collect();
-    let timed_out: Vec<&RunRecord> = arm
+    let timed_out: Vec<&RecordDigest> = arm
         .records
         .iter()
         .map(|r| &**r)
         .filter(|r| r.timed_out)
         .collect();
-    let with_gold = timed_out.iter().filter(|r| gold_in_history(r)).count();
+    let with_gold = timed_out.iter().filter(|r| r.gold_in_history).count();
     ErrorDecomposition {
         arm: arm.key.clone(),
         n,
@@ -70,8 +74,8 @@ pub fn accuracy_at_turn(arm: &Arm, max_turn: u32) -> AccuracyCurve {
         .records
         .iter()
         .map(|r| &**r)
-        .filter(|r| correct(r))
-        .filter_map(answer_turn)
+        .filter(|r| r.correct())
+        .filter_map(|r| r.answer_turn)
         .collect();
     let accuracy = (1..=max_turn)
         .map(|t| 100.0 * answered.iter().filter(|&&a| a <= t).count() as f64 / n)
@@ -136,16 +140,12 @@ fn mean_ci(values: &[f64]) -> (f64, (f64, f64)) {
 /// the arm keeps no structured memory or no episode is long enough.
 pub fn memory_dynamics(arm: &Arm, min_turns: u32) -> Option<MemoryDynamics> {
     let min_turns = min_turns.max(1);
-    let cohort: Vec<&RunRecord> = arm
+    let cohort: Vec<&RecordDigest> = arm
         .records
         .iter()
         .map(|r| &**r)
         .filter(|r| r.trace.len() as u32 >= min_turns)
-        .filter(|r| {
-            r.trace
-                .iter()
-                .any(|t| t.state.is_some() || t.memory.is_some())
-        })
+        .filter(|r| r.keeps_memory())
         .collect();
     if cohort.is_empty() {
         return None;
@@ -155,9 +155,8 @@ pub fn memory_dynamics(arm: &Arm, min_turns: u32) -> Option<MemoryDynamics> {
             let sizes: Vec<(usize, usize, usize)> = cohort
                 .iter()
                 .filter_map(|r| {
-                    let turn = &r.trace[t as usize - 1];
-                    let m = turn.state.as_ref().or(turn.memory.as_ref())?;
-                    Some((m.facts.len(), m.hypotheses.len(), m.questions.len()))
+                    let [facts, hypotheses, questions] = r.trace[t as usize - 1].memory?;
+                    Some((facts as usize, hypotheses as usize, questions as usize))
                 })
                 .collect();
             let column = |f: fn(&(usize, usize, usize)) -> usize| -> Vec<f64> {

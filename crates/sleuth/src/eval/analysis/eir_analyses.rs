@@ -11,18 +11,16 @@
 //! - Calls spent after every annotated paragraph was read (App. H.4, Table 21).
 //! - Rejected actions with their denominators (App. H.4, Table 22).
 //! - The comparison repeated on questions where both methods gave a readable answer
-//!   (App. C.2).
+//!   (App. C.2): the Answer F1 bootstrap and the EM McNemar test.
 
 use super::compare::HolmFamily;
+use super::digest::RecordDigest;
 use super::load::{Arm, ArmKey};
-use crate::eval::stats::{holm_in_family, paired_bootstrap, BootstrapCi};
-use crate::eval::RunRecord;
-use crate::methods::CallKind;
+use crate::eval::stats::{holm_in_family, mcnemar_exact, BootstrapCi, Resampling};
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet};
 
-/// The method-name suffix of a retry wrapper's first-attempt arm.
-pub const FIRST_TRIAL: &str = "/first-attempt";
+pub use super::trials::FIRST_TRIAL;
 
 /// Adds, for every arm whose records carry a first attempt (both Reflexions), an arm
 /// `METHOD/first-attempt` scored on that attempt alone: its answer, scores, turns and
@@ -30,46 +28,42 @@ pub const FIRST_TRIAL: &str = "/first-attempt";
 /// (recorded per attempt; records written before that show none). EIR paper §4.2: "Reflexion
 /// first trial reports the initial answer before any retries"; SLEUTH paper §4 reports
 /// Reflexion over 2 episodes, the first alone being the single-episode control.
-pub fn with_first_trials(arms: &[Arm]) -> Vec<Arm> {
+///
+/// A record of such an arm without a first attempt (an error record: the question failed
+/// before its first trial was recorded) stays in the first-trial arm as the error it
+/// is, unanswered and scored 0, so the arm keeps every question; the returned warnings
+/// say how many. Table 1's "Reflexion first trial" row never vanishes for one failure.
+pub fn with_first_trials(arms: &[Arm]) -> (Vec<Arm>, Vec<String>) {
     let mut out = arms.to_vec();
+    let mut warnings = Vec::new();
     for arm in arms {
-        if arm.records.is_empty() || arm.records.iter().any(|r| r.first_attempt.is_none()) {
+        if !arm.records.iter().any(|r| r.first_trial.is_some()) {
             continue;
+        }
+        let missing = arm
+            .records
+            .iter()
+            .filter(|r| r.first_trial.is_none())
+            .count();
+        if missing > 0 {
+            warnings.push(format!(
+                "{} on {} ({}): {missing} of {} records carry no first attempt; {}{FIRST_TRIAL} counts them as errors (unanswered, scored 0)",
+                arm.key.method,
+                arm.key.dataset,
+                arm.key.model,
+                arm.records.len(),
+                arm.key.method,
+            ));
         }
         let records = arm
             .records
             .iter()
             .map(|r| {
-                let f = r.first_attempt.as_ref().expect("checked above");
-                let mut t = RunRecord::clone(r);
-                t.method = format!("{}{FIRST_TRIAL}", r.method);
-                t.answer = f.answer.clone();
-                t.em = f.em;
-                t.f1 = f.f1;
-                t.support_f1 = f.support_f1;
-                t.gold_recall = f.gold_recall;
-                t.turns = f.turns;
-                t.calls = f.calls;
-                t.calls_by_kind = BTreeMap::from([(CallKind::Action, f.calls)]);
-                t.finished = f.answer.is_some();
-                (
-                    t.input_tokens,
-                    t.output_tokens,
-                    t.cached_input_tokens,
-                    t.cache_write_tokens,
-                    t.cost_usd,
-                ) = (
-                    f.input_tokens,
-                    f.output_tokens,
-                    f.cached_input_tokens,
-                    f.cache_write_tokens,
-                    f.cost_usd,
-                );
-                t.first_attempt = None;
-                let first = r.outputs.attempts.first();
-                t.retrieved = first.map(|a| a.retrieved.clone()).unwrap_or_default();
-                t.trace = first_trial_turns(r);
-                std::sync::Arc::new(t)
+                let first = match r.first_trial.as_deref() {
+                    Some(first) => first.clone(),
+                    None => r.failed_first_trial(),
+                };
+                std::sync::Arc::new(first)
             })
             .collect();
         let mut key = arm.key.clone();
@@ -81,46 +75,7 @@ pub fn with_first_trials(arms: &[Arm]) -> Vec<Arm> {
             origins: arm.origins.clone(),
         });
     }
-    out
-}
-
-/// Whether `trace[i]` opens a new trial: its recorded trial differs from the previous
-/// turn's (EIR App. D.1, H.4: every trial of a retry wrapper is told apart in the
-/// record); records written before turns carried their trial fall back to turn numbers
-/// starting again.
-pub fn starts_trial(trace: &[crate::methods::Turn], i: usize) -> bool {
-    if i == 0 || i >= trace.len() {
-        return false;
-    }
-    match (trace[i - 1].trial, trace[i].trial) {
-        (Some(a), Some(b)) => a != b,
-        _ => trace[i].number <= trace[i - 1].number,
-    }
-}
-
-/// The turns of the first trial.
-fn first_trial_turns(r: &RunRecord) -> Vec<crate::methods::Turn> {
-    trials(r)
-        .into_iter()
-        .next()
-        .map(<[_]>::to_vec)
-        .unwrap_or_default()
-}
-
-/// A record's trace split into trials ([`starts_trial`]).
-fn trials(r: &RunRecord) -> Vec<&[crate::methods::Turn]> {
-    let mut out = Vec::new();
-    let mut start = 0;
-    for i in 1..r.trace.len() {
-        if starts_trial(&r.trace, i) {
-            out.push(&r.trace[start..i]);
-            start = i;
-        }
-    }
-    if !r.trace.is_empty() {
-        out.push(&r.trace[start..]);
-    }
-    out
+    (out, warnings)
 }
 
 /// One arm's paired Support F1 difference from the baseline (points), Holm-adjusted
@@ -135,7 +90,7 @@ pub struct SupportComparison {
 }
 
 /// A baseline arm, another arm, and their records paired by question id.
-type Paired<'a> = (&'a Arm, &'a Arm, Vec<(&'a RunRecord, &'a RunRecord)>);
+type Paired<'a> = (&'a Arm, &'a Arm, Vec<(&'a RecordDigest, &'a RecordDigest)>);
 
 /// Pairs of records (baseline, arm) by question id, for every arm of the baseline's
 /// dataset and model; the baseline is matched as the main comparison matches it.
@@ -152,7 +107,7 @@ fn paired<'a>(arms: &'a [Arm], baseline: &str) -> Vec<Paired<'a>> {
         if !named && !by_method {
             continue;
         }
-        let by_id: BTreeMap<&str, &RunRecord> =
+        let by_id: BTreeMap<&str, &RecordDigest> =
             base.records.iter().map(|r| (r.id.as_str(), &**r)).collect();
         for arm in arms.iter().filter(|a| {
             a.key != base.key && a.key.dataset == base.key.dataset && a.key.model == base.key.model
@@ -171,25 +126,28 @@ fn paired<'a>(arms: &'a [Arm], baseline: &str) -> Vec<Paired<'a>> {
     out
 }
 
-/// Tables 5 and 8: Support F1 differences on the questions both arms answered, where
-/// both cite (EIR-setting methods), Holm-adjusted within the report's `family` (Table
-/// 8's "Holm adjustment across those six comparisons" is `HolmFamily::Baseline`), each
-/// family counted as at least `holm_size` comparisons.
+/// Tables 5 and 8: Support F1 differences on every question both arms ran, where both
+/// cite (EIR-setting methods), Holm-adjusted within the report's `family` (Table 8's
+/// "Holm adjustment across those six comparisons" is `HolmFamily::Baseline`), each
+/// family counted as at least `holm_size` comparisons. Table 8 "includes all 1,000
+/// questions": a question without a Support F1 (no answer, no valid citation, an error)
+/// counts as 0, as the summary's Support F1 counts it.
 pub fn support_comparisons(
     arms: &[Arm],
     baseline: &str,
-    resamples: usize,
-    seed: u64,
+    boot: Resampling,
     family: HolmFamily,
     holm_size: usize,
 ) -> Vec<SupportComparison> {
     let mut out = Vec::new();
+    let cites = |arm: &Arm| arm.records.iter().any(|r| r.evidence.is_some());
     for (base, arm, pairs) in paired(arms, baseline) {
-        let (a, b): (Vec<f64>, Vec<f64>) = pairs
-            .iter()
-            .filter_map(|(b, a)| Some((100.0 * a.support_f1?, 100.0 * b.support_f1?)))
-            .unzip();
-        if let Some(diff) = paired_bootstrap(&a, &b, resamples, seed) {
+        if !cites(base) || !cites(arm) {
+            continue;
+        }
+        let score = |r: &RecordDigest| 100.0 * r.support_f1.unwrap_or(0.0);
+        let (a, b): (Vec<f64>, Vec<f64>) = pairs.iter().map(|(b, a)| (score(a), score(b))).unzip();
+        if let Some(diff) = boot.paired(&a, &b) {
             out.push(SupportComparison {
                 baseline: base.key.clone(),
                 arm: arm.key.clone(),
@@ -227,32 +185,43 @@ pub struct ReadableComparison {
     /// Questions where both answers were readable.
     pub n: usize,
     pub f1: BootstrapCi,
+    /// On the same questions, exact matches only under the baseline (`b`) and only
+    /// under the arm (`c`), and the exact two-sided McNemar p: C.2's "Exact Match
+    /// conclusions remain unchanged" is this test repeated on the readable subset.
+    pub b: u64,
+    pub c: u64,
+    pub p_mcnemar: f64,
 }
 
 /// An answer that could be read in the required format (an unparseable response or
 /// no valid submission leaves none).
-fn readable(r: &RunRecord) -> bool {
-    r.answer.is_some() && r.error.is_none()
+fn readable(r: &RecordDigest) -> bool {
+    r.answer.is_some() && !r.has_error
 }
 
 pub fn readable_comparisons(
     arms: &[Arm],
     baseline: &str,
-    resamples: usize,
-    seed: u64,
+    boot: Resampling,
 ) -> Vec<ReadableComparison> {
     let mut out = Vec::new();
     for (base, arm, pairs) in paired(arms, baseline) {
         let n = pairs.len() as f64;
-        let pct = |f: &dyn Fn(&(&RunRecord, &RunRecord)) -> bool| {
+        let pct = |f: &dyn Fn(&(&RecordDigest, &RecordDigest)) -> bool| {
             100.0 * pairs.iter().filter(|p| f(p)).count() as f64 / n
         };
-        let (a, b): (Vec<f64>, Vec<f64>) = pairs
+        let both: Vec<&(&RecordDigest, &RecordDigest)> = pairs
             .iter()
             .filter(|(b, a)| readable(a) && readable(b))
+            .collect();
+        let (a, b): (Vec<f64>, Vec<f64>) = both
+            .iter()
             .map(|(b, a)| (100.0 * a.f1, 100.0 * b.f1))
             .unzip();
-        if let Some(f1) = paired_bootstrap(&a, &b, resamples, seed) {
+        let exact = |r: &RecordDigest| r.em >= 1.0;
+        let only_base = both.iter().filter(|(b, a)| exact(b) && !exact(a)).count() as u64;
+        let only_arm = both.iter().filter(|(b, a)| exact(a) && !exact(b)).count() as u64;
+        if let Some(f1) = boot.paired(&a, &b) {
             out.push(ReadableComparison {
                 baseline: base.key.clone(),
                 arm: arm.key.clone(),
@@ -260,6 +229,9 @@ pub fn readable_comparisons(
                 unreadable_baseline: pct(&|(b, _)| !readable(b)),
                 n: a.len(),
                 f1,
+                b: only_base,
+                c: only_arm,
+                p_mcnemar: mcnemar_exact(only_base, only_arm),
             });
         }
     }
@@ -290,12 +262,6 @@ pub struct EvidenceErrors {
     pub missing: [usize; 3],
 }
 
-/// Annotated paragraphs not read (from the recorded recall and the gold titles).
-pub fn missing_gold(r: &RunRecord) -> Option<usize> {
-    let recall = r.gold_recall?;
-    Some(((1.0 - recall) * r.gold_titles.len() as f64).round() as usize)
-}
-
 /// The Wilson score interval of k successes in n, in %.
 pub fn wilson(k: usize, n: usize) -> (f64, f64) {
     if n == 0 {
@@ -309,11 +275,11 @@ pub fn wilson(k: usize, n: usize) -> (f64, f64) {
 }
 
 pub fn evidence_errors(arm: &Arm) -> Option<EvidenceErrors> {
-    let scored: Vec<(&RunRecord, usize)> = arm
+    let scored: Vec<(&RecordDigest, usize)> = arm
         .records
         .iter()
         .map(|r| &**r)
-        .filter_map(|r| missing_gold(r).map(|m| (r, m)))
+        .filter_map(|r| r.missing_gold.map(|m| (r, m)))
         .collect();
     if scored.is_empty() {
         return None;

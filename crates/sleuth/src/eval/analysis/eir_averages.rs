@@ -39,14 +39,17 @@ fn mean(values: impl Iterator<Item = f64>) -> f64 {
     }
 }
 
-/// One cell's (F1 %, EM %, calls/q, cost/q).
+/// One cell's (F1 %, EM %, calls/q, cost/q). The cost is at the fixed list prices
+/// (EIR App. D.5, Table 9: "dollar costs at the fixed prices in Table 4"), so an arm
+/// replayed from the response cache or discounted by a prompt cache costs what its
+/// tokens cost.
 fn cell(arm: &Arm) -> (f64, f64, f64, f64) {
     let r = &arm.records;
     (
         100.0 * mean(r.iter().map(|r| r.f1)),
         100.0 * mean(r.iter().map(|r| r.em)),
         mean(r.iter().map(|r| f64::from(r.calls))),
-        mean(r.iter().map(|r| r.cost_usd)),
+        mean(r.iter().map(|r| r.list_cost())),
     )
 }
 
@@ -54,7 +57,7 @@ fn cell(arm: &Arm) -> (f64, f64, f64, f64) {
 pub fn cell_averages(arms: &[Arm]) -> Vec<CellAverage> {
     let mut by_method: BTreeMap<String, Vec<(f64, f64, f64, f64)>> = BTreeMap::new();
     for arm in arms.iter().filter(|a| !a.records.is_empty()) {
-        if !arm.records.iter().any(|r| r.outputs.evidence.is_some()) {
+        if !arm.records.iter().any(|r| r.evidence.is_some()) {
             continue;
         }
         by_method.entry(arm.key.name()).or_default().push(cell(arm));

@@ -6,11 +6,11 @@
 //! F1 gain with its bootstrap interval, for model-selected reads how many matches follow
 //! a successful read, and which questions become exact under two procedures.
 
+use super::digest::RecordDigest;
 use super::eir_analyses::wilson;
-use super::eir_runs::{score, RECOVER};
+use super::eir_runs::RECOVER;
 use super::load::{Arm, ArmKey};
-use crate::eval::stats::{mcnemar_exact, paired_bootstrap, BootstrapCi};
-use crate::eval::RunRecord;
+use crate::eval::stats::{mcnemar_exact, BootstrapCi, Resampling};
 use serde::Serialize;
 use std::collections::BTreeSet;
 
@@ -57,33 +57,35 @@ pub struct RecoveryOverlap {
 fn mode(arm: &Arm) -> String {
     arm.settings
         .get("recover")
-        .or_else(|| arm.records.first().and_then(|r| r.settings.get("recover")))
         .cloned()
         .unwrap_or_else(|| "added".into())
 }
 
-/// The earlier answer a recovery record answered again.
-fn earlier(r: &RunRecord) -> Option<&str> {
-    r.outputs.final_call.as_ref()?.retrieval_answer.as_deref()
+/// (EM, F1) of the earlier answer a recovery record answered again (0 without one).
+fn earlier(r: &RecordDigest) -> (f64, f64) {
+    r.final_call
+        .as_ref()
+        .and_then(|f| f.retrieval_score)
+        .unwrap_or((0.0, 0.0))
 }
 
 fn is_recovery(arm: &Arm) -> bool {
-    arm.key.method == RECOVER && arm.records.iter().any(|r| r.outputs.final_call.is_some())
+    arm.key.method == RECOVER && arm.records.iter().any(|r| r.final_call.is_some())
 }
 
 /// Table 16's row of one `eir-recover` arm.
-pub fn recovery(arm: &Arm, resamples: usize, seed: u64) -> Option<Recovery> {
+pub fn recovery(arm: &Arm, boot: Resampling) -> Option<Recovery> {
     if !is_recovery(arm) {
         return None;
     }
-    let records: Vec<&RunRecord> = arm
+    let records: Vec<&RecordDigest> = arm
         .records
         .iter()
-        .filter(|r| r.outputs.final_call.is_some())
+        .filter(|r| r.final_call.is_some())
         .map(|r| &**r)
         .collect();
     let n = records.len();
-    let before: Vec<(f64, f64)> = records.iter().map(|r| score(r, earlier(r))).collect();
+    let before: Vec<(f64, f64)> = records.iter().map(|r| earlier(r)).collect();
     let exact = records.iter().filter(|r| r.em >= 1.0).count();
     let gained = records
         .iter()
@@ -103,11 +105,10 @@ pub fn recovery(arm: &Arm, resamples: usize, seed: u64) -> Option<Recovery> {
             .iter()
             .filter(|r| r.em >= 1.0)
             .filter(|r| {
-                r.outputs
-                    .final_call
+                r.final_call
                     .as_ref()
                     .and_then(|f| f.extra_reads.as_ref())
-                    .is_some_and(|x| !x.read.is_empty())
+                    .is_some_and(|x| x.read)
             })
             .count()
     });
@@ -122,7 +123,7 @@ pub fn recovery(arm: &Arm, resamples: usize, seed: u64) -> Option<Recovery> {
         mcnemar_p: mcnemar_exact(gained, lost),
         f1_before: mean(&before_f1),
         f1_after: mean(&after_f1),
-        f1_gain: paired_bootstrap(&after_f1, &before_f1, resamples, seed),
+        f1_gain: boot.paired(&after_f1, &before_f1),
         exact_after_read,
     })
 }

@@ -2,27 +2,15 @@
 //! the final call against the trajectory's own answer, additional retrieval, calls after
 //! the annotated support was read, and rejected actions with their denominators.
 
-use super::eir_analyses::starts_trial;
+use super::digest::{ExtraReadsDigest, RecordDigest};
 use super::load::{Arm, ArmKey};
-use crate::data::Dataset;
-use crate::eval::metrics::answer::score_answer;
-use crate::eval::stats::{mcnemar_exact, paired_bootstrap, BootstrapCi};
-use crate::eval::RunRecord;
-use crate::methods::{CallKind, Turn};
+use crate::eval::stats::{mcnemar_exact, BootstrapCi, Resampling};
+use crate::methods::CallKind;
 use serde::Serialize;
 use std::collections::BTreeMap;
 
 /// The method of the recovery tests' arms (App. F.2, F.3), reported apart.
 pub(super) const RECOVER: &str = "eir-recover";
-
-/// Official (EM, F1) of `answer` for `r`'s question; an absent answer scores 0.
-pub(super) fn score(r: &RunRecord, answer: Option<&str>) -> (f64, f64) {
-    let (Some(a), Ok(d)) = (answer, r.dataset.parse::<Dataset>()) else {
-        return (0.0, 0.0);
-    };
-    let s = score_answer(d, a, &r.gold);
-    (s.em, s.f1)
-}
 
 fn mean(v: impl Iterator<Item = f64>) -> f64 {
     let (sum, n) = v.fold((0.0, 0usize), |(s, n), x| (s + x, n + 1));
@@ -54,21 +42,18 @@ pub fn final_vs_retrieval(arm: &Arm) -> Option<FinalVsRetrieval> {
     if arm.key.method == RECOVER {
         return None;
     }
-    let finals: Vec<(&RunRecord, Option<&str>)> = arm
+    let finals: Vec<(&RecordDigest, Option<(f64, f64)>)> = arm
         .records
         .iter()
         .map(|r| &**r)
-        .filter_map(|r| {
-            let f = r.outputs.final_call.as_ref()?;
-            Some((r, f.retrieval_answer.as_deref()))
-        })
+        .filter_map(|r| Some((r, r.final_call.as_ref()?.retrieval_score)))
         .collect();
     if finals.is_empty() {
         return None;
     }
-    let submitted: Vec<(&RunRecord, (f64, f64))> = finals
+    let submitted: Vec<(&RecordDigest, (f64, f64))> = finals
         .iter()
-        .filter_map(|(r, a)| a.map(|a| (*r, score(r, Some(a)))))
+        .filter_map(|(r, s)| s.map(|s| (*r, s)))
         .collect();
     Some(FinalVsRetrieval {
         arm: arm.key.clone(),
@@ -106,25 +91,22 @@ pub struct MoreReads {
     pub em_p: f64,
 }
 
-pub fn more_reads(arm: &Arm, resamples: usize, seed: u64) -> Option<MoreReads> {
+pub fn more_reads(arm: &Arm, boot: Resampling) -> Option<MoreReads> {
     // `recover=selected` reads more after a known failure: Table 16's, not Table 17's.
     if arm.key.method == RECOVER {
         return None;
     }
-    let runs: Vec<(&RunRecord, &crate::methods::outputs::ExtraReads)> = arm
+    let runs: Vec<(&RecordDigest, &ExtraReadsDigest)> = arm
         .records
         .iter()
         .map(|r| &**r)
-        .filter_map(|r| Some((r, r.outputs.final_call.as_ref()?.extra_reads.as_ref()?)))
+        .filter_map(|r| Some((r, r.final_call.as_ref()?.extra_reads.as_ref()?)))
         .collect();
     if runs.is_empty() {
         return None;
     }
     let n = runs.len() as f64;
-    let before: Vec<(f64, f64)> = runs
-        .iter()
-        .map(|(r, x)| score(r, x.answer_before.as_deref()))
-        .collect();
+    let before: Vec<(f64, f64)> = runs.iter().map(|(_, x)| x.before).collect();
     let pct = |k: usize| 100.0 * k as f64 / n;
     let gained = runs
         .iter()
@@ -141,15 +123,15 @@ pub fn more_reads(arm: &Arm, resamples: usize, seed: u64) -> Option<MoreReads> {
     Some(MoreReads {
         arm: arm.key.clone(),
         n: runs.len(),
-        requested: pct(runs.iter().filter(|(_, x)| !x.requested.is_empty()).count()),
-        read: pct(runs.iter().filter(|(_, x)| !x.read.is_empty()).count()),
+        requested: pct(runs.iter().filter(|(_, x)| x.requested).count()),
+        read: pct(runs.iter().filter(|(_, x)| x.read).count()),
         em_before: 100.0 * mean(before.iter().map(|s| s.0)),
         em_after: 100.0 * mean(runs.iter().map(|(r, _)| r.em)),
         f1_before: mean(before_f1.iter().copied()),
         f1_after: mean(after_f1.iter().copied()),
         gained,
         lost,
-        f1_gain: paired_bootstrap(&after_f1, &before_f1, resamples, seed),
+        f1_gain: boot.paired(&after_f1, &before_f1),
         em_p: mcnemar_exact(gained as u64, lost as u64),
     })
 }
@@ -168,39 +150,6 @@ pub struct AfterSupport {
     pub final_calls: u64,
 }
 
-/// Whether an observation showed the paragraph titled `title` (pool: by title; corpus:
-/// the `[id N] Title` header of a read).
-fn shows(turn: &Turn, title: &str) -> bool {
-    turn.observations.iter().any(|o| {
-        o.shown.iter().any(|s| s == title)
-            || o.text
-                .lines()
-                .next()
-                .is_some_and(|l| l.starts_with("[id ") && l.ends_with(&format!("] {title}")))
-    })
-}
-
-/// The index in `trace` of the turn whose read completed the annotated support within
-/// its trial, if any trial completed it.
-fn completing_turn(r: &RunRecord) -> Option<usize> {
-    if r.gold_titles.is_empty() {
-        return None;
-    }
-    let mut seen = vec![false; r.gold_titles.len()];
-    for (i, t) in r.trace.iter().enumerate() {
-        if starts_trial(&r.trace, i) {
-            seen.iter_mut().for_each(|s| *s = false);
-        }
-        for (g, s) in r.gold_titles.iter().zip(seen.iter_mut()) {
-            *s |= shows(t, g);
-        }
-        if seen.iter().all(|s| *s) {
-            return Some(i);
-        }
-    }
-    None
-}
-
 pub fn after_support(arm: &Arm) -> Option<AfterSupport> {
     if arm.key.method == "ssr" || !arm.records.iter().any(|r| r.support_f1.is_some()) {
         return None;
@@ -213,7 +162,7 @@ pub fn after_support(arm: &Arm) -> Option<AfterSupport> {
         final_calls: 0,
     };
     for r in &arm.records {
-        let Some(k) = completing_turn(r) else {
+        let Some(k) = r.completing_turn else {
             continue;
         };
         out.questions += 1;
@@ -221,14 +170,12 @@ pub fn after_support(arm: &Arm) -> Option<AfterSupport> {
         out.action_calls += later.len() as u64;
         // A reflection runs between two trials: one per trial started after turn k.
         let restarts = (k + 1..r.trace.len())
-            .filter(|&i| starts_trial(&r.trace, i))
+            .filter(|&i| r.starts_trial(i))
             .count();
         out.reflection_calls += restarts as u64;
-        let kind = |c: CallKind| u64::from(r.calls_by_kind.get(&c).copied().unwrap_or(0));
-        out.final_calls += kind(CallKind::Final);
+        out.final_calls += u64::from(r.calls_of(CallKind::Final));
         // Extra-reads selection calls count as action calls after the trajectory.
-        if r.outputs
-            .final_call
+        if r.final_call
             .as_ref()
             .is_some_and(|f| f.extra_reads.is_some())
         {
@@ -239,7 +186,9 @@ pub fn after_support(arm: &Arm) -> Option<AfterSupport> {
 }
 
 /// App. H.4 / Table 22: refused actions over recorded actions (every trial's action
-/// turns; reflections and final calls are not actions).
+/// turns; reflections and final calls are not actions). The denominators exclude
+/// unfinished requests: a turn whose call failed before it finished (`Turn::unfinished`,
+/// the partial turn an error record keeps) is no action.
 #[derive(Debug, Clone, Serialize)]
 pub struct RejectedActions {
     pub arm: ArmKey,
@@ -252,7 +201,7 @@ pub struct RejectedActions {
 }
 
 pub fn rejected_actions(arm: &Arm) -> Option<RejectedActions> {
-    if !arm.records.iter().any(|r| r.outputs.evidence.is_some()) {
+    if !arm.records.iter().any(|r| r.evidence.is_some()) {
         return None;
     }
     let mut out = RejectedActions {
@@ -264,18 +213,16 @@ pub fn rejected_actions(arm: &Arm) -> Option<RejectedActions> {
         forced_endings: 0,
     };
     for r in &arm.records {
-        out.actions += r.trace.len() as u64;
-        for t in &r.trace {
-            if let Some(rej) = &t.rejection {
+        out.actions += r.trace.iter().filter(|t| !t.unfinished).count() as u64;
+        for t in r.trace.iter() {
+            if let Some(cause) = t.rejection {
                 out.rejected += 1;
-                *out.by_cause
-                    .entry(rej.cause.name().to_string())
-                    .or_default() += 1;
+                *out.by_cause.entry(cause.name().to_string()).or_default() += 1;
             }
         }
-        let forced = match &r.outputs.final_call {
+        let forced = match &r.final_call {
             Some(f) => f.forced_end,
-            None => r.outputs.evidence.is_some() && r.stop == crate::methods::StopReason::Timeout,
+            None => r.evidence.is_some() && r.stop == crate::methods::StopReason::Timeout,
         };
         out.forced_endings += usize::from(forced);
     }

@@ -6,17 +6,19 @@
 //! model and settings) are dropped with a warning when they disagree, and records are
 //! grouped into arms: one (dataset, method, model, settings label) each.
 //!
-//! Records are read a line at a time and held once (arms derived from an arm share its
-//! records), but every parsed record is held: `run-bench` (crates/sleuth-bench; ReAct,
-//! 10 turns) measures `report` at 33 MiB for 1,000 records, 249 MiB for 10,000 and
-//! 2,415 MiB / 29 s for 100,000 (81 MiB and 730 MiB before, at 1,000 and 10,000), short
-//! of issue 32's 200 MB / 15 s: that needs the analyses to read per-question outcomes
-//! instead of whole records and traces.
+//! Records are read a line at a time and each is held as its [`RecordDigest`] (scores,
+//! usage, outcome inputs, a few numbers per turn), never its trace text; arms derived
+//! from an arm share its digests. Pages that show the text read each record again from
+//! its file, one at a time ([`RecordReader`]). Issue 32: before digests, a report held
+//! every parsed record (2.4 GB for 100,000 ReAct records of 10 turns).
 
+use super::digest::RecordDigest;
 use crate::eval::RunRecord;
 use crate::{Error, Result};
 use serde::Serialize;
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::fs::File;
+use std::io::BufReader;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -111,9 +113,10 @@ pub struct Arm {
     pub key: ArmKey,
     /// The run settings shared by this arm's records.
     pub settings: BTreeMap<String, String>,
-    /// Shared, not copied, by the arms derived from this one (the hop splits, the
-    /// retry wrappers' pooled arms), so a report holds each record once (issue 32).
-    pub records: Vec<Arc<RunRecord>>,
+    /// Each record's digest, shared, not copied, by the arms derived from this one (the
+    /// hop splits, the retry wrappers' pooled arms); [`RecordSet::reader`] reads the
+    /// whole record again.
+    pub records: Vec<Arc<RecordDigest>>,
     /// For each record, the index in [`RecordSet::sources`] it was read from.
     pub origins: Vec<usize>,
 }
@@ -131,21 +134,68 @@ pub struct RecordSet {
 pub fn load(paths: &[PathBuf]) -> Result<RecordSet> {
     let sources = sources(paths)?;
     let mut warnings = Vec::new();
-    let mut per_source: Vec<Vec<RunRecord>> = Vec::new();
+    let mut tables = Tables::default();
+    let mut per_source: Vec<Vec<Loaded>> = Vec::new();
     for source in &sources {
-        let records = read_records(&source.records_file, &mut warnings)?;
+        let records = read_records(source, &mut tables, &mut warnings)?;
+        let groups = &tables.groups;
         warnings.extend(super::duplicates::within_file(
             &source.records_file,
-            &records,
+            records.iter().map(|l| {
+                let (_, method, model) = &groups[l.group];
+                (l.digest.id.as_str(), method.as_str(), model.as_str(), l.own)
+            }),
         ));
         per_source.push(records);
     }
-    let arms = group(&sources, per_source, &mut warnings);
+    let arms = group(&sources, per_source, &tables, &mut warnings);
     Ok(RecordSet {
         sources,
         arms,
         warnings,
     })
+}
+
+impl RecordSet {
+    /// Reads whole records again from their files, one at a time.
+    pub fn reader(&self) -> RecordReader<'_> {
+        RecordReader {
+            sources: &self.sources,
+            open: HashMap::new(),
+        }
+    }
+}
+
+/// Reads records again by where they start in their files (an [`Arm`]'s origin and
+/// its digest's offset), keeping each file open.
+pub struct RecordReader<'a> {
+    sources: &'a [Source],
+    open: HashMap<usize, BufReader<File>>,
+}
+
+impl RecordReader<'_> {
+    /// The record of `digest`, read from source `origin`.
+    pub fn read(&mut self, origin: usize, digest: &RecordDigest) -> Result<RunRecord> {
+        let path = &self.sources[origin].records_file;
+        let reader = match self.open.entry(origin) {
+            std::collections::hash_map::Entry::Occupied(e) => e.into_mut(),
+            std::collections::hash_map::Entry::Vacant(e) => {
+                let file = File::open(path).map_err(|err| Error::io(path, err))?;
+                e.insert(BufReader::with_capacity(1 << 16, file))
+            }
+        };
+        crate::eval::store::read_record_at(reader, digest.offset, path)
+    }
+
+    /// Every record of `arm`, in its order (for the commands that need whole records of
+    /// one arm, such as `export`).
+    pub fn arm(&mut self, arm: &Arm) -> Result<Vec<RunRecord>> {
+        arm.records
+            .iter()
+            .zip(&arm.origins)
+            .map(|(d, &o)| self.read(o, d))
+            .collect()
+    }
 }
 
 /// The records files under `paths` (each named once) with their runs' configs.
@@ -220,17 +270,79 @@ fn is_records_file(p: &Path) -> bool {
     p.is_file() && name.starts_with("records") && name.ends_with(".jsonl")
 }
 
-/// Reads one JSON Lines file of records (`store::read_record_lines`). A malformed line
-/// is an error naming the file and line, except a final line without a newline: that
-/// is a write the runner did not finish (it was interrupted), so it is skipped with a
-/// warning, whatever byte it stops on.
+/// One record as the loader holds it: its digest, and its (dataset, method, model),
+/// own settings and arm settings as indices into the load's [`Tables`].
+struct Loaded {
+    /// Shared from the start, so grouping moves pointers, not digests.
+    digest: Arc<RecordDigest>,
+    group: usize,
+    /// The record's own settings (duplicates within a file are told apart by them).
+    own: usize,
+    /// Its own settings, or its run's when it carries none.
+    settings: usize,
+}
+
+/// The distinct (dataset, method, model) and settings of the records, each held once.
+#[derive(Default)]
+struct Tables {
+    groups: Vec<GroupKey>,
+    settings: Vec<BTreeMap<String, String>>,
+    settings_index: HashMap<BTreeMap<String, String>, usize>,
+}
+
+impl Tables {
+    fn group(&mut self, r: &RunRecord) -> usize {
+        let found = self
+            .groups
+            .iter()
+            .position(|(d, m, o)| *d == r.dataset && *m == r.method && *o == r.model);
+        found.unwrap_or_else(|| {
+            self.groups
+                .push((r.dataset.clone(), r.method.clone(), r.model.clone()));
+            self.groups.len() - 1
+        })
+    }
+
+    fn settings(&mut self, settings: &BTreeMap<String, String>) -> usize {
+        if let Some(&i) = self.settings_index.get(settings) {
+            return i;
+        }
+        self.settings.push(settings.clone());
+        self.settings_index
+            .insert(settings.clone(), self.settings.len() - 1);
+        self.settings.len() - 1
+    }
+}
+
+/// Reads one JSON Lines file of records (`store::each_record_at`) into digests. A
+/// malformed line is an error naming the file and line, except a final line without a
+/// newline: that is a write the runner did not finish (it was interrupted), so it is
+/// skipped with a warning, whatever byte it stops on.
 ///
-/// Read a line at a time: only the parsed records are held, never the file's text.
-fn read_records(path: &Path, warnings: &mut Vec<String>) -> Result<Vec<RunRecord>> {
+/// Read a line at a time: only the digests are held, never a record or the file's text.
+fn read_records(
+    source: &Source,
+    tables: &mut Tables,
+    warnings: &mut Vec<String>,
+) -> Result<Vec<Loaded>> {
+    let path = &source.records_file;
     let mut records = Vec::new();
-    let torn = crate::eval::store::each_record_line(path, |_, mut r| {
-        fit(&mut r);
-        records.push(r);
+    let torn = crate::eval::store::each_record_at(path, |offset, _, r| {
+        let group = tables.group(&r);
+        let own = tables.settings(&r.settings);
+        // A record carries its method's resolved settings; records written before they
+        // did fall back to their run's `run.json`.
+        let settings = if r.settings.is_empty() {
+            tables.settings(&source.config.settings)
+        } else {
+            own
+        };
+        records.push(Loaded {
+            digest: Arc::new(RecordDigest::of(&r, offset)),
+            group,
+            own,
+            settings,
+        });
         Ok(())
     })?;
     if let Some((line, why)) = torn {
@@ -242,68 +354,52 @@ fn read_records(path: &Path, warnings: &mut Vec<String>) -> Result<Vec<RunRecord
     Ok(records)
 }
 
-/// Gives back what parsing left unused: a list read from JSON grows by doubling, so a
-/// 10-turn trace holds room for 16 turns (800 bytes each); a report holds every record.
-fn fit(r: &mut RunRecord) {
-    r.trace.shrink_to_fit();
-    for t in &mut r.trace {
-        t.actions.shrink_to_fit();
-        t.observations.shrink_to_fit();
-    }
-}
-
 /// The group of runs a settings label distinguishes within.
 type GroupKey = (String, String, String);
 
 /// An arm's records by question id, with the index of the source each came from.
-type ById = BTreeMap<String, (RunRecord, usize)>;
+type ById = BTreeMap<String, (Arc<RecordDigest>, usize)>;
 
 /// Groups records into arms. Within one (dataset, method, model), the settings keys
 /// whose values differ between records become the arm label, so a nudge sweep gives
-/// `sleuth [nudge=0.5]` while a method run once keeps its plain name. A record carries
-/// its method's resolved settings; records written before they did fall back to their
-/// run's `run.json`.
+/// `sleuth [nudge=0.5]` while a method run once keeps its plain name.
 fn group(
     sources: &[Source],
-    per_source: Vec<Vec<RunRecord>>,
+    per_source: Vec<Vec<Loaded>>,
+    tables: &Tables,
     warnings: &mut Vec<String>,
 ) -> Vec<Arm> {
-    let settings_of = |r: &RunRecord, s: usize| -> BTreeMap<String, String> {
-        if r.settings.is_empty() {
-            sources[s].config.settings.clone()
-        } else {
-            r.settings.clone()
-        }
-    };
-    let mut members: BTreeMap<GroupKey, BTreeSet<BTreeMap<String, String>>> = BTreeMap::new();
-    for (s, records) in per_source.iter().enumerate() {
-        for r in records {
-            members
-                .entry((r.dataset.clone(), r.method.clone(), r.model.clone()))
-                .or_default()
-                .insert(settings_of(r, s));
-        }
+    let mut members: BTreeMap<usize, BTreeSet<usize>> = BTreeMap::new();
+    for l in per_source.iter().flatten() {
+        members.entry(l.group).or_default().insert(l.settings);
     }
-    let swept: BTreeMap<&GroupKey, Vec<String>> = members
+    let swept: BTreeMap<usize, Vec<String>> = members
         .iter()
-        .map(|(g, variants)| (g, swept_keys(variants.iter())))
+        .map(|(g, variants)| {
+            let keys = swept_keys(variants.iter().map(|&i| &tables.settings[i]));
+            (*g, keys)
+        })
         .collect();
 
+    let mut keys: HashMap<(usize, usize), ArmKey> = HashMap::new();
     let mut arms: BTreeMap<ArmKey, (BTreeMap<String, String>, ById)> = BTreeMap::new();
     for (s, records) in per_source.into_iter().enumerate() {
-        for r in records {
-            let settings = settings_of(&r, s);
-            let g = (r.dataset.clone(), r.method.clone(), r.model.clone());
-            let label = label_of(&swept[&g], &settings);
-            let key = ArmKey {
-                dataset: g.0,
-                method: g.1,
-                model: g.2,
-                label,
-            };
-            let (_, by_id) = arms
-                .entry(key.clone())
-                .or_insert_with(|| (settings, BTreeMap::new()));
+        for l in records {
+            let settings = &tables.settings[l.settings];
+            let key = keys.entry((l.group, l.settings)).or_insert_with(|| {
+                let (dataset, method, model) = tables.groups[l.group].clone();
+                ArmKey {
+                    dataset,
+                    method,
+                    model,
+                    label: label_of(&swept[&l.group], settings),
+                }
+            });
+            if !arms.contains_key(key) {
+                arms.insert(key.clone(), (settings.clone(), BTreeMap::new()));
+            }
+            let (_, by_id) = arms.get_mut(key).expect("inserted above");
+            let r = l.digest;
             match by_id.get(&r.id) {
                 None => {
                     by_id.insert(r.id.clone(), (r, s));
@@ -316,9 +412,9 @@ fn group(
                             key.name(),
                             key.model,
                             sources[*from].records_file.display(),
-                            kept.answer,
+                            kept.answer.as_deref(),
                             sources[s].records_file.display(),
-                            r.answer
+                            r.answer.as_deref()
                         ));
                     }
                 }
@@ -327,7 +423,7 @@ fn group(
     }
     arms.into_iter()
         .map(|(key, (settings, by_id))| {
-            let (records, origins) = by_id.into_values().map(|(r, s)| (Arc::new(r), s)).unzip();
+            let (records, origins) = by_id.into_values().unzip();
             Arm {
                 key,
                 settings,
@@ -369,6 +465,6 @@ pub(super) fn swept_keys<'a>(
 
 /// Two records of the same question agree when their scored outcome does; usage can
 /// legitimately differ between a run and its resumed copy.
-fn same_outcome(a: &RunRecord, b: &RunRecord) -> bool {
+fn same_outcome(a: &RecordDigest, b: &RecordDigest) -> bool {
     a.answer == b.answer && a.em == b.em && a.f1 == b.f1 && a.timed_out == b.timed_out
 }

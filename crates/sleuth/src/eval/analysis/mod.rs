@@ -8,6 +8,8 @@
 //! numbers.
 
 mod compare;
+mod digest;
+mod direction;
 mod duplicates;
 mod dynamics;
 mod eir_analyses;
@@ -19,18 +21,21 @@ mod outcome;
 mod scores;
 mod splits;
 mod summary;
+mod trials;
 
 pub use compare::{
     arm_order, compare_to_baseline, compare_to_baseline_in, compare_to_baseline_sized, sweep_order,
     sweeps, Comparison, HolmFamily, Sweep, SweepPoint,
 };
+pub use digest::{ExtraReadsDigest, FinalDigest, RecordDigest, TurnDigest};
+pub use direction::Direction;
 pub use dynamics::{
     accuracy_at_turn, error_decomposition, memory_dynamics, AccuracyCurve, ErrorDecomposition,
     MemoryDynamics, MemoryPoint,
 };
 pub use eir_analyses::{
-    evidence_errors, missing_gold, readable_comparisons, support_comparisons, wilson,
-    with_first_trials, EvidenceErrors, ReadableComparison, SupportComparison, FIRST_TRIAL,
+    evidence_errors, readable_comparisons, support_comparisons, wilson, with_first_trials,
+    EvidenceErrors, ReadableComparison, SupportComparison, FIRST_TRIAL,
 };
 pub use eir_averages::{budget_calls, cell_averages, BudgetCalls, CellAverage};
 pub use eir_recovery::{recovery, recovery_overlaps, Recovery, RecoveryOverlap};
@@ -40,14 +45,14 @@ pub use eir_runs::{
 };
 pub use load::{load, Arm, ArmKey, RecordSet, RunConfig, Source};
 pub use outcome::{
-    answer_turn, classify, classify_under, correct, gold_in_history, support_recall, Outcome,
-    ReasoningEvidence,
+    answer_class, answer_turn, classify, classify_under, classify_with, correct, gold_in_history,
+    missing_gold, support_recall, AnswerClass, ErrorClasses, Outcome, ReasoningEvidence,
 };
 pub use scores::{closing_scores, ArmScores};
 pub use splits::{by_split, split_hops, split_name};
 pub use summary::{breakdown, Slice, Split, Summary};
 
-use crate::eval::stats::{DEFAULT_RESAMPLES, DEFAULT_SEED};
+use crate::eval::stats::{BootstrapP, Resampling, DEFAULT_RESAMPLES, DEFAULT_SEED};
 use serde::Serialize;
 
 /// Knobs of the analyses.
@@ -62,6 +67,8 @@ pub struct Options {
     pub cohort_turns: Option<u32>,
     pub resamples: usize,
     pub seed: u64,
+    /// How the bootstrap's p-value is read from the resamples ([`BootstrapP`]).
+    pub bootstrap_p: BootstrapP,
     /// Which comparisons share a Holm correction.
     pub holm_family: HolmFamily,
     /// Each Holm family counts at least this many comparisons, those not in the report
@@ -69,6 +76,10 @@ pub struct Options {
     pub holm_size: usize,
     /// What a reasoning error needs retrieved (SLEUTH App. J's "relevant evidence").
     pub reasoning_evidence: ReasoningEvidence,
+    /// App. J's definitions of the classes, or Table 15's arithmetic (no Other).
+    pub error_classes: ErrorClasses,
+    /// Which way the paired comparisons subtract ([`Direction`]).
+    pub direction: Direction,
 }
 
 impl Default for Options {
@@ -79,8 +90,22 @@ impl Default for Options {
             holm_family: HolmFamily::All,
             holm_size: 0,
             reasoning_evidence: ReasoningEvidence::Any,
+            error_classes: ErrorClasses::Defined,
             resamples: DEFAULT_RESAMPLES,
             seed: DEFAULT_SEED,
+            bootstrap_p: BootstrapP::default(),
+            direction: Direction::default(),
+        }
+    }
+}
+
+impl Options {
+    /// The bootstrap settings every paired analysis of the report uses.
+    pub fn resampling(&self) -> Resampling {
+        Resampling {
+            resamples: self.resamples,
+            seed: self.seed,
+            p: self.bootstrap_p,
         }
     }
 }
@@ -93,15 +118,23 @@ pub struct Analysis {
     pub by_hops: Vec<Slice>,
     pub by_kind: Vec<Slice>,
     pub errors: Vec<ErrorDecomposition>,
+    /// What a reasoning error needs retrieved, and which account of the classes
+    /// `errors` follows (`--reasoning-evidence`, `--error-classes`).
+    pub reasoning_evidence: ReasoningEvidence,
+    pub error_classes: ErrorClasses,
     /// Accuracy at turn t, t = 1..=`max_turn`.
     pub max_turn: u32,
     pub accuracy_at_turn: Vec<AccuracyCurve>,
     pub memory: Vec<MemoryDynamics>,
     pub baseline: Option<String>,
+    /// How every bootstrap p-value of the report was read (`--bootstrap-p`).
+    pub bootstrap_p: BootstrapP,
     /// The Holm families of `comparisons`.
     pub holm_family: HolmFamily,
     /// The least size each family is counted as (0: the comparisons it holds).
     pub holm_size: usize,
+    /// Which way every paired difference subtracts (`--direction`).
+    pub direction: Direction,
     pub comparisons: Vec<Comparison>,
     pub sweeps: Vec<Sweep>,
     /// The EIR paper's further analyses (empty without EIR-setting records).
@@ -143,12 +176,11 @@ impl EirSection {
                 support_comparisons(
                     arms,
                     b,
-                    options.resamples,
-                    options.seed,
+                    options.resampling(),
                     options.holm_family,
                     options.holm_size,
                 ),
-                readable_comparisons(arms, b, options.resamples, options.seed),
+                readable_comparisons(arms, b, options.resampling()),
             ),
             None => (Vec::new(), Vec::new()),
         };
@@ -159,11 +191,11 @@ impl EirSection {
             final_vs_retrieval: arms.iter().filter_map(final_vs_retrieval).collect(),
             more_reads: arms
                 .iter()
-                .filter_map(|a| more_reads(a, options.resamples, options.seed))
+                .filter_map(|a| more_reads(a, options.resampling()))
                 .collect(),
             recovery: arms
                 .iter()
-                .filter_map(|a| recovery(a, options.resamples, options.seed))
+                .filter_map(|a| recovery(a, options.resampling()))
                 .collect(),
             recovery_overlaps: recovery_overlaps(arms),
             after_support: arms.iter().filter_map(after_support).collect(),
@@ -175,27 +207,29 @@ impl EirSection {
 }
 
 /// The turn an arm's nudge fires at, read off its records' settings: `turn:N`, or
-/// ⌈α·T⌉ for `nudge = α` and `turns = T` (SLEUTH §3.3, App. E's cohort). None
-/// without a nudge.
+/// ⌈α·T⌉ for `nudge = α` and `turns = T` (SLEUTH §3.3, App. E's cohort; one more
+/// under `nudge_count=consumed`). None without a nudge, or for a method without a
+/// memory outside the `nudge_all` control.
 fn nudge_turn(arm: &Arm) -> Option<u32> {
-    let settings = &arm.records.first()?.settings;
-    let nudge = settings.get("nudge")?;
-    if let Some(n) = nudge.strip_prefix("turn:") {
-        return n.parse().ok();
+    // The first record's own settings (records written before they carried them say
+    // nothing); an arm's records share their settings.
+    if !arm.records.first()?.settings_recorded {
+        return None;
     }
-    let alpha: f64 = nudge.parse().ok()?;
-    let turns: f64 = settings.get("turns")?.parse().ok()?;
-    Some(((alpha * turns) - 1e-9).ceil().max(1.0) as u32)
+    let method = arm.key.method.split('/').next().unwrap_or(&arm.key.method);
+    crate::methods::registry::nudge_turn_of(method, |key| arm.settings.get(key).cloned())
 }
 
 impl Analysis {
     pub fn build(set: &RecordSet, options: &Options) -> Analysis {
         // Reflexion's first trial is an arm of its own (EIR paper Table 1 Panel B, Table 8).
-        let pooled = &with_first_trials(&set.arms);
+        let (pooled, first_trial_warnings) = with_first_trials(&set.arms);
+        let pooled = &pooled;
         // MuSiQue's hop splits are datasets of their own (SLEUTH §4, Tables 1, 13, 14):
         // every per-benchmark analysis runs on them, the hop breakdown on the pool.
         let arms = &by_split(pooled);
         let mut warnings = set.warnings.clone();
+        warnings.extend(first_trial_warnings);
         let max_turn = arms
             .iter()
             .flat_map(|a| &a.records)
@@ -207,11 +241,7 @@ impl Analysis {
         let longest_with_memory = arms
             .iter()
             .flat_map(|a| &a.records)
-            .filter(|r| {
-                r.trace
-                    .iter()
-                    .any(|t| t.state.is_some() || t.memory.is_some())
-            })
+            .filter(|r| r.keeps_memory())
             .map(|r| r.trace.len() as u32)
             .max()
             .unwrap_or(max_turn);
@@ -222,8 +252,7 @@ impl Analysis {
             Some(b) => compare_to_baseline_sized(
                 arms,
                 b,
-                options.resamples,
-                options.seed,
+                options.resampling(),
                 options.holm_family,
                 options.holm_size,
             ),
@@ -237,8 +266,10 @@ impl Analysis {
             by_kind: breakdown(arms, Split::Kind),
             errors: arms
                 .iter()
-                .map(|a| error_decomposition(a, options.reasoning_evidence))
+                .map(|a| error_decomposition(a, options.reasoning_evidence, options.error_classes))
                 .collect(),
+            reasoning_evidence: options.reasoning_evidence,
+            error_classes: options.error_classes,
             max_turn,
             accuracy_at_turn: arms.iter().map(|a| accuracy_at_turn(a, max_turn)).collect(),
             memory: arms
@@ -254,16 +285,34 @@ impl Analysis {
                 })
                 .collect(),
             baseline: options.baseline.clone(),
+            bootstrap_p: options.bootstrap_p,
             holm_family: options.holm_family,
             holm_size: options.holm_size,
+            direction: options.direction,
             comparisons,
             sweeps: sweeps(arms),
             // The EIR section keeps the loader's arms (its tables are the EIR paper's).
             eir: EirSection::build(pooled, options),
             warnings,
         };
+        a.orient();
         a.sort_arms();
         a
+    }
+
+    /// Every paired difference the way `direction` subtracts (computed method minus
+    /// baseline; Holm and p-values do not depend on the sign).
+    fn orient(&mut self) {
+        let d = self.direction;
+        for c in &mut self.comparisons {
+            direction::orient_comparison(c, d);
+        }
+        for c in &mut self.eir.support {
+            direction::orient_support(c, d);
+        }
+        for c in &mut self.eir.readable {
+            direction::orient_readable(c, d);
+        }
     }
 
     /// Puts every per-arm list in [`arm_order`] (stable: slices keep their value

@@ -73,7 +73,8 @@ pub fn support_recall(r: &RunRecord) -> Option<f64> {
 /// relevant). An episode that ended without an answer before its budget ran out (the
 /// context overflowed, a response could not be parsed, a call failed) is neither a
 /// timeout nor an answer: it is `unfinished`, a class of its own, so every count adds
-/// up to the arm's questions.
+/// up to the arm's questions. [`ErrorClasses::Sums`] reads Table 15's arithmetic
+/// instead, which leaves no Other.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Outcome {
@@ -134,40 +135,126 @@ impl ReasoningEvidence {
     pub const NAMES: &'static [&'static str] = <Self as strum::VariantNames>::VARIANTS;
 }
 
+/// Which of App. J's two accounts of the classes a report follows (`sleuth report
+/// --error-classes`).
+///
+/// App. J defines Other as "remaining partial-match failures where the gold is not
+/// contained", yet the paper's 4-hop MuSiQue numbers leave no room for it: SLEUTH's EM
+/// 53.1 (§5.3) + timeouts 11.1 + reasoning 32.1 + verbose 4.4 (§5.5) is already 100.7,
+/// and ReAct's EM 42.0 (App. F) + timeouts 17.8 + reasoning 35.8 (32.1 + 3.7, App. J) +
+/// verbose at least 4.4 is at least 100.0. So by the numbers every wrong, finished
+/// answer that does not contain the gold is a reasoning error.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+#[serde(rename_all = "kebab-case")]
+#[derive(strum::EnumString, strum::IntoStaticStr, strum::VariantNames)]
+#[strum(serialize_all = "kebab-case")]
+pub enum ErrorClasses {
+    /// App. J's definitions (the default): a partial match, or a wrong answer without
+    /// the relevant evidence ([`ReasoningEvidence`]), is Other.
+    #[default]
+    Defined,
+    /// Table 15's arithmetic: no Other; every wrong, finished, non-verbose answer is a
+    /// reasoning error, whatever was retrieved.
+    Sums,
+}
+
+impl ErrorClasses {
+    /// The readings' names, as `--error-classes` takes them.
+    pub const NAMES: &'static [&'static str] = <Self as strum::VariantNames>::VARIANTS;
+}
+
 /// Classifies a record under the default reading ([`ReasoningEvidence::Any`]).
 pub fn classify(r: &RunRecord) -> Outcome {
     classify_under(r, ReasoningEvidence::Any)
 }
 
+/// Classifies a record under App. J's definitions ([`ErrorClasses::Defined`]).
+pub fn classify_under(r: &RunRecord, evidence: ReasoningEvidence) -> Outcome {
+    classify_with(r, evidence, ErrorClasses::Defined)
+}
+
 /// Classifies a record, checking the classes in the order listed on [`Outcome`].
 /// Records without gold titles cannot show their evidence; there it counts as
-/// retrieved.
-pub fn classify_under(r: &RunRecord, evidence: ReasoningEvidence) -> Outcome {
+/// retrieved. Under [`ErrorClasses::Sums`] nothing is Other.
+pub fn classify_with(r: &RunRecord, evidence: ReasoningEvidence, classes: ErrorClasses) -> Outcome {
+    answer_class(r).resolve(support_recall(r), evidence, classes)
+}
+
+/// What [`classify_with`] decides from the answer alone: a wrong answer that neither
+/// contains nor shares a word with the gold is a reasoning error or Other by the
+/// evidence retrieved, which the reading of [`ReasoningEvidence`] decides.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AnswerClass {
+    Correct,
+    Timeout,
+    Unfinished,
+    Verbose,
+    /// Shares a word with the gold without containing it.
+    Partial,
+    /// Shares no word with the gold.
+    Wrong,
+}
+
+impl AnswerClass {
+    /// The outcome, given the record's [`support_recall`] (under `classes`: Table 15's
+    /// arithmetic makes every wrong, finished, non-verbose answer a reasoning error).
+    pub fn resolve(
+        self,
+        recall: Option<f64>,
+        evidence: ReasoningEvidence,
+        classes: ErrorClasses,
+    ) -> Outcome {
+        if classes == ErrorClasses::Sums
+            && matches!(self, AnswerClass::Partial | AnswerClass::Wrong)
+        {
+            return Outcome::Reasoning;
+        }
+        match self {
+            AnswerClass::Correct => Outcome::Correct,
+            AnswerClass::Timeout => Outcome::Timeout,
+            AnswerClass::Unfinished => Outcome::Unfinished,
+            AnswerClass::Verbose => Outcome::Verbose,
+            AnswerClass::Partial => Outcome::Other,
+            AnswerClass::Wrong => {
+                let relevant = match (recall, evidence) {
+                    (None, _) => true,
+                    (Some(recall), ReasoningEvidence::Any) => recall > 0.0,
+                    (Some(recall), ReasoningEvidence::All) => recall == 1.0,
+                };
+                match relevant {
+                    true => Outcome::Reasoning,
+                    false => Outcome::Other,
+                }
+            }
+        }
+    }
+}
+
+/// A record's [`AnswerClass`].
+pub fn answer_class(r: &RunRecord) -> AnswerClass {
     if correct(r) {
-        return Outcome::Correct;
+        return AnswerClass::Correct;
     }
     if r.timed_out {
-        return Outcome::Timeout;
+        return AnswerClass::Timeout;
     }
     let Some(answer) = &r.answer else {
-        return Outcome::Unfinished;
+        return AnswerClass::Unfinished;
     };
     let pred = normalize(answer);
     if r.gold.iter().any(|g| contains_words(&pred, &normalize(g))) {
-        return Outcome::Verbose;
+        return AnswerClass::Verbose;
     }
     if r.gold.iter().any(|g| shares_a_word(&pred, &normalize(g))) {
-        return Outcome::Other;
+        return AnswerClass::Partial;
     }
-    let relevant = match (support_recall(r), evidence) {
-        (None, _) => true,
-        (Some(recall), ReasoningEvidence::Any) => recall > 0.0,
-        (Some(recall), ReasoningEvidence::All) => recall == 1.0,
-    };
-    match relevant {
-        true => Outcome::Reasoning,
-        false => Outcome::Other,
-    }
+    AnswerClass::Wrong
+}
+
+/// Annotated paragraphs not read (from the recorded recall and the gold titles).
+pub fn missing_gold(r: &RunRecord) -> Option<usize> {
+    let recall = r.gold_recall?;
+    Some(((1.0 - recall) * r.gold_titles.len() as f64).round() as usize)
 }
 
 /// Whether any gold answer (normalized, as whole words) appears in any observation.
@@ -216,6 +303,24 @@ mod tests {
             ],
         }))
         .unwrap()
+    }
+
+    #[test]
+    fn the_sums_reading_leaves_nothing_in_other() {
+        let partial = record(Some("Paris, Texas"), 0.0, false, 2);
+        let partial = RunRecord {
+            gold: vec!["Paris Hilton".into()],
+            ..partial
+        };
+        let unread = record(Some("Lyon"), 0.0, false, 0);
+        for r in [&partial, &unread] {
+            assert_eq!(classify(r), Outcome::Other);
+            let sums = classify_with(r, ReasoningEvidence::Any, ErrorClasses::Sums);
+            assert_eq!(sums, Outcome::Reasoning);
+        }
+        let verbose = record(Some("Paris, France"), 0.0, false, 0);
+        let sums = classify_with(&verbose, ReasoningEvidence::All, ErrorClasses::Sums);
+        assert_eq!(sums, Outcome::Verbose);
     }
 
     #[test]

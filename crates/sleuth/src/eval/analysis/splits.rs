@@ -66,7 +66,7 @@ pub fn by_split(arms: &[Arm]) -> Vec<Arm> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::eval::analysis::ArmKey;
+    use crate::eval::analysis::{ArmKey, RecordDigest};
     use crate::eval::RunRecord;
 
     fn record(id: &str, hops: Option<u8>) -> RunRecord {
@@ -91,7 +91,10 @@ mod tests {
             },
             settings: BTreeMap::new(),
             origins: vec![0; records.len()],
-            records: records.into_iter().map(std::sync::Arc::new).collect(),
+            records: records
+                .iter()
+                .map(|r| std::sync::Arc::new(RecordDigest::of(r, 0)))
+                .collect(),
         };
         let pooled = arm(
             "musique",

@@ -1,10 +1,9 @@
 //! Per-arm accuracy and cost: the numbers of the main tables, overall and split by hop
 //! count or question kind.
 
+use super::digest::RecordDigest;
 use super::load::{Arm, ArmKey};
-use super::outcome::{correct, support_recall};
-use crate::eval::RunRecord;
-use crate::methods::outputs::Evidence;
+use crate::methods::eir::RejectCause;
 use crate::methods::StopReason;
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -46,6 +45,9 @@ pub struct Summary {
     /// arm's input tokens); None when the records count no input tokens.
     pub cached_share: Option<f64>,
     pub cost_usd: f64,
+    /// Mean cost at the fixed list prices (EIR App. D.5, Tables 9 and 19: tokens
+    /// priced, no cache savings).
+    pub list_cost_usd: f64,
     pub retries: f64,
     /// Calls cut by the output-token limit, in total (truncated replies).
     #[serde(skip_serializing_if = "is_zero")]
@@ -74,7 +76,7 @@ pub struct Summary {
 }
 
 /// The share of adherent turns among every turn of `records` that reports adherence.
-fn pooled_adherence(records: &[&RunRecord]) -> Option<f64> {
+fn pooled_adherence(records: &[&RecordDigest]) -> Option<f64> {
     let turns: Vec<bool> = records
         .iter()
         .flat_map(|r| r.trace.iter().filter_map(|t| t.adherent))
@@ -111,21 +113,20 @@ pub struct EvidenceSummary {
 }
 
 impl EvidenceSummary {
-    fn of(records: &[&RunRecord]) -> Option<EvidenceSummary> {
-        let with: Vec<(&RunRecord, &Evidence)> = records
+    fn of(records: &[&RecordDigest]) -> Option<EvidenceSummary> {
+        let with: Vec<(&RecordDigest, &[(RejectCause, u32)])> = records
             .iter()
-            .filter_map(|r| Some((*r, r.outputs.evidence.as_ref()?)))
+            .filter_map(|r| Some((*r, &**r.evidence.as_ref()?)))
             .collect();
         if with.is_empty() {
             return None;
         }
         let n = with.len() as f64;
-        let mean = |f: &dyn Fn(&RunRecord, &Evidence) -> f64| {
-            with.iter().map(|(r, e)| f(r, e)).sum::<f64>() / n
-        };
+        let mean =
+            |f: &dyn Fn(&RecordDigest) -> f64| with.iter().map(|(r, _)| f(r)).sum::<f64>() / n;
         let mut rejected_by_cause: BTreeMap<String, f64> = BTreeMap::new();
         for (_, e) in &with {
-            for (cause, count) in &e.rejected {
+            for (cause, count) in e.iter() {
                 *rejected_by_cause
                     .entry(cause.name().to_string())
                     .or_default() += f64::from(*count) / n;
@@ -133,35 +134,35 @@ impl EvidenceSummary {
         }
         Some(EvidenceSummary {
             n: with.len(),
-            support_f1: 100.0 * mean(&|r, _| r.support_f1.unwrap_or(0.0)),
-            gold_recall: 100.0 * mean(&|r, _| r.gold_recall.unwrap_or(0.0)),
-            paragraphs_read: mean(&|r, _| r.retrieved.len() as f64),
-            rejected: mean(&|_, e| f64::from(e.rejected_total())),
+            support_f1: 100.0 * mean(&|r| r.support_f1.unwrap_or(0.0)),
+            gold_recall: 100.0 * mean(&|r| r.gold_recall.unwrap_or(0.0)),
+            paragraphs_read: mean(&|r| r.paragraphs_read as f64),
+            rejected: mean(&|r| f64::from(r.rejected_total())),
             rejected_by_cause,
             parse_failures: 100.0
-                * mean(&|r, _| f64::from(u8::from(r.stop == StopReason::ParseFailure))),
+                * mean(&|r| f64::from(u8::from(r.stop == StopReason::ParseFailure))),
         })
     }
 }
 
 impl Summary {
     /// Summarizes `records` under `arm`'s key. `records` may be empty.
-    pub fn of(arm: &ArmKey, records: &[&RunRecord]) -> Summary {
+    pub fn of(arm: &ArmKey, records: &[&RecordDigest]) -> Summary {
         let n = records.len();
-        let mean = |f: &dyn Fn(&RunRecord) -> f64| -> f64 {
+        let mean = |f: &dyn Fn(&RecordDigest) -> f64| -> f64 {
             if n == 0 {
                 0.0
             } else {
                 records.iter().map(|r| f(r)).sum::<f64>() / n as f64
             }
         };
-        let finished: Vec<&&RunRecord> = records.iter().filter(|r| r.finished).collect();
+        let finished: Vec<&&RecordDigest> = records.iter().filter(|r| r.finished).collect();
         let cond_acc = (!finished.is_empty()).then(|| {
-            100.0 * finished.iter().filter(|r| correct(r)).count() as f64 / finished.len() as f64
+            100.0 * finished.iter().filter(|r| r.correct()).count() as f64 / finished.len() as f64
         });
         let mut calls_by_kind: BTreeMap<String, f64> = BTreeMap::new();
         for r in records {
-            for (kind, c) in &r.calls_by_kind {
+            for (kind, c) in r.calls_by_kind.iter() {
                 *calls_by_kind.entry(kind.name().to_string()).or_default() += *c as f64;
             }
         }
@@ -173,7 +174,7 @@ impl Summary {
             n,
             em: 100.0 * mean(&|r| r.em),
             f1: 100.0 * mean(&|r| r.f1),
-            support_recall: mean_of(records.iter().filter_map(|r| support_recall(r)))
+            support_recall: mean_of(records.iter().filter_map(|r| r.support_recall))
                 .map(|v| 100.0 * v),
             cond_acc,
             finished: finished.len(),
@@ -186,7 +187,7 @@ impl Summary {
                 .iter()
                 .filter(|r| r.stop == StopReason::ContextOverflow)
                 .count(),
-            errors: records.iter().filter(|r| r.error.is_some()).count(),
+            errors: records.iter().filter(|r| r.has_error).count(),
             mean_turns: mean(&|r| f64::from(r.turns)),
             calls: mean(&|r| f64::from(r.calls)),
             tool_calls: mean(&|r| f64::from(r.tool_calls)),
@@ -197,6 +198,7 @@ impl Summary {
             cache_write_tokens: mean(&|r| r.cache_write_tokens as f64),
             cached_share: cached_share(records),
             cost_usd: mean(&|r| r.cost_usd),
+            list_cost_usd: mean(&|r| r.list_cost()),
             retries: mean(&|r| f64::from(r.retries)),
             truncated_calls: records.iter().map(|r| u64::from(r.truncated_calls)).sum(),
             refusals: records.iter().map(|r| u64::from(r.refusals)).sum(),
@@ -236,14 +238,14 @@ impl Summary {
 
     /// Summarizes a whole arm.
     pub fn of_arm(arm: &Arm) -> Summary {
-        let records: Vec<&RunRecord> = arm.records.iter().map(|r| &**r).collect();
+        let records: Vec<&RecordDigest> = arm.records.iter().map(|r| &**r).collect();
         Summary::of(&arm.key, &records)
     }
 }
 
 /// Input tokens read from a prompt cache as a % of all input tokens.
-fn cached_share(records: &[&RunRecord]) -> Option<f64> {
-    let sum = |f: fn(&RunRecord) -> u64| records.iter().map(|r| f(r)).sum::<u64>();
+fn cached_share(records: &[&RecordDigest]) -> Option<f64> {
+    let sum = |f: fn(&RecordDigest) -> u64| records.iter().map(|r| f(r)).sum::<u64>();
     let input = sum(|r| r.input_tokens);
     (input > 0).then(|| 100.0 * sum(|r| r.cached_input_tokens) as f64 / input as f64)
 }
@@ -274,10 +276,10 @@ pub struct Slice {
 /// Splits every arm by `split`; slices are ordered by arm, then value (hops
 /// numerically). Returns nothing when no record carries the split's field.
 pub fn breakdown(arms: &[Arm], split: Split) -> Vec<Slice> {
-    let value_of = |r: &RunRecord| -> Option<String> {
+    let value_of = |r: &RecordDigest| -> Option<String> {
         match split {
             Split::Hops => r.hops.map(|h| h.to_string()),
-            Split::Kind => r.kind.clone(),
+            Split::Kind => r.kind.as_deref().map(str::to_string),
         }
     };
     if !arms
@@ -289,7 +291,7 @@ pub fn breakdown(arms: &[Arm], split: Split) -> Vec<Slice> {
     }
     let mut out = Vec::new();
     for arm in arms {
-        let mut groups: BTreeMap<(usize, String), Vec<&RunRecord>> = BTreeMap::new();
+        let mut groups: BTreeMap<(usize, String), Vec<&RecordDigest>> = BTreeMap::new();
         for r in &arm.records {
             let v = value_of(r).unwrap_or_else(|| "-".to_string());
             // Sort hop counts by width first so 10 follows 9.
@@ -310,6 +312,11 @@ pub fn breakdown(arms: &[Arm], split: Split) -> Vec<Slice> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::eval::RunRecord;
+
+    fn digest(r: &RunRecord) -> RecordDigest {
+        RecordDigest::of(r, 0)
+    }
 
     fn record(input: u64, cached: u64, write: u64, cost: f64) -> RunRecord {
         serde_json::from_value(serde_json::json!({
@@ -331,20 +338,23 @@ mod tests {
             model: "m".into(),
             label: String::new(),
         };
-        let (a, b) = (record(100, 90, 10, 0.01), record(900, 0, 0, 0.03));
+        let (a, b) = (
+            digest(&record(100, 90, 10, 0.01)),
+            digest(&record(900, 0, 0, 0.03)),
+        );
         let s = Summary::of(&arm, &[&a, &b]);
         // 90 of 1000 input tokens (not the mean of 90% and 0%).
         assert_eq!(s.cached_share, Some(9.0));
         assert_eq!((s.cached_input_tokens, s.cache_write_tokens), (45.0, 5.0));
         assert!((s.cost_usd - 0.02).abs() < 1e-12);
         // Records without input tokens have no share; old records read as uncached.
-        let none = record(0, 0, 0, 0.0);
+        let none = digest(&record(0, 0, 0, 0.0));
         assert_eq!(Summary::of(&arm, &[&none]).cached_share, None);
         let mut old = serde_json::to_value(record(10, 0, 0, 0.0)).unwrap();
         let fields = old.as_object_mut().unwrap();
         fields.remove("cached_input_tokens");
         fields.remove("cache_write_tokens");
         let old: RunRecord = serde_json::from_value(old).unwrap();
-        assert_eq!(Summary::of(&arm, &[&old]).cached_share, Some(0.0));
+        assert_eq!(Summary::of(&arm, &[&digest(&old)]).cached_share, Some(0.0));
     }
 }

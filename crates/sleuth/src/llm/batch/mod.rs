@@ -11,14 +11,16 @@
 //! [`BatchHandle`] is plain data, so a run directory can keep it and a resumed run can
 //! poll the batch it submitted instead of paying for it twice.
 //!
-//! What is not here yet (issue 31): the runner's lock-step rounds that gather the
-//! pending calls of every live episode, the resume file, and batch prices in reports.
+//! [`rounds`] is how a run uses them (`--batch`): the runner's episodes advance in
+//! lock-step rounds, each round's calls one batch, journaled for resuming.
 
 mod anthropic;
 mod openai;
+pub mod rounds;
 
 pub use anthropic::AnthropicBatches;
 pub use openai::OpenAiBatches;
+pub use rounds::{BatchRounds, BatchingModel, RoundReport, JOURNAL};
 
 use super::{ChatRequest, ChatResponse, LlmError};
 use serde::{Deserialize, Serialize};

@@ -7,7 +7,7 @@
 //! all slip under the cap at once. A call without `max_tokens` reserves only its input,
 //! so the cap can be passed by at most one such reply per concurrent caller.
 
-use super::prices::{price_id, PriceTable};
+use super::prices::{price_id, Billing, PriceTable};
 use super::stats::{from_nanos, to_nanos};
 use crate::llm::{ChatModel, ChatRequest, ChatResponse, LlmError, Usage};
 use async_trait::async_trait;
@@ -69,22 +69,29 @@ impl CostBudget {
     }
 }
 
-/// Upper-bound estimate of a request's cost before sending it.
-pub fn estimate_cost_usd(prices: &PriceTable, model: &str, request: &ChatRequest) -> f64 {
+/// Upper-bound estimate of a request's cost before sending it, billed as `billing`.
+pub fn estimate_cost_usd(
+    prices: &PriceTable,
+    model: &str,
+    request: &ChatRequest,
+    billing: Billing,
+) -> f64 {
     let chars: usize = request.messages.iter().map(|m| m.content.len()).sum();
     let usage = Usage {
         input_tokens: chars.div_ceil(4) as u64,
         output_tokens: request.max_tokens.unwrap_or(0) as u64,
         ..Usage::default()
     };
-    prices.cost_usd(model, &usage, false)
+    prices.billed_usd(model, &usage, billing)
 }
 
-/// Refuses calls once the budget is spent; charges each call's real cost.
+/// Refuses calls once the budget is spent; charges each call's real cost (at batch
+/// prices in a batched stack: `--max-cost` holds at what is billed).
 pub struct BudgetLayer {
     inner: Arc<dyn ChatModel>,
     budget: Arc<CostBudget>,
     prices: Arc<PriceTable>,
+    billing: Billing,
 }
 
 impl BudgetLayer {
@@ -97,7 +104,14 @@ impl BudgetLayer {
             inner,
             budget,
             prices,
+            billing: Billing::Standard,
         }
+    }
+
+    /// Reserves and charges at `billing`'s prices.
+    pub fn billing(mut self, billing: Billing) -> Self {
+        self.billing = billing;
+        self
     }
 }
 
@@ -109,12 +123,16 @@ impl ChatModel for BudgetLayer {
 
     async fn complete(&self, request: &ChatRequest) -> Result<ChatResponse, LlmError> {
         let model = price_id(self.inner.name());
-        let reserved = self
-            .budget
-            .reserve(estimate_cost_usd(&self.prices, model, request))?;
+        let reserved = self.budget.reserve(estimate_cost_usd(
+            &self.prices,
+            model,
+            request,
+            self.billing,
+        ))?;
         let result = self.inner.complete(request).await;
         let actual = match &result {
-            Ok(r) => self.prices.cost_usd(model, &r.usage, r.cached),
+            Ok(r) if r.cached => 0.0,
+            Ok(r) => self.prices.billed_usd(model, &r.usage, self.billing),
             Err(_) => 0.0,
         };
         self.budget.settle(reserved, actual);
@@ -141,5 +159,41 @@ mod tests {
             "{e}"
         );
         assert!(!e.is_retryable());
+    }
+
+    #[tokio::test]
+    async fn a_batched_stack_reserves_and_charges_at_the_batch_rate() {
+        use crate::llm::{Message, ScriptedModel};
+        let mut prices = PriceTable::empty();
+        let price = super::super::Price {
+            input: 1e6,
+            output: 1e6,
+            cached_input: None,
+            cache_write: None,
+            batch: None,
+        };
+        prices.insert("scripted", price);
+        let prices = Arc::new(prices);
+        // $1 a token: the 8-character prompt reserves 2 input tokens and max_tokens 4,
+        // $6 at list price and $3 batched; what is charged is halved the same way.
+        let model = || Arc::new(ScriptedModel::new(vec!["a b c d".into()]).named("scripted"));
+        let request = ChatRequest::new(vec![Message::user("12345678")]).max_tokens(4);
+        let mut spent = Vec::new();
+        for billing in [Billing::Standard, Billing::Batch] {
+            let budget = CostBudget::new(100.0);
+            let layer = BudgetLayer::new(model(), budget.clone(), prices.clone()).billing(billing);
+            layer.complete(&request).await.unwrap();
+            spent.push(budget.spent_usd());
+        }
+        assert!(
+            spent[0] > 0.0 && (spent[1] - spent[0] / 2.0).abs() < 1e-9,
+            "{spent:?}"
+        );
+        // A cap of $5 refuses a standard call (it may cost up to $6) but not a batched one.
+        let budget = CostBudget::new(5.0);
+        let layer = BudgetLayer::new(model(), budget.clone(), prices.clone());
+        assert!(layer.complete(&request).await.is_err());
+        let layer = BudgetLayer::new(model(), budget, prices).billing(Billing::Batch);
+        assert!(layer.complete(&request).await.is_ok());
     }
 }

@@ -13,6 +13,13 @@
 //! The cache, budget, rate limiter and provider are shared by every caller; the metered
 //! top and the retry layer are cheap and made per [`ModelStack::session`], so each
 //! record can report its own calls, retries and cost while the stack's totals add up.
+//!
+//! A batched stack (`--batch`, [`ModelStack::batch`]) puts a
+//! [`BatchingModel`](crate::llm::batch::BatchingModel) in the provider's place and
+//! leaves out the rate limiter (batches are not counted against per-minute limits):
+//! cache hits still answer at once and never enter a batch, a failed or expired batch
+//! request is retried by the retry layer in a later round, and the budget and the
+//! metered top price calls at the batch rate ([`Billing::Batch`]).
 
 mod budget;
 mod cache;
@@ -26,12 +33,13 @@ pub use cache::{
     cache_key, redact, CacheEntry, CacheError, CacheLayer, CacheSpec, CacheStats, CacheStore,
     Claim, Page, RedisCache, ResponseCache, SqliteCache, CACHE_FILE, FORMAT_VERSION,
 };
-pub use prices::{price_id, Price, PriceTable, PRICES_CHECKED};
+pub use prices::{price_id, Billing, Price, PriceTable, BATCH_RATE, PRICES_CHECKED};
 pub use rate::{RateLimit, RateLimitLayer, RateLimiter};
 pub use retry::{RetryLayer, RetryPolicy};
 pub use stats::{CallStats, StatsSnapshot};
 
-use crate::llm::{ChatModel, ChatRequest, ChatResponse, LlmError};
+use crate::llm::batch::{BatchRounds, BatchingModel};
+use crate::llm::{ChatModel, ChatRequest, ChatResponse, LlmError, Usage};
 use async_trait::async_trait;
 use std::sync::Arc;
 
@@ -40,6 +48,7 @@ pub struct MeteredModel {
     inner: Arc<dyn ChatModel>,
     stats: Arc<CallStats>,
     prices: Arc<PriceTable>,
+    billing: Billing,
 }
 
 impl MeteredModel {
@@ -48,7 +57,15 @@ impl MeteredModel {
             inner,
             stats,
             prices,
+            billing: Billing::Standard,
         }
+    }
+
+    /// Prices calls at `billing`'s rates (a cache hit's list cost too, so a batched
+    /// run's list cost is the same on a rerun).
+    pub fn billing(mut self, billing: Billing) -> Self {
+        self.billing = billing;
+        self
     }
 
     /// This session's counters (calls, retries, failures, cache hits, tokens, cost).
@@ -67,7 +84,7 @@ impl ChatModel for MeteredModel {
         match self.inner.complete(request).await {
             Ok(r) => {
                 let model = price_id(self.inner.name());
-                let list = self.prices.cost_usd(model, &r.usage, false);
+                let list = self.prices.billed_usd(model, &r.usage, self.billing);
                 let billed = if r.cached { 0.0 } else { list };
                 self.stats.record_success(&r, billed, list);
                 Ok(r)
@@ -90,6 +107,36 @@ pub struct ModelStack {
     retry: RetryPolicy,
     prices: Arc<PriceTable>,
     totals: Arc<CallStats>,
+    batch: Option<Arc<BatchRounds>>,
+    cache_scope: CacheScope,
+}
+
+/// Whose responses a request may be answered with from the response cache.
+///
+/// `Shared` (the default): any run's with a byte-identical request to the same model.
+/// `Method`: only the same method's. EIR Table 1 Panel B: Reflexion's first trial sends
+/// exactly Direct's requests, so under a shared cache it replays Direct's answers and
+/// the two rows come out equal, where the paper's separate runs sampled each arm on
+/// its own; `--cache-scope method` (`cache_scope = "method"` in a recipe) keeps the
+/// arms apart.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CacheScope {
+    #[default]
+    Shared,
+    Method,
+}
+
+impl CacheScope {
+    pub const NAMES: [&'static str; 2] = ["shared", "method"];
+
+    pub fn parse(value: &str) -> Option<CacheScope> {
+        match value.trim() {
+            "shared" => Some(CacheScope::Shared),
+            "method" => Some(CacheScope::Method),
+            _ => None,
+        }
+    }
 }
 
 impl std::fmt::Debug for ModelStack {
@@ -100,6 +147,7 @@ impl std::fmt::Debug for ModelStack {
             .field("budget_usd", &self.budget.as_ref().map(|b| b.limit_usd()))
             .field("rate_limited", &self.limiter.is_some())
             .field("retry", &self.retry)
+            .field("batch", &self.batch.is_some())
             .finish()
     }
 }
@@ -115,7 +163,13 @@ impl ModelStack {
             retry: RetryPolicy::default(),
             prices: Arc::new(PriceTable::defaults()),
             totals: CallStats::new(),
+            batch: None,
+            cache_scope: CacheScope::Shared,
         }
+    }
+    pub fn cache_scope(mut self, scope: CacheScope) -> Self {
+        self.cache_scope = scope;
+        self
     }
     pub fn cache(mut self, cache: Arc<ResponseCache>) -> Self {
         self.cache = Some(cache);
@@ -137,34 +191,77 @@ impl ModelStack {
         self.prices = prices;
         self
     }
+    /// Sends every call through `rounds` (see the module docs).
+    pub fn batch(mut self, rounds: Arc<BatchRounds>) -> Self {
+        self.batch = Some(rounds);
+        self
+    }
+
+    /// Whether responses are cached (and every answer a call got is kept there).
+    pub fn has_cache(&self) -> bool {
+        self.cache.is_some() && self.provider.cache_identity().is_some()
+    }
+
+    /// The batch rounds of a batched stack.
+    pub fn batch_rounds(&self) -> Option<&Arc<BatchRounds>> {
+        self.batch.as_ref()
+    }
+
+    /// How this stack's calls are billed.
+    pub fn billing(&self) -> Billing {
+        match self.batch {
+            Some(_) => Billing::Batch,
+            None => Billing::Standard,
+        }
+    }
+
+    /// What `usage` costs on `model` as this stack bills it.
+    pub fn cost_usd(&self, model: &str, usage: &Usage) -> f64 {
+        self.prices.billed_usd(model, usage, self.billing())
+    }
 
     /// A model for one unit of accounting (e.g. one question): its stats count only the
     /// calls made through it, and also roll up into [`ModelStack::totals`].
     pub fn session(&self) -> Arc<MeteredModel> {
-        self.metered(CallStats::child(&self.totals))
+        self.metered(CallStats::child(&self.totals), None)
+    }
+
+    /// A [`ModelStack::session`] for one method's episode: under
+    /// [`CacheScope::Method`] its cached responses are the method's own.
+    pub fn session_for(&self, method: &str) -> Arc<MeteredModel> {
+        let scope = (self.cache_scope == CacheScope::Method).then_some(method);
+        self.metered(CallStats::child(&self.totals), scope)
     }
 
     /// A model that counts into the stack's totals only.
     pub fn model(&self) -> Arc<dyn ChatModel> {
-        self.metered(self.totals.clone())
+        self.metered(self.totals.clone(), None)
     }
 
-    fn metered(&self, stats: Arc<CallStats>) -> Arc<MeteredModel> {
-        let mut m: Arc<dyn ChatModel> = Arc::new(RetryLayer::new(
-            self.provider.clone(),
-            self.retry.clone(),
-            stats.clone(),
-        ));
-        if let Some(l) = &self.limiter {
+    fn metered(&self, stats: Arc<CallStats>, method: Option<&str>) -> Arc<MeteredModel> {
+        let provider: Arc<dyn ChatModel> = match &self.batch {
+            Some(rounds) => Arc::new(BatchingModel::new(rounds.clone(), self.provider.clone())),
+            None => self.provider.clone(),
+        };
+        let mut m: Arc<dyn ChatModel> =
+            Arc::new(RetryLayer::new(provider, self.retry.clone(), stats.clone()));
+        if let (Some(l), None) = (&self.limiter, &self.batch) {
             m = Arc::new(RateLimitLayer::new(m, l.clone()));
         }
         if let Some(b) = &self.budget {
-            m = Arc::new(BudgetLayer::new(m, b.clone(), self.prices.clone()));
+            let layer = BudgetLayer::new(m, b.clone(), self.prices.clone());
+            m = Arc::new(layer.billing(self.billing()));
         }
         if let (Some(c), Some(identity)) = (&self.cache, self.provider.cache_identity()) {
+            // A method's own namespace: the same request under another method is a
+            // different key (the shared scope keeps every key as it was).
+            let identity = match method {
+                Some(m) => format!("{identity}\u{0}method={m}"),
+                None => identity,
+            };
             m = Arc::new(CacheLayer::new(m, c.clone(), identity));
         }
-        Arc::new(MeteredModel::new(m, stats, self.prices.clone()))
+        Arc::new(MeteredModel::new(m, stats, self.prices.clone()).billing(self.billing()))
     }
 
     /// Everything counted so far across all sessions.

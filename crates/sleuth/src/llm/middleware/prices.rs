@@ -16,6 +16,12 @@
 //! Model names match exactly or by prefix at a `-` boundary, longest first, so dated
 //! snapshots (`gpt-4o-2024-08-06`, `claude-sonnet-4-5-20250929`) find their family.
 //! Unknown models (self-hosted servers, the scripted and local models) cost 0.
+//!
+//! A call sent through a provider batch (`--batch`) is billed at the entry's `batch`
+//! rate, a fraction of what the same call costs on its own: both providers bill
+//! batches at half price (OpenAI's Batch API, Anthropic's Message Batches, whose
+//! prompt-cache reads and writes are halved too), so the built-in entries say 0.5 and
+//! an entry of a price file without `batch` gets its provider's 0.5.
 
 use crate::llm::{LlmError, Usage};
 use serde::{Deserialize, Serialize};
@@ -31,6 +37,24 @@ pub struct Price {
     pub cached_input: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cache_write: Option<f64>,
+    /// The fraction of the cost billed when the call goes through a batch; `None`:
+    /// [`BATCH_RATE`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub batch: Option<f64>,
+}
+
+/// What OpenAI's Batch API and Anthropic's Message Batches bill of a call's price
+/// (both: 50%), as listed on [`PRICES_CHECKED`].
+pub const BATCH_RATE: f64 = 0.5;
+
+/// How a call is billed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Billing {
+    /// Sent on its own, at the listed prices.
+    #[default]
+    Standard,
+    /// Sent in a provider batch, at the entry's batch rate.
+    Batch,
 }
 
 impl Price {
@@ -40,6 +64,7 @@ impl Price {
             output,
             cached_input: Some(cached_input),
             cache_write: None,
+            batch: Some(BATCH_RATE),
         }
     }
     /// Anthropic: cache reads at 0.1x input, 5-minute cache writes at 1.25x input.
@@ -49,6 +74,7 @@ impl Price {
             output,
             cached_input: Some(input * 0.1),
             cache_write: Some(input * 1.25),
+            batch: Some(BATCH_RATE),
         }
     }
 }
@@ -121,7 +147,7 @@ impl PriceTable {
             _ => toml::from_str(&text).map_err(|e| bad(e.to_string()))?,
         };
         for (model, price) in entries {
-            if [price.input, price.output]
+            if [price.input, price.output, price.batch.unwrap_or(BATCH_RATE)]
                 .iter()
                 .any(|p| !p.is_finite() || *p < 0.0)
             {
@@ -132,6 +158,19 @@ impl PriceTable {
             table.insert(model, price);
         }
         Ok(table)
+    }
+
+    /// [`PriceTable::cost_usd`] billed as `billing` says: a batched call at its
+    /// entry's batch rate.
+    pub fn billed_usd(&self, model: &str, usage: &Usage, billing: Billing) -> f64 {
+        let cost = self.cost_usd(model, usage, false);
+        match billing {
+            Billing::Standard => cost,
+            Billing::Batch => {
+                let rate = self.lookup(model).and_then(|p| p.batch);
+                cost * rate.unwrap_or(BATCH_RATE)
+            }
+        }
     }
 
     /// The price of `model`: exact, else the longest entry that is a prefix of it at a
@@ -171,6 +210,18 @@ impl PriceTable {
             + per_token(usage.cached_input_tokens, p.cached_input.unwrap_or(p.input))
             + per_token(usage.cache_write_tokens, p.cache_write.unwrap_or(p.input))
             + per_token(usage.output_tokens, p.output)
+    }
+}
+
+impl PriceTable {
+    /// Tokens at the model's fixed list prices (EIR App. D.5, Table 4: costs
+    /// "reconstructed at the fixed prices" from token counts, not invoices): every input
+    /// token at the input rate and every output token at the output rate, so neither a
+    /// response-cache hit (billed 0) nor a provider's prompt-cache discount lowers it.
+    pub fn list_cost_usd(&self, model: &str, input_tokens: u64, output_tokens: u64) -> f64 {
+        self.lookup(model).map_or(0.0, |p| {
+            (input_tokens as f64 * p.input + output_tokens as f64 * p.output) / 1e6
+        })
     }
 }
 
@@ -271,7 +322,8 @@ mod tests {
                 input: 1.0,
                 output: 2.0,
                 cached_input: None,
-                cache_write: None
+                cache_write: None,
+                batch: None,
             }
         );
         assert_eq!(t.lookup("my-model").unwrap().input, 0.5);
@@ -291,5 +343,28 @@ mod tests {
             .unwrap_err()
             .to_string()
             .contains("invalid price file"));
+    }
+
+    #[test]
+    fn a_batched_call_is_billed_at_its_entrys_batch_rate() {
+        let u = usage(1_000_000, 1_000_000, 0, 0);
+        let mut t = PriceTable::defaults();
+        for model in ["gpt-4o-mini", "claude-haiku-4-5"] {
+            let full = t.billed_usd(model, &u, Billing::Standard);
+            assert!(full > 0.0);
+            assert_eq!(t.billed_usd(model, &u, Billing::Batch), full * 0.5);
+        }
+        t.insert(
+            "mine",
+            Price {
+                input: 1.0,
+                output: 1.0,
+                cached_input: None,
+                cache_write: None,
+                batch: Some(0.25),
+            },
+        );
+        assert_eq!(t.billed_usd("mine", &u, Billing::Batch), 0.5);
+        assert_eq!(t.billed_usd("unknown", &u, Billing::Batch), 0.0);
     }
 }

@@ -21,6 +21,7 @@ pub struct CallStats {
     constraints_dropped: AtomicU64,
     truncated: AtomicU64,
     refusals: AtomicU64,
+    batched: AtomicU64,
     input_tokens: AtomicU64,
     output_tokens: AtomicU64,
     cached_input_tokens: AtomicU64,
@@ -49,6 +50,9 @@ pub struct StatsSnapshot {
     /// Calls the model refused.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub refusals: u64,
+    /// Calls answered through a provider batch (`--batch`), billed at its rate.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub batched: u64,
     /// Tokens of every successful call, cached or not.
     pub usage: Usage,
     /// What was actually billed: cached responses cost 0.
@@ -99,6 +103,9 @@ impl CallStats {
             if response.cached {
                 s.cache_hits.fetch_add(1, Ordering::Relaxed);
             }
+            if response.batched && !response.cached {
+                s.batched.fetch_add(1, Ordering::Relaxed);
+            }
             if response.constraint_dropped {
                 s.constraints_dropped.fetch_add(1, Ordering::Relaxed);
             }
@@ -129,6 +136,7 @@ impl CallStats {
             constraints_dropped: get(&self.constraints_dropped),
             truncated: get(&self.truncated),
             refusals: get(&self.refusals),
+            batched: get(&self.batched),
             usage: Usage {
                 input_tokens: get(&self.input_tokens),
                 output_tokens: get(&self.output_tokens),

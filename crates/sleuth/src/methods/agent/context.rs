@@ -53,6 +53,20 @@ impl Context {
         self.messages.push(message);
     }
 
+    /// How many messages the conversation holds.
+    pub fn len(&self) -> usize {
+        self.messages.len()
+    }
+
+    /// Drops every message after the first `len` (the rejected exchanges of a turn,
+    /// once its reply is accepted). A compaction that started inside them starts again.
+    pub fn truncate(&mut self, len: usize) {
+        self.messages.truncate(len.max(2));
+        if self.start >= self.messages.len() {
+            self.start = 0;
+        }
+    }
+
     /// Appends `text` to the message the next response answers: the last user message,
     /// or after native tool results a user message of its own.
     pub fn append_to_last_user(&mut self, text: &str) {

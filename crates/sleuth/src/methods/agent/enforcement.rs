@@ -5,11 +5,17 @@
 //! - Delimiters: the prompt adaptation "with explicit structural delimiters" (the
 //!   memory template's `enforce` variant).
 //! - The notation check: a response missing the typed sections in their notation is
-//!   rejected and the model re-prompted with a reminder. The rejected response stays
-//!   in the conversation followed by the reminder; it uses no turn ("rejected turns do
-//!   not count against the 20-turn budget"), but its call and tokens are counted
-//!   (`reminder` calls), at most `max_reminders` per episode (the paper's 5). Only a
-//!   typed memory is checked: the baselines "have no structured format to validate".
+//!   rejected and the model re-prompted with a reminder. A hypothesis line must carry
+//!   all four fields of §3.1's format (`hypothesis_fields=confidence` asks for the
+//!   confidence alone); prose after a section's entries ends it (`section_prose`). The
+//!   re-prompt carries the rejected response followed by the reminder; once a reply is
+//!   accepted the rejected exchanges leave the conversation (App. M counts a re-prompt
+//!   as about 50 tokens per occurrence, which later calls re-sending the rejected reply
+//!   would not be; `keep_rejected=true` keeps them). A rejection uses no turn
+//!   ("rejected turns do not count against the 20-turn budget"), but its call and
+//!   tokens are counted (`reminder` calls), at most `max_reminders` per episode (the
+//!   paper's 5). Only a typed memory is checked: the baselines "have no structured
+//!   format to validate".
 //! - Fact hand-back (ours, not part of enforcement): the confirmed facts a response
 //!   left out are handed back in the next observation only with `restore_facts=true`,
 //!   off in every recipe. App. M defines enforcement as the delimiters and the check
@@ -17,7 +23,7 @@
 //!   dropped facts either way (§3.1: never retracted).
 
 use super::template::render;
-use crate::memory::{check_adherence, MemoryKind, MemorySchema, Merged};
+use crate::memory::{check_adherence_under, AdherenceRules, MemoryKind, MemorySchema, Merged};
 use crate::methods::settings::AgentSettings;
 use crate::methods::PromptSet;
 use crate::methods::{AgentError, Episode};
@@ -27,6 +33,8 @@ use minijinja::context;
 pub(super) struct Enforcement {
     /// The typed sections a response must hold, when the check is on.
     check: Option<MemorySchema>,
+    /// What the check asks of the entries (`hypothesis_fields`, `section_prose`).
+    rules: AdherenceRules,
     max_reminders: u32,
     /// Whether dropped facts are handed back.
     hand_back: bool,
@@ -36,6 +44,7 @@ impl Enforcement {
     pub fn new(settings: &AgentSettings, memory: &MemoryKind) -> Enforcement {
         Enforcement {
             check: memory.typed().filter(|_| settings.enforce).cloned(),
+            rules: settings.adherence_rules(),
             max_reminders: settings.max_reminders,
             // Only when asked: App. M's enforcement is the delimiters and the check.
             hand_back: settings.restore_facts,
@@ -58,7 +67,9 @@ impl Enforcement {
         let Some(schema) = &self.check else {
             return Ok(None);
         };
-        if check_adherence(response, schema) || episode.reminders >= self.max_reminders {
+        if check_adherence_under(response, schema, self.rules)
+            || episode.reminders >= self.max_reminders
+        {
             return Ok(None);
         }
         episode.reminders += 1;

@@ -7,14 +7,19 @@
 //! F_{t−1}"): a confirmed fact the response left out stays in the state, open questions
 //! marked resolved or removed move to `resolved`, and under `contradictions=true` (ours,
 //! App. M's second extension) a fact contradicting a confirmed one is held out and the
-//! model told of it. A response without an Open Questions section resolves nothing.
+//! model told of it. A response without an Open Questions section resolves nothing, and
+//! one without an Active Hypotheses section leaves the hypotheses as they were
+//! (`missing_hypotheses=carry`, §3.2 step 2). Adherence is checked with the
+//! hypothesis fields `hypothesis_fields` asks for (all four by default, §3.1), prose
+//! after a section's entries ending it (`section_prose=ends`, §5.5 and Table 4).
 
 use super::template::render;
 use crate::memory::{
-    check_adherence, parse_memory, writes_section, Conflict, MemoryKind, MergeRules, Merged,
+    check_adherence_under, parse_memory, writes_section, Conflict, MemoryKind, MergeRules, Merged,
     Section, WorkingMemory,
 };
 use crate::methods::outputs::MemoryCounts;
+use crate::methods::settings::AgentSettings;
 use crate::methods::PromptSet;
 use crate::methods::{AgentError, Episode, Turn};
 use minijinja::context;
@@ -24,7 +29,7 @@ use minijinja::context;
 /// the model left out; conflicts raised or still pending).
 pub(super) fn fold(
     memory: &MemoryKind,
-    contradictions: bool,
+    settings: &AgentSettings,
     turn: &mut Turn,
     state: &mut WorkingMemory,
 ) -> Merged {
@@ -33,19 +38,33 @@ pub(super) fn fold(
     }
     let schema = memory.schema();
     let written = parse_memory(&turn.response, &schema);
-    turn.adherent = Some(check_adherence(&turn.response, &schema));
+    turn.adherent = Some(check_adherence_under(
+        &turn.response,
+        &schema,
+        settings.adherence_rules(),
+    ));
     let merged = match memory {
         MemoryKind::Sections(_) => {
             // A response that drifted out of the notation (no Open Questions section at
             // all) resolves nothing: for the merge, its questions are the ones still open.
             let mut folded = written.clone();
-            if schema.has(Section::Questions) && !writes_section(&turn.response, Section::Questions)
-            {
+            let wrote = |section| writes_section(&turn.response, section);
+            if schema.has(Section::Questions) && !wrote(Section::Questions) {
                 folded.questions = state.questions.clone();
             }
+            // §3.2 step 2 updates H_{t−1}: a response without the Active Hypotheses
+            // section updated nothing, so the state keeps its hypotheses (as it keeps
+            // facts and open questions); `missing_hypotheses=clear` empties them.
+            if schema.has(Section::Hypotheses)
+                && !wrote(Section::Hypotheses)
+                && settings.carry_hypotheses
+            {
+                folded.hypotheses = state.hypotheses.clone();
+            }
             let rules = MergeRules {
-                contradictions,
+                contradictions: settings.contradictions,
                 turn: turn.number,
+                fact_id_reuse: settings.fact_id_reuse,
             };
             let merged = state.merge_with(&folded, rules);
             turn.dropped = merged.dropped.iter().map(|f| f.id.clone()).collect();

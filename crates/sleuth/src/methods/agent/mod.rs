@@ -304,10 +304,10 @@ impl AgentMethod {
     ) -> Result<Episode, AgentError> {
         let mut env: Box<dyn Environment> = match &self.env {
             Some(factory) => factory.make(question, &self.settings),
-            None => Box::new(PoolEnv::new(
-                question.paragraphs.clone(),
-                self.settings.top_k,
-            )),
+            None => Box::new(
+                PoolEnv::new(question.paragraphs.clone(), self.settings.top_k)
+                    .with_repeats(self.settings.lookup_repeats),
+            ),
         };
         let system = self.system_prompt_under(&env.tools().prompt(), stopping.as_ref())?;
         let style = self.acting_style(stopping.as_ref());

@@ -72,8 +72,7 @@ impl AgentLoop<'_> {
             };
             context.push(reply.message());
             turn.response = reply.text.clone();
-            let contradictions = self.settings.contradictions;
-            let merged = memory::fold(&self.memory, contradictions, &mut turn, &mut state);
+            let merged = memory::fold(&self.memory, self.settings, &mut turn, &mut state);
             turn.steps = self.steps.parse(&turn.response);
             turn.actions = Action::parse_all(&turn.response);
             let acting = Acting {
@@ -130,7 +129,9 @@ impl AgentLoop<'_> {
     }
 
     /// Calls the model, re-prompting (without consuming the turn) while enforcement
-    /// rejects the response and reminders remain.
+    /// rejects the response and reminders remain. The re-prompt sends the rejected reply
+    /// and its reminder; the accepted reply replaces them in the conversation (SLEUTH
+    /// App. M), unless `keep_rejected=true`.
     async fn respond(
         &self,
         context: &mut Context,
@@ -142,6 +143,9 @@ impl AgentLoop<'_> {
         let mut kind = CallKind::Action;
         let constraint = self.constraint.for_turn(state, env.retrieved());
         let schema = self.memory.schema();
+        // Where the rejected exchanges of this turn start, so they can leave once a
+        // reply is accepted (SLEUTH App. M; `keep_rejected=true` keeps them).
+        let before_rejections = context.len();
         loop {
             let messages = context.request(state, &schema, self.prompts)?;
             let mut request = ChatRequest::new(messages)
@@ -164,6 +168,9 @@ impl AgentLoop<'_> {
                 .reminder(&reply.text, episode, self.prompts)?
             else {
                 turn.truncated = cut;
+                if !self.settings.keep_rejected {
+                    context.truncate(before_rejections);
+                }
                 return Ok(LoopOutcome::Reply(reply));
             };
             // A rejected reply's calls did not run: it goes back as text, its calls as

@@ -94,6 +94,17 @@ struct DirectPolicy<'q> {
 }
 
 impl DirectPolicy<'_> {
+    /// The previous step's result as the prompt shows it: in the corpus setting a read's
+    /// result is the latest of the recent paragraphs, already shown once (EIR App. B.3
+    /// gives Direct the two most recent paragraphs, not the latest twice).
+    fn previous_shown(&self) -> &str {
+        if self.recent.last() == Some(&self.previous) {
+            ""
+        } else {
+            &self.previous
+        }
+    }
+
     /// What the agent has seen as the prompt shows it (also SSR's context).
     fn view(&self) -> String {
         let mut parts: Vec<String> = self
@@ -101,8 +112,9 @@ impl DirectPolicy<'_> {
             .iter()
             .map(|p| format!("Recently read:\n{p}"))
             .collect();
-        if !self.previous.is_empty() {
-            parts.push(format!("Result of the previous step:\n{}", self.previous));
+        let previous = self.previous_shown();
+        if !previous.is_empty() {
+            parts.push(format!("Result of the previous step:\n{previous}"));
         }
         if parts.is_empty() {
             return "(nothing yet)".into();
@@ -122,7 +134,7 @@ impl Policy for DirectPolicy<'_> {
                 context! {
                     question => &self.question.text,
                     reflections => self.reflections,
-                    previous => &self.previous,
+                    previous => self.previous_shown(),
                     recent => &self.recent,
                     can_search => t.env.can_search(),
                     readable => t.env.choices(),
@@ -154,8 +166,7 @@ impl Policy for DirectPolicy<'_> {
             });
         }
         Ok(result.and_then(|p| {
-            t.allowed(&p.action, turn.number)?;
-            cites_only_read(t, &p.action)?;
+            runnable(t, &p.action, turn.number)?;
             Ok(p.action)
         }))
     }
@@ -174,6 +185,15 @@ impl Policy for DirectPolicy<'_> {
             }
         }
     }
+}
+
+/// Whether the trajectory would run `mv` on `turn`: the check every Direct-format action
+/// passes before it runs (allowed now, citing only read sentences). Agentic SSR applies
+/// the same check to a refined action and to a correction (EIR App. D.1, "no valid
+/// action"), so a fallback is never an action the trajectory would refuse.
+pub fn runnable(t: &Trajectory<'_>, mv: &Move, turn: u32) -> Result<(), Rejection> {
+    t.allowed(mv, turn)?;
+    cites_only_read(t, mv)
 }
 
 /// EIR App. H.4: an invalid citation is a cause of rejection (Table 22). A submission

@@ -21,7 +21,7 @@ use crate::data::Question;
 use crate::env::titles::named;
 use crate::env::Observation;
 use crate::methods::outputs::{ExtraReads, FinalCall, Repair, RepairPart};
-use crate::methods::settings::{DependencyRepair, ListErrors};
+use crate::methods::settings::{DependencyRepair, ListErrors, RequirementRefresh};
 use crate::methods::{AgentError, CallKind, Episode, Method, RunContext, StopReason, Turn};
 use async_trait::async_trait;
 use minijinja::context;
@@ -88,14 +88,22 @@ impl Eir {
         t.allowed(&mv, turn)?;
         match lists.apply(&changes, t.env.evidence()) {
             Ok(applied) => Ok((mv, applied, None)),
-            Err(r) if self.discards(&r) => {
+            Err(r) if r.causes().all(|c| self.discards(c)) => {
                 let unchanged = Applied {
                     lists: lists.clone(),
                     revised: Vec::new(),
                 };
                 Ok((mv, unchanged, Some(r)))
             }
-            Err(r) => Err(r),
+            Err(mut r) => {
+                // The batch is refused when any of its problems refuses; that problem's
+                // cause is the one recorded, whatever order the changes came in.
+                let refusing = r.causes().find(|c| !self.discards(*c));
+                if let Some(refusing) = refusing {
+                    r.cause = refusing;
+                }
+                Err(r)
+            }
         }
     }
 
@@ -113,24 +121,29 @@ impl Eir {
     /// The list-feedback control (App. E.2) decides the ids the model cannot see on its
     /// own: with the lists hidden, a duplicate or unknown id is discarded (the corrected
     /// control) unless `hidden_lists=refuse` (the uncorrected one).
-    fn discards(&self, r: &Rejection) -> bool {
+    ///
+    /// A batch with several problems is discarded only when each of them would be.
+    fn discards(&self, cause: RejectCause) -> bool {
         let s = &self.shared.settings;
         let unseeable = matches!(
-            r.cause,
+            cause,
             RejectCause::DuplicateEntry | RejectCause::UnknownEntry
         );
         if !s.list_feedback && unseeable {
             return !s.refuse_hidden_lists;
         }
         s.list_errors == ListErrors::Discard
-            && (unseeable || r.cause == RejectCause::InvalidCitation)
+            && (unseeable || cause == RejectCause::InvalidCitation)
     }
 
-    /// Dependency-repair control (EIR App. E.3): when a turn revises conclusions that
-    /// others depend on, one call revises those dependents (it may only revise them),
-    /// then one call refreshes the requirements (it may only change them). Each reply
-    /// is checked and applied all-or-nothing; under `unapplied` both calls run and are
-    /// recorded but the lists stay as the action left them (Table 14's comparison).
+    /// Dependency-repair control (EIR App. E.3, "when a claim changes, extra calls
+    /// revise affected conclusions and refresh requirements"): when a turn revises
+    /// conclusions, one call revises those that depend on them (it may only revise them;
+    /// it runs only where some do), then one call refreshes the requirements (it may only
+    /// change them), after every revision under `refresh=revision` (the default) or only
+    /// where dependents exist under `refresh=dependents`. Each reply is checked and
+    /// applied all-or-nothing; under `unapplied` the calls run and are recorded but the
+    /// lists stay as the action left them (Table 14's comparison).
     /// Limits (ours; the paper's table of them is not in its text): one repair round
     /// per accepted turn, dependents reached through any chain of links.
     async fn repair(
@@ -142,12 +155,15 @@ impl Eir {
         turn: &Turn,
     ) -> Result<Vec<Repair>, AgentError> {
         let affected = lists.dependents_of(revised);
-        if affected.is_empty() {
-            return Ok(Vec::new());
-        }
-        let apply = self.shared.settings.dependency_repair == DependencyRepair::Applied;
+        let settings = &self.shared.settings;
+        let parts: &[RepairPart] = match (affected.is_empty(), settings.refresh) {
+            (false, _) => &[RepairPart::Conclusions, RepairPart::Requirements],
+            (true, RequirementRefresh::Revision) => &[RepairPart::Requirements],
+            (true, RequirementRefresh::Dependents) => &[],
+        };
+        let apply = settings.dependency_repair == DependencyRepair::Applied;
         let mut repairs = Vec::new();
-        for part in [RepairPart::Conclusions, RepairPart::Requirements] {
+        for &part in parts {
             let (template, schema) = match part {
                 RepairPart::Conclusions => ("eir_repair.txt", schema::repair_conclusions()),
                 RepairPart::Requirements => ("eir_refresh.txt", schema::refresh_requirements()),
@@ -207,21 +223,25 @@ impl Eir {
         Ok(repairs)
     }
 
-    /// Additional-retrieval control: the model, shown the question, the evidence and the
-    /// unread titles, may read up to `extra_reads` more paragraphs; if it reads any, the
-    /// final call runs again.
+    /// More reading after the final answer: the model, shown the question, the evidence
+    /// and the unread titles, names up to `extra_reads` more paragraphs. Under
+    /// [`MoreReading::Decide`] (EIR App. F.4) it may name none, and the final call runs
+    /// again only after a successful read; under [`MoreReading::Select`] (App. F.3) a
+    /// separate call selects them and the final call always runs again on the evidence,
+    /// expanded or not.
     pub(super) async fn read_more(
         &self,
         question: &Question,
         t: &mut Trajectory<'_>,
         first: FinalAnswer,
+        mode: MoreReading,
     ) -> Result<(FinalAnswer, ExtraReads), AgentError> {
         let limit = self.shared.settings.extra_reads as usize;
         let prompt = self
             .shared
             .prompts
             .render(
-                "eir_more.txt",
+                mode.prompt(),
                 context! {
                     question => &question.text,
                     paragraphs => evidence_view(t.env.evidence()),
@@ -273,7 +293,7 @@ impl Eir {
             answer_before: first.answer.clone(),
             read,
         };
-        if reads.read.is_empty() {
+        if reads.read.is_empty() && mode != MoreReading::Select {
             return Ok((first, reads));
         }
         let s = &self.shared;
@@ -289,6 +309,30 @@ impl Eir {
         )
         .await?;
         Ok((again, reads))
+    }
+}
+
+/// How reading after the final answer decides whether the final call runs again.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum MoreReading {
+    /// EIR App. F.4 (`extra_reads`): the model decides whether to read more; the final
+    /// call runs again only after a successful read, else the original answer stands.
+    Decide,
+    /// EIR App. F.3 (`recover=selected`): a separate call selects up to two more
+    /// paragraphs, and the final call then runs on the evidence whether or not a read
+    /// succeeded ("173 of 174" matches follow a successful read, so one did not).
+    /// `selected_rerun=after_read` is the other reading ([`RecoverRerun`]).
+    Select,
+    /// F.3's call with F.4's rule: the final call runs again only after a read.
+    SelectRerunAfterRead,
+}
+
+impl MoreReading {
+    fn prompt(self) -> &'static str {
+        match self {
+            MoreReading::Decide => "eir_more.txt",
+            MoreReading::Select | MoreReading::SelectRerunAfterRead => "eir_select.txt",
+        }
     }
 }
 
@@ -401,7 +445,9 @@ impl Method for Eir {
         .await?;
         let mut extra_reads = None;
         if settings.extra_reads > 0 {
-            let (more, reads) = self.read_more(question, &mut t, answer).await?;
+            let (more, reads) = self
+                .read_more(question, &mut t, answer, MoreReading::Decide)
+                .await?;
             answer = more;
             extra_reads = Some(reads);
         }

@@ -65,6 +65,12 @@ impl RejectCause {
 pub struct Rejection {
     pub cause: RejectCause,
     pub message: String,
+    /// The causes of the other problems found in the same response, after `cause`. EIR
+    /// App. B.1 checks a list batch whole, so one batch can fail several ways; whether it
+    /// is discarded or refused must not depend on which problem came first. Not recorded:
+    /// the trace keeps one cause per rejection (the one that decided it).
+    #[serde(skip)]
+    pub other_causes: Vec<RejectCause>,
 }
 
 impl Rejection {
@@ -72,7 +78,13 @@ impl Rejection {
         Rejection {
             cause,
             message: message.into(),
+            other_causes: Vec::new(),
         }
+    }
+
+    /// Every cause of this rejection: the recorded one first.
+    pub fn causes(&self) -> impl Iterator<Item = RejectCause> + '_ {
+        std::iter::once(self.cause).chain(self.other_causes.iter().copied())
     }
 }
 

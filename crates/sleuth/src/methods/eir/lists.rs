@@ -360,14 +360,17 @@ impl Lists {
                 lists: next,
                 revised,
             }),
-            Some(first) => Err(Rejection::new(
-                first.cause,
-                problems
-                    .iter()
-                    .map(|p| p.message.as_str())
-                    .collect::<Vec<_>>()
-                    .join("; "),
-            )),
+            Some(first) => Err(Rejection {
+                other_causes: problems[1..].iter().map(|p| p.cause).collect(),
+                ..Rejection::new(
+                    first.cause,
+                    problems
+                        .iter()
+                        .map(|p| p.message.as_str())
+                        .collect::<Vec<_>>()
+                        .join("; "),
+                )
+            }),
         }
     }
 

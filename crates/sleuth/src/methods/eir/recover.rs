@@ -7,20 +7,23 @@
 //!   benchmark labels choose them, so this tests receiving them, not finding them;
 //! - `unchanged`: nothing is added (F.2's repeat on unchanged evidence);
 //! - `selected`: one call, shown only the question, the text read and the unread titles,
-//!   picks up to two more paragraphs (F.3); the final call runs again only after a
-//!   successful read, otherwise the earlier answer stands.
+//!   picks up to two more paragraphs (F.3); the final call then runs again even when
+//!   no read succeeded (`selected_rerun=always`, the default: one of F.3's matches
+//!   followed no read), or only after a successful read (`selected_rerun=after_read`),
+//!   where otherwise the earlier answer stands with the sentences it cited.
 //!
 //! The final prompt holds the question and the evidence only, never the earlier or the
 //! reference answer. Which questions are known failures is the caller's choice
 //! (`sleuth recover` takes EM errors that missed annotated support).
 
-use super::eir::Eir;
+use super::eir::{Eir, MoreReading};
 use super::final_call::{final_call, FinalAnswer};
+use super::json::Citation;
 use super::trajectory::{Budget, Trajectory};
 use super::Shared;
 use crate::data::Question;
 use crate::methods::outputs::FinalCall;
-use crate::methods::settings::RecoverMode;
+use crate::methods::settings::{RecoverMode, SelectedRerun};
 use crate::methods::{AgentError, Episode, Method, RunContext};
 use async_trait::async_trait;
 use std::collections::BTreeMap;
@@ -33,6 +36,8 @@ pub struct Prior {
     /// Paragraphs read, in order.
     pub retrieved: Vec<String>,
     pub answer: Option<String>,
+    /// The sentences that answer cited (its Support F1 rests on them).
+    pub cited: Vec<Citation>,
 }
 
 /// The earlier runs recovery reads. A method never imports the evaluation layer, which
@@ -116,18 +121,35 @@ impl Method for Recover {
         let s = &self.shared;
         let answer = match self.mode {
             RecoverMode::Selected => {
-                // F.3: at most two further paragraphs.
+                // F.3: a separate call selects at most two further paragraphs, and the
+                // final call then runs on the evidence (`selected_rerun=always`, even
+                // when no read succeeded: one of the 174 matches followed none).
                 let mut picking = s.clone();
                 picking.settings.extra_reads = SELECTED_READS;
                 let eir = Eir::new(picking);
+                let reading = match settings.selected_rerun {
+                    SelectedRerun::Always => MoreReading::Select,
+                    SelectedRerun::AfterRead => MoreReading::SelectRerunAfterRead,
+                };
+                // The earlier answer stands where the final call does not run again
+                // (`after_read` with nothing read, or a selection call that overflowed),
+                // and with it the sentences it cited (all of them in the rebuilt E_T),
+                // so its Support F1 is the earlier run's.
+                let store = t.env.evidence();
+                let cited: Vec<Citation> = prior
+                    .cited
+                    .iter()
+                    .filter(|c| store.get(&c.title, c.sentence).is_some())
+                    .cloned()
+                    .collect();
                 let before = FinalAnswer {
                     answer: prior.answer.clone(),
-                    evidence: Vec::new(),
+                    evidence: cited,
                     dropped: 0,
                     rejection: None,
                     raw: String::new(),
                 };
-                let (answer, reads) = eir.read_more(question, &mut t, before).await?;
+                let (answer, reads) = eir.read_more(question, &mut t, before, reading).await?;
                 t.episode.outputs.final_call = Some(FinalCall {
                     extra_reads: Some(reads),
                     ..final_output(&answer, &prior, t.env.evidence().len())

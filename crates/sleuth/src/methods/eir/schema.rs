@@ -11,18 +11,24 @@
 //! The parsers stay more lenient than the schemas (a number where text is declared, an
 //! alias such as `finish` for `submit`), exactly as before the formats were declared.
 //!
-//! Strings and arrays carry `maxLength` / `maxItems` bounds, generous for a real model
-//! but finite: a grammar-constrained tiny model otherwise fills its whole token budget
-//! with one string, and the truncated JSON fails to parse. Properties are listed in the
+//! Schemas are sent only with `json_schema=true` (the paper prompts for its formats and
+//! counts the replies that fail to parse, EIR App. H.4, C.2). Strings and arrays carry
+//! `maxLength` / `maxItems` bounds, finite because a grammar-constrained tiny model
+//! otherwise fills its whole token budget with one string and the truncated JSON fails
+//! to parse, but generous: the prompts state no length or count, so no bound may be one
+//! a real model's reply would meet (the paper's EIR turn may change several entries of
+//! a list and cite several sentences at once). A server whose schema-to-grammar converter
+//! cannot compile bounds this large gets them lowered by its preset
+//! ([`crate::llm::quirks::SchemaBounds`]: both llama.cpp servers). Properties are listed in the
 //! order a model should write them (reasoning before the action), because grammar
 //! converters and structured-output providers generate them in that order.
 
 use serde_json::{json, Map, Value};
 
 /// A free-text reasoning field.
-const REASONING_LEN: u32 = 600;
+const REASONING_LEN: u32 = 4000;
 /// A requirement, a claim, an SSR part.
-const STATEMENT_LEN: u32 = 240;
+const STATEMENT_LEN: u32 = 1000;
 /// A paragraph title.
 const TITLE_LEN: u32 = 120;
 /// An answer span.
@@ -34,7 +40,7 @@ const QUERY_LEN: u32 = 200;
 /// A corpus paragraph id.
 const DOC_ID_LEN: u32 = 40;
 /// Items in one array (list changes, citations, titles).
-const ITEMS: u32 = 4;
+const ITEMS: u32 = 32;
 
 /// When a field or a choice is part of a call's format.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -6,17 +6,19 @@
 //! temperature, 0.7 by default, each with its own sample index so a response cache never
 //! merges them). The vote ([`super::verification`]) picks at most one part to refine; if
 //! one qualifies, one refinement call revises it. If the refinement yields no valid
-//! action, an agreed correction to the action part is used when there is one; otherwise
-//! the original action stands. The checker runs between a Direct proposal and its
+//! action (none that the trajectory would run: unreadable, or a read on the submit-only
+//! turn, a read with none left, a submission citing unread sentences), the action part's
+//! agreed correction is used when that part qualified and the correction is valid;
+//! otherwise the original action stands. The checker runs between a Direct proposal and its
 //! execution, through Direct's [`Check`] seam.
 
-use super::direct::{describe, parse_proposal, Check, Direct, Proposal};
-use super::json::Move;
+use super::direct::{describe, parse_proposal, runnable, Check, Direct, Proposal};
+use super::json::{Move, RejectCause};
 use super::schema;
 use super::trajectory::Trajectory;
 use super::verification::{
     correction_action, parse_judgment, pick, tally, Decomposition, Outcome, PartJudgments,
-    Refinement, Verification,
+    PartVote, Refinement, Verification,
 };
 use super::Shared;
 use crate::data::Question;
@@ -126,23 +128,49 @@ impl Check for Checker<'_> {
             .map_err(AgentError::config)?;
         let req = t.request(prompt, schema::direct_action(can_search));
         let refined = t.call(CallKind::Refinement, &req, Some(turn)).await?;
-        let action = refined.as_deref().and_then(|r| parse_proposal(r).ok());
-        let correction = report.votes[2]
-            .agreed
-            .as_deref()
-            .and_then(correction_action);
+        // EIR App. D.1: "if refinement gives no valid action, an agreed correction to the
+        // action part is used if available; otherwise the original action is retained".
+        // Valid means what the trajectory would run (`runnable`: allowed on this turn,
+        // citing only read sentences), not merely what parses: a refined read on the
+        // submit-only turn, or a submission citing unread sentences, is no valid action.
+        let refined_move = refined.as_deref().map(|r| {
+            parse_proposal(r).and_then(|p| runnable(t, &p.action, number).map(|()| p.action))
+        });
+        let correction =
+            agreed_action_correction(&report.votes).filter(|mv| runnable(t, mv, number).is_ok());
+        let rejection = refined_move
+            .as_ref()
+            .and_then(|r| r.as_ref().err().cloned());
+        let parsed = rejection
+            .as_ref()
+            .is_some_and(|r| !matches!(r.cause, RejectCause::Unparseable));
         report.refinement = Some(Refinement {
             refined_part: part,
             refinement: refined,
+            rejection,
         });
-        let (mv, outcome) = match (action, correction) {
-            (Some(p), _) => (p.action, Outcome::Refined),
-            (None, Some(mv)) => (mv, Outcome::ActionCorrection),
-            (None, None) => (proposal.action.clone(), Outcome::RefinementUnreadable),
+        let (mv, outcome) = match (refined_move, correction) {
+            (Some(Ok(mv)), _) => (mv, Outcome::Refined),
+            (_, Some(mv)) => (mv, Outcome::ActionCorrection),
+            _ if parsed => (proposal.action.clone(), Outcome::RefinementInvalid),
+            _ => (proposal.action.clone(), Outcome::RefinementUnreadable),
         };
         report.outcome = outcome;
         Ok((mv, report))
     }
+}
+
+/// The action part's agreed correction, read as an action, when the action part
+/// qualified (EIR App. D.1): "agreed" is the vote's agreement, which needs at least two
+/// rejections, a majority of valid judgments rejecting and a majority of the rejections
+/// agreeing. A lone rejection's correction is no agreement (`tally` records none), and
+/// is never a fallback.
+fn agreed_action_correction(votes: &[PartVote]) -> Option<Move> {
+    let vote = votes.iter().find(|v| v.part == Part::Action)?;
+    if !vote.qualifies {
+        return None;
+    }
+    vote.agreed.as_deref().and_then(correction_action)
 }
 
 /// The method: Direct's loop with every proposal checked.

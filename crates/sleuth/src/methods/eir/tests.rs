@@ -77,6 +77,7 @@ fn record(ep: Episode) -> RunRecord {
         retries: 0,
         cost_usd: 0.0,
         constraints_dropped: 0,
+        batched_calls: 0,
     };
     RunRecord::from_episode(&question(), ep, &ctx)
 }
@@ -238,8 +239,8 @@ async fn eir_final_call_sees_only_question_and_evidence() {
     let lists = turns[2].lists.as_ref().unwrap();
     assert_eq!(lists.conclusions.len(), 2);
     assert_eq!(lists.requirements[0].status, RequirementStatus::Met);
-    // Every action request carried the schema constraint.
-    assert!(requests.iter().all(|r| r.constraint.is_some()));
+    // No request carried a schema constraint: prompting only by default (EIR App. H.4).
+    assert!(requests.iter().all(|r| r.constraint.is_none()));
 }
 
 #[tokio::test]
@@ -944,4 +945,46 @@ async fn recovery_rebuilds_an_earlier_eir_runs_evidence_from_its_records() {
     let fc = final_call_of(&ep);
     assert_eq!(fc.retrieval_answer.as_deref(), Some("Eleanor de Bohun"));
     assert_eq!(ep.answer.as_deref(), Some("Mary de Bohun"));
+}
+
+/// EIR §3.2 / App. B.1: a batch that fails only the lists' check (here, a citation of an
+/// unread sentence) is discarded and the read still runs; a batch that also holds a
+/// malformed change is refused, whichever of the two changes comes first.
+#[tokio::test]
+async fn a_batch_is_refused_when_any_problem_refuses_in_either_order() {
+    let unread = json!({"op": "add", "id": "C1", "claim": "aunt is Mary",
+        "citations": [{"title": "Eleanor de Bohun", "sentence": 1}]});
+    let malformed = json!({"op": "add", "id": "C2", "citations": []});
+    let first_turn = |conclusions: Value| async move {
+        let model = std::sync::Arc::new(ScriptedModel::from_fn(move |req, _| {
+            Ok(match (kind_of(req), turn_of_or_zero(req)) {
+                ("eir_action", 1) => json!({"reasoning": "r", "requirements": [],
+                    "conclusions": conclusions, "action": {"type": "read", "title": HUMPHREY}})
+                .to_string(),
+                ("eir_action", _) => json!({"reasoning": "r", "requirements": [],
+                    "conclusions": [], "action": {"type": "submit", "answer": "x"}})
+                .to_string(),
+                ("final", _) => "Answer: x".into(),
+                (k, _) => panic!("unexpected {k}"),
+            })
+        }));
+        let ep = method("eir", &[("reads", "3")])
+            .run(&question(), &RunContext::new(model))
+            .await
+            .unwrap();
+        ep.turns.into_iter().next().unwrap()
+    };
+    let discarded = first_turn(json!([unread])).await;
+    assert!(discarded.rejection.is_none());
+    assert_eq!(
+        discarded.discarded_lists.unwrap().cause,
+        RejectCause::InvalidCitation
+    );
+    assert_eq!(discarded.observations.len(), 1, "the read still runs");
+    for batch in [json!([unread, malformed]), json!([malformed, unread])] {
+        let t = first_turn(batch.clone()).await;
+        let why = t.rejection.as_ref().expect("refused");
+        assert_eq!(why.cause, RejectCause::MissingField, "{batch}");
+        assert!(t.discarded_lists.is_none() && t.observations.is_empty());
+    }
 }

@@ -3,11 +3,13 @@
 //!
 //! A part qualifies for refinement when it has at least two rejections, a majority of
 //! its valid judgments reject it, and a majority of the rejections agree on one
-//! correction. Invalid judgments do not vote. Of the qualifying parts, the one with the
+//! correction. Invalid judgments do not vote. A correction is *agreed* only when at
+//! least two rejections give it and they are a majority of the rejections: a lone
+//! rejection's correction is no agreement (D.1's fallback uses only an agreed one). Of the qualifying parts, the one with the
 //! lowest confidence (the share of valid judgments accepting it; ties go to the later
 //! part) is refined. The calls that produce the judgments are `ssr.rs`'s.
 
-use super::json::{extract_object, opt_string, parse_move, Extraction, Move};
+use super::json::{extract_object, opt_string, parse_move, Extraction, Move, Rejection};
 use super::schema::{decomposition, reply, verdict, Field};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
@@ -114,7 +116,8 @@ pub struct PartVote {
     pub rejections: u32,
     /// Share of valid judgments accepting the part (0 when none is valid).
     pub confidence: f64,
-    /// The correction most rejections agree on, if a majority of them do.
+    /// The correction at least two rejections agree on, when they are a majority of the
+    /// rejections (EIR App. D.1); `None` for a lone rejection's correction.
     pub agreed: Option<String>,
     pub qualifies: bool,
 }
@@ -152,7 +155,12 @@ pub fn tally(part: Part, judgments: &[Option<Judgment>]) -> PartVote {
             Some(b) if b.2 >= g.2 => Some(b),
             _ => Some(g),
         });
-    let agreed = best.filter(|g| 2 * g.2 > n_rej).map(|g| g.1.to_string());
+    // EIR App. D.1: refinement needs "at least two rejections" and "a majority of those
+    // rejections agreeing on a correction"; agreement takes two, so one rejection's
+    // correction (the majority of one) is not agreed.
+    let agreed = best
+        .filter(|g| g.2 >= 2 && 2 * g.2 > n_rej)
+        .map(|g| g.1.to_string());
     let qualifies = n_rej >= 2 && 2 * n_rej > n_valid && agreed.is_some();
     PartVote {
         part,
@@ -236,6 +244,10 @@ pub enum Outcome {
     /// The refinement was unreadable and no correction gave an action: the proposal runs.
     #[serde(rename = "kept: refinement unreadable")]
     RefinementUnreadable,
+    /// The refinement's action parsed but would be refused (`Refinement::rejection`
+    /// says why), and no correction gave a valid action: the proposal runs.
+    #[serde(rename = "kept: refinement invalid")]
+    RefinementInvalid,
 }
 
 /// The refinement call of a verification.
@@ -244,6 +256,14 @@ pub struct Refinement {
     pub refined_part: Part,
     /// The refinement's response (`None` when its prompt no longer fit the context).
     pub refinement: Option<String>,
+    /// Why the refinement gave no valid action (unreadable, or an action the trajectory
+    /// would refuse); absent when it gave one or its prompt no longer fit.
+    #[serde(
+        rename = "refinement_rejection",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub rejection: Option<Rejection>,
 }
 
 /// One proposal's verification as the trace keeps it: the decomposition, every judgment,
@@ -301,6 +321,18 @@ mod tests {
         // One rejection only (the other judgments are invalid and do not vote).
         let v = tally(Part::Facts, &[j(true, "A"), None, None]);
         assert!(!v.qualifies && v.valid == 1);
+        // A lone rejection's correction is no agreement, even among valid judgments.
+        let v = tally(
+            Part::Action,
+            &[j(true, "Submit X"), j(false, ""), j(false, "")],
+        );
+        assert_eq!((v.rejections, v.agreed.as_deref()), (1, None));
+        // Three rejections, two agreeing: agreed; all three different: not.
+        let v = tally(Part::Action, &[j(true, "A"), j(true, "B"), j(true, "a")]);
+        assert_eq!(v.agreed.as_deref(), Some("A"));
+        assert!(v.qualifies);
+        let v = tally(Part::Action, &[j(true, "A"), j(true, "B"), j(true, "C")]);
+        assert!(v.agreed.is_none() && !v.qualifies);
         // Two of two valid judgments reject and agree: qualifies even with one invalid.
         assert!(tally(Part::Facts, &[j(true, "A"), j(true, "a."), None]).qualifies);
         // Rejections without any correction cannot agree.
@@ -391,6 +423,7 @@ mod tests {
             refinement: Some(Refinement {
                 refined_part: Part::Action,
                 refinement: None,
+                rejection: None,
             }),
             outcome: Outcome::RefinementUnreadable,
         };
@@ -399,7 +432,7 @@ mod tests {
             text,
             "{\"decomposition\":{\"facts\":\"f\",\"justification\":\"j\",\"action\":\"a\"},\
              \"judgments\":[{\"part\":\"action\",\"judgments\":[{\"reject\":true,\"correction\":\"c\"},null]}],\
-             \"votes\":[{\"part\":\"action\",\"valid\":1,\"rejections\":1,\"confidence\":0.0,\"agreed\":\"c\",\"qualifies\":false}],\
+             \"votes\":[{\"part\":\"action\",\"valid\":1,\"rejections\":1,\"confidence\":0.0,\"agreed\":null,\"qualifies\":false}],\
              \"refined_part\":\"action\",\"refinement\":null,\"outcome\":\"kept: refinement unreadable\"}"
         );
         assert_eq!(

@@ -2,6 +2,8 @@
 //! paper sweeps. They are parsed from `--set key=value` in [`super`], once, by the key
 //! catalogue; this file holds only the typed values and the rules that read them.
 
+use crate::env::LookupRepeats;
+use crate::memory::{AdherenceRules, FactIdReuse, HypothesisFields, SectionProse};
 use serde::{Deserialize, Serialize};
 use std::fmt;
 
@@ -186,6 +188,10 @@ pub enum GrammarUse {
 /// App. L), small enough that a runaway list cannot flood one observation.
 pub const ACTIONS_PER_TURN: usize = 8;
 
+fn yes() -> bool {
+    true
+}
+
 /// Settings of the shared agent loop.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct AgentSettings {
@@ -240,6 +246,37 @@ pub struct AgentSettings {
     /// Per-fact confidence and contradiction detection (`contradictions=true`, ours): a
     /// new fact contradicting a confirmed one is held out and raised as an open question.
     pub contradictions: bool,
+    /// How a new statement under a confirmed fact's id merges (SLEUTH §3.1, never
+    /// retracted; [`FactIdReuse`]): `check` (default) tells a rewording from another
+    /// fact reusing the id, `rewording` reads every reuse as a rewording.
+    #[serde(default)]
+    pub fact_id_reuse: FactIdReuse,
+    /// What a hypothesis line needs to count as adherent (SLEUTH §3.1, App. K, Table 4;
+    /// [`HypothesisFields`]): `all` four fields (default) or a `confidence` alone.
+    #[serde(default)]
+    pub hypothesis_fields: HypothesisFields,
+    /// What a line of prose inside a typed section does to the adherence check (SLEUTH
+    /// §5.5, Table 4; [`SectionProse`]): `ends` the section (default) or is `judged` as
+    /// a malformed entry (the earlier reading).
+    #[serde(default)]
+    pub section_prose: SectionProse,
+    /// Whether a reply enforcement rejected stays in the conversation, with its
+    /// reminder, after the re-prompted reply is accepted (SLEUTH App. M: re-prompts add
+    /// about 50 tokens per occurrence). `false` (default): once a reply is accepted the
+    /// rejected exchanges leave the context, so later calls do not send them again;
+    /// `true` keeps them for the rest of the episode (the earlier reading).
+    #[serde(default)]
+    pub keep_rejected: bool,
+    /// What a lookup of a title several pool paragraphs share returns (SLEUTH App. M;
+    /// [`LookupRepeats`]): the `first` (default; `T (2)` names the second) or `all`.
+    #[serde(default)]
+    pub lookup_repeats: LookupRepeats,
+    /// A response without an Active Hypotheses section keeps the state's hypotheses
+    /// (`true`, default: §3.2 step 2 updates the previous hypotheses, and a section
+    /// the response did not write is no update) or empties them (`false`, the earlier
+    /// reading).
+    #[serde(default = "yes")]
+    pub carry_hypotheses: bool,
 }
 
 /// The loop methods' default output-token limit. SLEUTH's response restates the whole
@@ -279,11 +316,25 @@ impl Default for AgentSettings {
             compact: None,
             compact_slack: 0,
             contradictions: false,
+            fact_id_reuse: FactIdReuse::Check,
+            hypothesis_fields: HypothesisFields::All,
+            section_prose: SectionProse::Ends,
+            keep_rejected: false,
+            lookup_repeats: LookupRepeats::First,
+            carry_hypotheses: true,
         }
     }
 }
 
 impl AgentSettings {
+    /// What the notation check asks for (`hypothesis_fields`, `section_prose`).
+    pub fn adherence_rules(&self) -> AdherenceRules {
+        AdherenceRules {
+            hypotheses: self.hypothesis_fields,
+            prose: self.section_prose,
+        }
+    }
+
     /// The open-corpus setting's budget (EIR paper §4.3): 12 action turns, the last
     /// accepting only an answer, and at most six reads per turn.
     pub fn corpus() -> Self {
@@ -293,6 +344,29 @@ impl AgentSettings {
             last_turn_answer_only: true,
             ..AgentSettings::default()
         }
+    }
+
+    /// The turn a fixed nudge comes with, read off settings written as text (a
+    /// record's or a run's `nudge`, `turns`, `nudge_count`; unset ones at their
+    /// defaults): one reading for the agent, the analysis's cohorts and the report's
+    /// tables (SLEUTH §3.3). None without a nudge or with the adaptive one.
+    pub fn nudge_turn_of(get: impl Fn(&str) -> Option<String>) -> Option<u32> {
+        let nudge = NudgeAt::parse(&get("nudge")?).ok()?;
+        if nudge == NudgeAt::Adaptive {
+            return None;
+        }
+        let defaults = AgentSettings::default();
+        let settings = AgentSettings {
+            nudge,
+            turns: get("turns")
+                .and_then(|t| t.trim().parse().ok())
+                .unwrap_or(defaults.turns),
+            nudge_count: get("nudge_count")
+                .and_then(|c| c.trim().parse().ok())
+                .unwrap_or(defaults.nudge_count),
+            ..defaults
+        };
+        settings.nudge_turn()
     }
 
     /// The first turn at which the nudge may fire, if any.

@@ -53,7 +53,9 @@ impl DependencyRepair {
 /// stay unchanged if any part is invalid; neither says the action is refused, so the
 /// default discards the changes and still runs the action. App. H.4 reports forced
 /// endings that "follow invalid citations", which fits a turn refused whole; `refuse`
-/// is that reading.
+/// is that reading. It is the corpus evaluation's (H.4 counts those endings there, and
+/// EIR's submission cites nothing, so only its list changes can carry the citation):
+/// `experiments/eir-corpus.toml` sets it; the titles-setting recipes keep `discard`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 #[derive(strum::EnumString, strum::IntoStaticStr, strum::VariantNames)]
@@ -98,6 +100,38 @@ pub enum LastTurn {
     SubmitOnly,
     /// Any action (H reads possible, leaving no turn to submit).
     Any,
+}
+
+/// When `recover=selected` runs the final call again (EIR App. F.3). F.3 reads: a
+/// separate call selects up to two paragraphs, and "the final answer call then uses the
+/// expanded evidence"; "173 of 174" matches follow a successful read, so one came
+/// without one: the final call ran although nothing was added. Our default reruns it
+/// always; `after_read` is F.4's rule (the earlier answer stands when nothing was read).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+#[derive(strum::EnumString, strum::IntoStaticStr, strum::VariantNames)]
+#[strum(serialize_all = "snake_case", ascii_case_insensitive)]
+pub enum SelectedRerun {
+    /// The final call runs on the evidence, expanded or not.
+    Always,
+    /// The final call runs only after a successful read.
+    AfterRead,
+}
+
+/// When the dependency-repair control refreshes the requirements (EIR App. E.3: "when
+/// a claim changes, extra calls revise affected conclusions and refresh requirements").
+/// The plainer reading, our default: every revision of a conclusion refreshes them, and
+/// the revising call runs only where some conclusion depends on the revised one (it has
+/// nothing to revise otherwise). `dependents` refreshes only when a dependent exists.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+#[derive(strum::EnumString, strum::IntoStaticStr, strum::VariantNames)]
+#[strum(serialize_all = "snake_case", ascii_case_insensitive)]
+pub enum RequirementRefresh {
+    /// After every turn that revises a conclusion.
+    Revision,
+    /// Only when a revised conclusion has dependents (both repair calls or neither).
+    Dependents,
 }
 
 /// What `eir-recover` adds to an earlier run's evidence (EIR App. F.2, F.3, Table 16).
@@ -147,6 +181,8 @@ pub struct EirSettings {
     /// requirements; `Unapplied` makes the same calls and discards their changes (the
     /// paired comparison of Table 14).
     pub dependency_repair: DependencyRepair,
+    /// When the repair control refreshes the requirements ([`RequirementRefresh`]).
+    pub refresh: RequirementRefresh,
     /// Control (EIR App. F.4): after the final answer, the model may read up to this many
     /// more paragraphs; if it reads any, the final call runs again.
     pub extra_reads: u32,
@@ -154,11 +190,17 @@ pub struct EirSettings {
     pub final_citations: FinalCitations,
     /// Send the action JSON schema as an output constraint (grammar-constrained local
     /// models, OpenAI structured outputs). Responses are validated either way.
+    ///
+    /// Off by default (EIR App. H.4, C.2): the paper asks for its JSON formats by
+    /// prompting only, and the replies that fail to parse are part of its results
+    /// (Table 4's readable rates, the C.2 re-analysis). `json_schema=true` opts in.
     pub json_schema: bool,
     pub temperature: f32,
     pub max_tokens: u32,
     /// `eir-recover`: what is added to the earlier run's evidence.
     pub recover: RecoverMode,
+    /// `recover=selected`: when the final call runs again ([`SelectedRerun`]).
+    pub selected_rerun: SelectedRerun,
     /// `eir-recover`: the earlier EIR run (a run directory or records file).
     pub recover_from: Option<std::path::PathBuf>,
 }
@@ -175,12 +217,14 @@ impl Default for EirSettings {
             list_errors: ListErrors::Discard,
             refuse_hidden_lists: false,
             dependency_repair: DependencyRepair::Off,
+            refresh: RequirementRefresh::Revision,
             extra_reads: 0,
             final_citations: FinalCitations::KeepAnswer,
-            json_schema: true,
+            json_schema: false,
             temperature: 0.0,
             max_tokens: 2048,
             recover: RecoverMode::Added,
+            selected_rerun: SelectedRerun::Always,
             recover_from: None,
         }
     }

@@ -15,9 +15,14 @@ pub use agent::{
     AdaptiveCondition, AdaptiveRule, AgentSettings, GrammarUse, NudgeAt, NudgeCount, Stopping,
     ToolChannel,
 };
-pub use eir::{DependencyRepair, EirSettings, FinalCitations, LastTurn, ListErrors, RecoverMode};
+pub use eir::{
+    DependencyRepair, EirSettings, FinalCitations, LastTurn, ListErrors, RecoverMode,
+    RequirementRefresh, SelectedRerun,
+};
 pub use error::SettingError;
 
+use crate::env::LookupRepeats;
+use crate::memory::{FactIdReuse, HypothesisFields, SectionProse};
 use crate::names::Named;
 use std::collections::BTreeMap;
 
@@ -210,6 +215,52 @@ pub const SETTINGS: &[SettingDef] = &[
         show: |s, _| s.agent.contradictions.to_string(),
     },
     SettingDef {
+        key: "fact_id_reuse",
+        doc: "a new statement under a confirmed fact's id: check (a rewording when it names the same source, shares half its content words and keeps every name and number; else another fact, kept beside the old one under a fresh id) or rewording (always replaces the old wording)",
+        apply: |s, v| {
+            s.agent.fact_id_reuse = FactIdReuse::from_name(v).ok_or_else(|| {
+                SettingError::value("fact_id_reuse", v, FactIdReuse::NAMES.join(" or "))
+            })?;
+            Ok(())
+        },
+        show: |s, _| s.agent.fact_id_reuse.name().into(),
+    },
+    SettingDef {
+        key: "hypothesis_fields",
+        doc: "what a hypothesis line needs to count as adherent (and pass enforcement): all (confidence, supports and contradicts, each possibly empty) or confidence",
+        apply: |s, v| {
+            s.agent.hypothesis_fields = HypothesisFields::from_name(v).ok_or_else(|| {
+                SettingError::value("hypothesis_fields", v, HypothesisFields::NAMES.join(" or "))
+            })?;
+            Ok(())
+        },
+        show: |s, _| s.agent.hypothesis_fields.name().into(),
+    },
+    SettingDef {
+        key: "section_prose",
+        doc: "a line of prose inside a typed memory section: ends (after the section's entries it ends the section) or judged (judged as an entry, so not adherent)",
+        apply: |s, v| {
+            s.agent.section_prose = SectionProse::from_name(v).ok_or_else(|| {
+                SettingError::value("section_prose", v, SectionProse::NAMES.join(" or "))
+            })?;
+            Ok(())
+        },
+        show: |s, _| s.agent.section_prose.name().into(),
+    },
+    SettingDef {
+        key: "missing_hypotheses",
+        doc: "a response without an Active Hypotheses section: carry (the state keeps the hypotheses it had) or clear (the state's hypotheses become empty)",
+        apply: |s, v| {
+            s.agent.carry_hypotheses = match v.trim() {
+                "carry" => true,
+                "clear" => false,
+                _ => return Err(SettingError::value("missing_hypotheses", v, "carry or clear")),
+            };
+            Ok(())
+        },
+        show: |s, _| if s.agent.carry_hypotheses { "carry" } else { "clear" }.into(),
+    },
+    SettingDef {
         key: "nudge_all",
         doc: "true: methods without a memory get the nudge too, ungated (the ReAct + nudge control)",
         apply: |s, v| {
@@ -279,6 +330,26 @@ pub const SETTINGS: &[SettingDef] = &[
             Ok(())
         },
         show: |s, _| s.agent.restore_facts.to_string(),
+    },
+    SettingDef {
+        key: "lookup_repeats",
+        doc: "a lookup of a title several pool paragraphs share: first (default; `T (2)` names the second, `T (3)` the third) or all (every one, in pool order)",
+        apply: |s, v| {
+            s.agent.lookup_repeats = LookupRepeats::from_name(v).ok_or_else(|| {
+                SettingError::value("lookup_repeats", v, LookupRepeats::NAMES.join(" or "))
+            })?;
+            Ok(())
+        },
+        show: |s, _| s.agent.lookup_repeats.name().into(),
+    },
+    SettingDef {
+        key: "keep_rejected",
+        doc: "true: a reply enforcement rejected and its reminder stay in the conversation for the rest of the episode (default false: they leave it once a reply is accepted)",
+        apply: |s, v| {
+            s.agent.keep_rejected = boolean("keep_rejected", v)?;
+            Ok(())
+        },
+        show: |s, _| s.agent.keep_rejected.to_string(),
     },
     SettingDef {
         key: "max_reminders",
@@ -417,6 +488,28 @@ pub const SETTINGS: &[SettingDef] = &[
         show: |s, _| s.eir.recover.name().into(),
     },
     SettingDef {
+        key: "selected_rerun",
+        doc: "recover=selected (EIR App. F.3): always (default) runs the final call again on the evidence, expanded or not; after_read only after a successful read (F.4's rule)",
+        apply: |s, v| {
+            s.eir.selected_rerun = SelectedRerun::from_name(v).ok_or_else(|| {
+                SettingError::value("selected_rerun", v, "always or after_read")
+            })?;
+            Ok(())
+        },
+        show: |s, _| s.eir.selected_rerun.name().into(),
+    },
+    SettingDef {
+        key: "refresh",
+        doc: "dependency_repair (EIR App. E.3): revision (default) refreshes the requirements after every turn that revises a conclusion; dependents only when a revised conclusion has dependents",
+        apply: |s, v| {
+            s.eir.refresh = RequirementRefresh::from_name(v).ok_or_else(|| {
+                SettingError::value("refresh", v, "revision or dependents")
+            })?;
+            Ok(())
+        },
+        show: |s, _| s.eir.refresh.name().into(),
+    },
+    SettingDef {
         key: "from",
         doc: "eir-recover: the earlier EIR run (run directory or records file) whose evidence is reused",
         apply: |s, v| {
@@ -440,7 +533,7 @@ pub const SETTINGS: &[SettingDef] = &[
     },
     SettingDef {
         key: "json_schema",
-        doc: "false: send no JSON schema as an output constraint (responses are validated either way)",
+        doc: "true: send the JSON schema of each call as an output constraint (default false: prompting only, EIR App. H.4, C.2; responses are validated either way)",
         apply: |s, v| {
             s.eir.json_schema = boolean("json_schema", v)?;
             Ok(())

@@ -204,6 +204,8 @@ fn enum_names_are_declared_once_and_round_trip() {
     round_trip::<ToolChannel>();
     round_trip::<DependencyRepair>();
     round_trip::<RecoverMode>();
+    round_trip::<SelectedRerun>();
+    round_trip::<RequirementRefresh>();
     round_trip::<crate::methods::StopReason>();
     round_trip::<crate::methods::registry::Setting>();
     assert_eq!(
@@ -232,4 +234,31 @@ fn enum_names_are_declared_once_and_round_trip() {
         "parse_failure"
     );
     assert_eq!(Stopping::from_name("sideways"), None);
+}
+
+/// The report and the analysis read a nudge turn off text settings as the agent does,
+/// `nudge_count=consumed` included (SLEUTH §3.3).
+#[test]
+fn text_settings_name_the_agents_nudge_turn() {
+    let of = |pairs: &[(&str, &str)]| {
+        let map: std::collections::BTreeMap<String, String> = pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        AgentSettings::nudge_turn_of(|k| map.get(k).cloned())
+    };
+    assert_eq!(of(&[("nudge", "0.7"), ("turns", "20")]), Some(14));
+    assert_eq!(
+        of(&[
+            ("nudge", "0.7"),
+            ("turns", "20"),
+            ("nudge_count", "consumed")
+        ]),
+        Some(15)
+    );
+    assert_eq!(of(&[("nudge", "0.7")]), Some(14), "T defaults to 20");
+    assert_eq!(of(&[("nudge", "turn:12"), ("turns", "20")]), Some(12));
+    assert_eq!(of(&[("nudge", "none")]), None);
+    assert_eq!(of(&[("nudge", "adaptive")]), None);
+    assert_eq!(of(&[]), None);
 }

@@ -9,11 +9,16 @@
 //! What the memory does with the entries (monotonic merging, contradictions) is
 //! [`crate::memory`]'s, not the notation's.
 
+mod adherence;
 mod entries;
 mod parse;
 
+pub use adherence::{
+    check_adherence, check_adherence_under, check_adherence_with, AdherenceRules, HypothesisFields,
+    SectionProse,
+};
 pub use entries::{Confidence, Fact, Hypothesis, OpenQuestion, Priority, Triple};
-pub use parse::{check_adherence, parse, writes_section};
+pub use parse::{parse, writes_section};
 
 use serde::{Deserialize, Serialize};
 

@@ -1,7 +1,7 @@
 //! Parsing the model's working-memory text, tolerant of the usual formatting drift
 //! (markdown bullets and bold, header case, missing fields). Whatever cannot be parsed
-//! is simply absent from the result; [`check_adherence`] says whether the response
-//! followed the notation, and the caller keeps the raw text in the trace.
+//! is simply absent from the result; [`super::check_adherence`] says whether the
+//! response followed the notation, and the caller keeps the raw text in the trace.
 
 use super::{
     Confidence, Fact, Hypothesis, MemorySchema, OpenQuestion, Priority, Section, Triple, Written,
@@ -10,14 +10,30 @@ use crate::protocol::action::ends_section;
 use regex::Regex;
 use std::sync::OnceLock;
 
+/// Whether `line` is a structural delimiter: a line opening or closing a block, such as
+/// the enforced prompt's `=== WORKING MEMORY (...) ===` and `=== END WORKING MEMORY ===`
+/// (SLEUTH §3.4, §5.5, App. M: the prompt adaptation "with explicit structural
+/// delimiters"), or a markdown rule (`---`, `***`, `___`). It belongs to no section and
+/// ends the one before it, so a reply written exactly as the enforced prompt asks is
+/// not read as having a malformed entry in its last section.
+pub(super) fn is_delimiter(line: &str) -> bool {
+    let t = line.trim();
+    t.starts_with("===")
+        || (t.len() >= 3 && ['-', '*', '_'].iter().any(|&c| t.chars().all(|x| x == c)))
+}
+
 /// Splits a response into its memory sections: `(section, body lines)` in order.
-/// A section ends at the next header or at a protocol line (`Action:`, `Thought:`, see
-/// [`ends_section`]).
-fn sections(text: &str) -> Vec<(Section, Vec<&str>)> {
+/// A header is a section's name (markdown aside, an optional parenthetical such as
+/// `(with sources)`) followed by a colon or by nothing, so a prose line that starts
+/// with the words ("Confirmed facts so far point to...", "Notes from your earlier
+/// attempts...") opens no section. A section ends at the next header, at a protocol
+/// line (`Action:`, `Thought:`, see [`ends_section`]) or at a delimiter line
+/// ([`is_delimiter`]).
+pub(super) fn sections(text: &str) -> Vec<(Section, Vec<&str>)> {
     static HEADER: OnceLock<Regex> = OnceLock::new();
     let header = HEADER.get_or_init(|| {
         Regex::new(
-            r"(?i)^[\s#>*_`\-]*(confirmed facts|active hypotheses|open questions|notes|scratchpad)\s*[*_`]*\s*:?\s*[*_`]*\s*(.*)$",
+            r"(?i)^[\s#>*_`\-=]*(confirmed facts|active hypotheses|open questions|notes|scratchpad)\s*(?:\([^)]*\))?\s*[*_`=]*\s*(?::\s*[*_`=]*\s*(.*)|[*_`=#]*\s*)$",
         )
         .expect("valid header regex")
     });
@@ -37,7 +53,7 @@ fn sections(text: &str) -> Vec<(Section, Vec<&str>)> {
             if !rest.trim().is_empty() {
                 out.last_mut().expect("just pushed").1.push(rest);
             }
-        } else if ends_section(line) {
+        } else if ends_section(line) || is_delimiter(line) {
             open = false;
         } else if open {
             out.last_mut().expect("open section").1.push(line);
@@ -46,7 +62,7 @@ fn sections(text: &str) -> Vec<(Section, Vec<&str>)> {
     out
 }
 
-fn entry_regexes() -> &'static [Regex; 3] {
+pub(super) fn entry_regexes() -> &'static [Regex; 3] {
     static RES: OnceLock<[Regex; 3]> = OnceLock::new();
     RES.get_or_init(|| {
         let prefix = r"^[\s>*_`\-•]*(?:\d+[.)]\s*)?[*_`]*\[\s*";
@@ -61,7 +77,7 @@ fn entry_regexes() -> &'static [Regex; 3] {
 /// A fact line: the statement and its source, then (per-fact confidence and
 /// contradiction detection) optional `| confidence: ...` and `| triple: S ; R ; V`
 /// fields. Only those two keys start the fields, so a `|` inside a statement stays in it.
-fn parse_fact(id: &str, body: &str) -> Fact {
+pub(super) fn parse_fact(id: &str, body: &str) -> Fact {
     static SOURCE: OnceLock<Regex> = OnceLock::new();
     static FIELDS: OnceLock<Regex> = OnceLock::new();
     let re = SOURCE.get_or_init(|| {
@@ -97,7 +113,7 @@ fn parse_fact(id: &str, body: &str) -> Fact {
 }
 
 /// Splits `text | key: value | key: value` into the text and its fields.
-fn fields(body: &str) -> (String, Vec<(String, String)>) {
+pub(super) fn fields(body: &str) -> (String, Vec<(String, String)>) {
     let mut parts = body.split('|');
     let text = parts.next().unwrap_or("").trim().to_string();
     let kv = parts
@@ -109,7 +125,7 @@ fn fields(body: &str) -> (String, Vec<(String, String)>) {
     (text, kv)
 }
 
-fn field<'a>(kv: &'a [(String, String)], key: &str) -> Option<&'a str> {
+pub(super) fn field<'a>(kv: &'a [(String, String)], key: &str) -> Option<&'a str> {
     kv.iter().find(|(k, _)| k == key).map(|(_, v)| v.as_str())
 }
 
@@ -125,7 +141,7 @@ fn ids(list: Option<&str>) -> Vec<String> {
         .collect()
 }
 
-fn level<T>(value: Option<&str>, low: T, medium: T, high: T) -> Option<T> {
+pub(super) fn level<T>(value: Option<&str>, low: T, medium: T, high: T) -> Option<T> {
     match value?
         .trim()
         .trim_matches(|c: char| !c.is_alphabetic())
@@ -167,7 +183,7 @@ fn resolved_mark(body: &str) -> Option<(String, bool)> {
         .then(|| (re.replace_all(body, "").trim().to_string(), true))
 }
 
-fn parse_question(id: &str, body: &str) -> OpenQuestion {
+pub(super) fn parse_question(id: &str, body: &str) -> OpenQuestion {
     let (body, resolved) = resolved_mark(body).unwrap_or_else(|| (body.to_string(), false));
     let (text, kv) = fields(&body);
     OpenQuestion {
@@ -225,48 +241,4 @@ pub fn parse(text: &str, schema: &MemorySchema) -> Written {
         }
     }
     memory
-}
-
-/// Whether a response follows the notation for every section of `schema`: each header
-/// is present, and every entry line in a section is well-formed (a fact names its
-/// source; a hypothesis has a confidence; a question has an action and a priority).
-/// Empty sections (no entries, or a placeholder such as `- none`) are allowed.
-pub fn check_adherence(text: &str, schema: &MemorySchema) -> bool {
-    let found = sections(text);
-    let [fact_re, hyp_re, q_re] = entry_regexes();
-    schema.sections.iter().all(|&wanted| {
-        let Some((_, lines)) = found.iter().find(|(s, _)| *s == wanted) else {
-            return false;
-        };
-        let mut entries = lines
-            .iter()
-            .map(|l| l.trim())
-            .filter(|l| !is_placeholder(l));
-        match wanted {
-            Section::Notes => true,
-            Section::Facts => entries.all(|l| {
-                fact_re
-                    .captures(l)
-                    .is_some_and(|c| parse_fact(&c[1], &c[2]).source.is_some())
-            }),
-            Section::Hypotheses => entries.all(|l| {
-                hyp_re
-                    .captures(l)
-                    .is_some_and(|c| parse_hypothesis(&c[1], &c[2]).confidence.is_some())
-            }),
-            Section::Questions => entries.all(|l| {
-                q_re.captures(l).is_some_and(|c| {
-                    let q = parse_question(&c[1], &c[2]);
-                    q.resolved || (q.action.is_some() && q.priority.is_some())
-                })
-            }),
-        }
-    })
-}
-
-fn is_placeholder(line: &str) -> bool {
-    let l = line
-        .trim_matches(|c: char| !c.is_alphanumeric())
-        .to_ascii_lowercase();
-    l.is_empty() || l == "none" || l == "none yet" || l == "n/a"
 }

@@ -49,6 +49,24 @@ pub fn datasets(a: &Analysis, order: &[&str]) -> Vec<String> {
     ds
 }
 
+/// Method order: first appearance in the runs' `methods` lists, then alphabetical.
+pub fn method_rank(a: &Analysis) -> impl Fn(&str) -> (usize, String) + '_ {
+    let mut order: Vec<&str> = Vec::new();
+    for s in &a.sources {
+        for m in &s.config.methods {
+            if !order.contains(&m.as_str()) {
+                order.push(m);
+            }
+        }
+    }
+    move |m: &str| {
+        (
+            order.iter().position(|o| *o == m).unwrap_or(usize::MAX),
+            m.to_string(),
+        )
+    }
+}
+
 /// The models of the report, sorted.
 pub fn models(a: &Analysis) -> Vec<String> {
     a.summaries
@@ -91,7 +109,7 @@ impl Block {
 
 /// One row of a methods x datasets table: an arm without its dataset.
 pub fn rows(a: &Analysis, model: &str) -> Vec<ArmKey> {
-    let rank = crate::report::pivot::method_rank(a);
+    let rank = method_rank(a);
     let mut rows: Vec<ArmKey> = a
         .summaries
         .iter()
@@ -147,18 +165,12 @@ pub fn setting(a: &Analysis, arm: &ArmKey, key: &str) -> Option<String> {
     })
 }
 
-/// The turn at which the nudge fires for `arm`: `turn:N`, or ⌈α·T⌉ (SLEUTH §3.3);
-/// None without a nudge.
+/// The turn at which the nudge fires for `arm`: `turn:N`, or ⌈α·T⌉ (one more under
+/// `nudge_count=consumed`; SLEUTH §3.3); None without a nudge (ReAct and the other
+/// memoryless methods have one only under `nudge_all=true`, App. D.4).
 pub fn nudge_turn(a: &Analysis, arm: &ArmKey) -> Option<u32> {
-    let nudge = setting(a, arm, "nudge")?;
-    if let Some(n) = nudge.strip_prefix("turn:") {
-        return n.parse().ok();
-    }
-    let alpha: f64 = nudge.parse().ok()?;
-    let turns: f64 = setting(a, arm, "turns")
-        .and_then(|t| t.parse().ok())
-        .unwrap_or(20.0);
-    Some((alpha * turns - 1e-9).ceil().max(1.0) as u32)
+    let method = arm.method.split('/').next().unwrap_or(&arm.method);
+    crate::methods::registry::nudge_turn_of(method, |key| setting(a, arm, key))
 }
 
 /// `+4.7` / `-1.2`: a difference in points.

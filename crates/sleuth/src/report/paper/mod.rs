@@ -6,6 +6,7 @@
 //! `--tables` chooses others. A name is a paper table (`sleuth_table1`, `eir_table1`)
 //! or one of the report's own tables (`summary`, `comparison`, `eir_support_f1`, ...).
 
+mod adherence;
 mod eir;
 pub(super) mod layout;
 mod sleuth;
@@ -54,15 +55,8 @@ pub const PAPER_TABLES: &[PaperTable] = &[
     },
     PaperTable {
         name: "sleuth_table4",
-        what: "SLEUTH Table 4: protocol adherence arms, EM per benchmark",
-        build: |a| {
-            sleuth::methods_by_dataset(
-                a,
-                "sleuth_table4",
-                "Effect of protocol adherence, EM (SLEUTH §5.5, Table 4)",
-                |s| s.em,
-            )
-        },
+        what: "SLEUTH Table 4: SLEUTH with and without enforcement, EM and adherent turns per benchmark, Δ",
+        build: adherence::adherence_arms,
     },
     PaperTable {
         name: "sleuth_table6",

@@ -7,13 +7,15 @@ use super::layout::{
     dataset_label, datasets, models, nudge_turn, rows, setting, signed, summary, Block,
     SLEUTH_ORDER,
 };
-use crate::eval::analysis::{Analysis, ArmKey, Comparison, Outcome, Summary};
+use crate::eval::analysis::{
+    Analysis, ArmKey, Comparison, ErrorClasses, Outcome, ReasoningEvidence, Summary,
+};
 use crate::report::table::{Cell, Table};
 
 /// Table 1 (EM) and Table 6 (F1): methods x benchmarks in the paper's blocks, the best
 /// value per column in bold, and a last row Δ = SLEUTH minus the strongest external
-/// baseline on that benchmark (§5.1). Table 3 (the second model) and Table 4
-/// (adherence arms) share the layout. One block set per model when several ran.
+/// baseline on that benchmark (§5.1). Table 3 (the second model) shares the layout.
+/// One block set per model when several ran.
 pub fn methods_by_dataset(
     a: &Analysis,
     name: &str,
@@ -192,8 +194,31 @@ pub fn timeouts(a: &Analysis) -> Table {
     t
 }
 
-/// Table 15: error decomposition, % of all questions.
+/// Table 15: error decomposition, % of all questions. The note states the reading
+/// of App. J the report used (`--reasoning-evidence`, `--error-classes`).
 pub fn errors(a: &Analysis) -> Table {
+    let reasoning = match (a.error_classes, a.reasoning_evidence) {
+        (ErrorClasses::Sums, _) => {
+            "every other wrong answer (no Other class: --error-classes sums)"
+        }
+        (_, ReasoningEvidence::Any) => {
+            "wrong, sharing no word with the gold, although a gold paragraph was retrieved"
+        }
+        (_, ReasoningEvidence::All) => {
+            "wrong, sharing no word with the gold, although every gold paragraph was retrieved"
+        }
+    };
+    let note = format!(
+        "Percent of all questions (rows sum to 100). Timeout = the turn budget ran out; unfinished = no answer before the budget (an error, an overflow, an unparsable reply); verbose = a wrong answer containing the gold one; reasoning = {reasoning}; other = the rest."
+    );
+    let classes = [
+        Outcome::Correct,
+        Outcome::Timeout,
+        Outcome::Unfinished,
+        Outcome::Reasoning,
+        Outcome::Verbose,
+        Outcome::Other,
+    ];
     let mut t = Table::new(
         "sleuth_table15",
         "Error decomposition, % of questions (SLEUTH App. J, Table 15)",
@@ -201,29 +226,24 @@ pub fn errors(a: &Analysis) -> Table {
             "method",
             "EM (%)",
             "timeout (%)",
+            "unfinished (%)",
             "reasoning (%)",
             "verbose (%)",
             "other (%)",
         ],
     )
-    .with_note("Percent of all questions (rows sum to 100). Verbose = a wrong answer containing the gold one; reasoning = wrong although every gold paragraph was retrieved; other = the rest.");
+    .with_note(&note);
     per_dataset(a, &mut t, &|s, _| {
         let Some(e) = a.errors.iter().find(|e| e.arm == s.arm) else {
-            return vec![Cell::Missing; 5];
+            return vec![Cell::Missing; classes.len()];
         };
-        [
-            Outcome::Correct,
-            Outcome::Timeout,
-            Outcome::Reasoning,
-            Outcome::Verbose,
-            Outcome::Other,
-        ]
-        .iter()
-        .map(|o| Cell::Num(e.percent[o], 1))
-        .collect()
+        classes
+            .iter()
+            .map(|o| Cell::Num(e.percent.get(o).copied().unwrap_or(0.0), 1))
+            .collect()
     });
     bold_per_block(&mut t, &[1], false);
-    bold_per_block(&mut t, &[2, 3, 4], true);
+    bold_per_block(&mut t, &[2, 3, 4, 5], true);
     t
 }
 
@@ -377,11 +397,18 @@ pub fn intervals(a: &Analysis) -> Table {
     let mut t = Table::new(
         "sleuth_table13",
         "Bootstrap 95% intervals, SLEUTH − ReAct EM (SLEUTH App. G, Table 13)",
-        &["benchmark", "n", "ΔEM (points)", "95% CI", "McNemar p"],
+        &[
+            "benchmark",
+            "n",
+            "ΔEM (points)",
+            "95% CI",
+            "bootstrap p",
+            "McNemar p",
+        ],
     )
     .split("ΔEM (points)", &["em_diff"])
     .split("95% CI", &["ci_lo", "ci_hi"])
-    .with_note("Points (percent scale), paired by question; needs --baseline sleuth or --baseline react (the other direction is negated).");
+    .with_note("Points (percent scale), paired by question; interval and p from the paired bootstrap (App. G: 10,000 resamples; p resolves to 2/resamples), McNemar's exact p beside it as a second test; needs --baseline sleuth or --baseline react (the other direction is negated).");
     for (d, c, flipped) in sleuth_vs_react(a) {
         // `+ 0.0` turns a negated zero into zero.
         let sign = if flipped { -1.0 } else { 1.0 };
@@ -399,6 +426,7 @@ pub fn intervals(a: &Analysis) -> Table {
                 format!("[{}, {}]", signed(lo), signed(hi)),
                 vec![Cell::Num(lo, 1), Cell::Num(hi, 1)],
             ),
+            Cell::Num(c.em.p, 4),
             Cell::Num(c.p_mcnemar, 4),
         ]);
     }

@@ -83,21 +83,21 @@ fn every_string_and_array_is_bounded() {
 /// The whole text of the largest schema, as servers receive it.
 #[test]
 fn the_eir_action_schema_of_the_corpus_setting_with_repair_is_exactly_this() {
-    let text = "{\"type\":\"object\",\"properties\":{\"reasoning\":{\"type\":\"string\",\"maxLength\":600},\
+    let text = "{\"type\":\"object\",\"properties\":{\"reasoning\":{\"type\":\"string\",\"maxLength\":4000},\
 \"requirements\":{\"type\":\"array\",\"items\":{\"type\":\"object\",\"properties\":{\"op\":{\"type\":\"string\",\"enum\":[\"add\",\"revise\"]},\
-\"id\":{\"type\":\"string\",\"maxLength\":8},\"text\":{\"type\":\"string\",\"maxLength\":240},\
-\"status\":{\"type\":\"string\",\"enum\":[\"open\",\"met\",\"dropped\"]}},\"required\":[\"op\",\"id\"]},\"maxItems\":4},\
+\"id\":{\"type\":\"string\",\"maxLength\":8},\"text\":{\"type\":\"string\",\"maxLength\":1000},\
+\"status\":{\"type\":\"string\",\"enum\":[\"open\",\"met\",\"dropped\"]}},\"required\":[\"op\",\"id\"]},\"maxItems\":32},\
 \"conclusions\":{\"type\":\"array\",\"items\":{\"type\":\"object\",\"properties\":{\"op\":{\"type\":\"string\",\"enum\":[\"add\",\"revise\"]},\
-\"id\":{\"type\":\"string\",\"maxLength\":8},\"claim\":{\"type\":\"string\",\"maxLength\":240},\
+\"id\":{\"type\":\"string\",\"maxLength\":8},\"claim\":{\"type\":\"string\",\"maxLength\":1000},\
 \"status\":{\"type\":\"string\",\"enum\":[\"tentative\",\"supported\",\"retracted\"]},\
 \"citations\":{\"type\":\"array\",\"items\":{\"type\":\"object\",\"properties\":{\"title\":{\"type\":\"string\",\"maxLength\":120},\
-\"sentence\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":999}},\"required\":[\"title\",\"sentence\"]},\"maxItems\":4},\
-\"depends_on\":{\"type\":\"array\",\"items\":{\"type\":\"string\",\"maxLength\":8},\"maxItems\":4}},\"required\":[\"op\",\"id\"]},\"maxItems\":4},\
+\"sentence\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":999}},\"required\":[\"title\",\"sentence\"]},\"maxItems\":32},\
+\"depends_on\":{\"type\":\"array\",\"items\":{\"type\":\"string\",\"maxLength\":8},\"maxItems\":32}},\"required\":[\"op\",\"id\"]},\"maxItems\":32},\
 \"action\":{\"type\":\"object\",\"properties\":{\"type\":{\"type\":\"string\",\"enum\":[\"search\",\"read\",\"submit\"]},\
 \"query\":{\"type\":\"string\",\"maxLength\":200},\"id\":{\"type\":\"string\",\"maxLength\":40},\
 \"answer\":{\"type\":\"string\",\"maxLength\":120},\
 \"evidence\":{\"type\":\"array\",\"items\":{\"type\":\"object\",\"properties\":{\"title\":{\"type\":\"string\",\"maxLength\":120},\
-\"sentence\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":999}},\"required\":[\"title\",\"sentence\"]},\"maxItems\":4}},\
+\"sentence\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":999}},\"required\":[\"title\",\"sentence\"]},\"maxItems\":32}},\
 \"required\":[\"type\"]}},\"required\":[\"reasoning\",\"requirements\",\"conclusions\",\"action\"]}";
     assert_eq!(eir_action(true, true).to_string(), text);
 }

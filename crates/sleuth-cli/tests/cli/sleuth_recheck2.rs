@@ -1,0 +1,391 @@
+//! A third cold read of the SLEUTH paper against the code: the enforced prompt's own
+//! delimiters (§3.4, §5.5, App. M), prose around the memory sections (§5.5, Table 4),
+//! IRCoT's `[RETRIEVAL]` tag (App. K), text after an action's bracket, the rejected
+//! exchanges of enforcement (App. M), a lookup of a repeated title (App. M) and 2Wiki
+//! without its alias file. Each is shown through the binary against a scripted local
+//! server whose replies are written the way a chat model writes them: prose, delimiter
+//! lines, "none yet" placeholders.
+
+use crate::agents::{eval_one, turn_of};
+use crate::sleuth_paper::{last_message, system_prompt};
+use crate::util::*;
+use serde_json::Value;
+use sleuth_testkit::{MockServer, Reply};
+
+/// The enforced prompt's opening and closing delimiter lines, as `memory.txt` asks.
+const OPEN: &str = "=== WORKING MEMORY (all sections required, in this notation) ===";
+const CLOSE: &str = "=== END WORKING MEMORY ===";
+
+/// SLEUTH's three turns on the first MuSiQue question (Van Hook Township → Mountrail
+/// County → Stanley), as a model writes them, each `(memory, action line)`.
+fn investigation(turn: usize) -> (&'static str, &'static str) {
+    match turn {
+        1 => (
+            "Confirmed Facts:\n- None yet.\nActive Hypotheses:\n- None so far; no evidence gathered.\nOpen Questions:\n- [Q1] Which county is Van Hook Township in? | action: Van Hook Township | priority: high\n- [Q2] What is the seat of that county? | action: county seat | priority: medium",
+            "Action: search[Van Hook Township]",
+        ),
+        2 => (
+            "Confirmed Facts:\n- [F1] Van Hook Township is a township in Mountrail County, North Dakota (source: Van Hook Township, Mountrail County, North Dakota)\nActive Hypotheses:\n- [H1] Stanley | confidence: low | supports: F1 | contradicts: -\nOpen Questions:\n- [Q1] Which county is Van Hook Township in? | action: Van Hook Township | priority: high (resolved)\n- [Q2] What is the seat of Mountrail County? | action: Mountrail County seat | priority: high",
+            "Action: search[Mountrail County seat]",
+        ),
+        _ => (
+            "Confirmed Facts:\n- [F1] Van Hook Township is a township in Mountrail County, North Dakota (source: Van Hook Township, Mountrail County, North Dakota)\n- [F2] The Mountrail County Courthouse is in Stanley, the county seat (source: Mountrail County Courthouse)\nActive Hypotheses:\n- [H1] Stanley | confidence: high | supports: F1, F2 | contradicts: -\nOpen Questions:\n- None remaining; all resolved.",
+            "Action: finish[Stanley]",
+        ),
+    }
+}
+
+/// A reply in exactly the enforced prompt's format: the delimiters around the memory,
+/// then the action line.
+fn delimited(turn: usize) -> String {
+    let (memory, action) = investigation(turn);
+    format!("{OPEN}\n{memory}\n{CLOSE}\n{action}")
+}
+
+/// A reply with a model's prose: a sentence before the memory and a reasoning
+/// sentence between Open Questions and the action line.
+fn with_prose(turn: usize) -> String {
+    let (memory, action) = investigation(turn);
+    let reasoning = match turn {
+        1 => "The township's county is the first link, so I look for the township first.",
+        2 => "The county is known; its seat is the last link I need.",
+        _ => "Both links are confirmed, so the seat of the county is the answer.",
+    };
+    format!("Let me update my working memory.\n\n{memory}\n\n{reasoning}\n{action}")
+}
+
+/// The reminder's words (`reminder.txt`).
+const REMINDER: &str = "did not follow the working-memory protocol";
+
+/// The turn a request asks for: its assistant messages less the rejected ones (each
+/// followed by a reminder), plus one.
+fn turn_of_episode(req: &sleuth_testkit::ReceivedRequest) -> usize {
+    let reminders = req.body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "user" && m["content"].as_str().unwrap_or("").contains(REMINDER))
+        .count();
+    turn_of(req) - reminders
+}
+
+fn adherent_turns(r: &Value) -> Vec<bool> {
+    r["trace"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["adherent"].as_bool().unwrap())
+        .collect()
+}
+
+/// §3.4, §5.5, App. M: under `enforce=true` the prompt asks for the memory between
+/// `=== WORKING MEMORY … ===` and `=== END WORKING MEMORY ===`; a reply in exactly that
+/// format is in the notation (the END line closes Open Questions, it is no malformed
+/// question): no reminder, adherence 1.
+#[test]
+#[cfg_attr(not(shared_data), ignore = "needs ../shared/data")]
+fn a_reply_in_the_enforced_prompts_own_format_passes_with_no_reminder() {
+    let server = MockServer::spawn(|req| Reply::text(delimited(turn_of(req))));
+    let dir = tempfile::tempdir().unwrap();
+    let r = &eval_one(&server, "sleuth", dir.path(), &["--set", "enforce=true"])[0];
+    let system = system_prompt(&server.requests()[0]);
+    assert!(system.contains(OPEN) && system.contains(CLOSE), "{system}");
+    assert_eq!(r["reminders"], 0);
+    assert_eq!(r["adherence"], 1.0);
+    assert_eq!(adherent_turns(r), [true, true, true]);
+    assert_eq!(
+        (r["turns"].clone(), r["calls"].clone()),
+        (3.into(), 3.into())
+    );
+    assert_eq!(r["answer"], "Stanley");
+    // The delimiters are no part of the memory: the facts are the two written.
+    let facts = r["trace"][2]["state"]["facts"].as_array().unwrap().len();
+    assert_eq!(facts, 2);
+}
+
+/// §3.2, §5.5, Table 4: a turn is in the notation when its typed sections hold entries
+/// in the notation. Prose around them (a sentence before the memory, reasoning between
+/// Open Questions and the action line) and `none`-style placeholders (`- None so far;
+/// no evidence gathered.`, `- None remaining; all resolved.`) do not make it drift; a
+/// fact without its source still does, and so does a missing section.
+/// `section_prose=judged` (the earlier reading) judges the reasoning line as a question.
+#[test]
+#[cfg_attr(not(shared_data), ignore = "needs ../shared/data")]
+fn prose_after_the_sections_and_none_placeholders_are_adherent_and_a_sourceless_fact_is_not() {
+    let run = |script: fn(usize) -> String, set: &[&str]| {
+        let server = MockServer::spawn(move |req| Reply::text(script(turn_of_episode(req))));
+        let dir = tempfile::tempdir().unwrap();
+        let mut extra = Vec::new();
+        for s in set {
+            extra.extend(["--set", s]);
+        }
+        let r = eval_one(&server, "sleuth", dir.path(), &extra).remove(0);
+        (r, server.requests().len())
+    };
+    let (r, _) = run(with_prose, &[]);
+    assert_eq!(r["settings"]["section_prose"], "ends");
+    assert_eq!(adherent_turns(&r), [true, true, true]);
+    assert_eq!(r["adherence"], 1.0);
+    assert_eq!(r["answer"], "Stanley");
+    let (r, calls) = run(with_prose, &["enforce=true"]);
+    assert_eq!((r["reminders"].clone(), calls), (0.into(), 3));
+
+    // The earlier reading: the reasoning sentence is judged as an Open Questions entry.
+    let (r, _) = run(with_prose, &["section_prose=judged"]);
+    assert_eq!(adherent_turns(&r), [false, false, false]);
+
+    // Turn 2's fact loses its source: that turn drifts, and enforcement re-prompts it
+    // (the same reply every time, so all five reminders go to turn 2).
+    fn sourceless(turn: usize) -> String {
+        let reply = with_prose(turn);
+        match turn {
+            2 => reply.replace(
+                " (source: Van Hook Township, Mountrail County, North Dakota)",
+                "",
+            ),
+            _ => reply,
+        }
+    }
+    let (r, _) = run(sourceless, &[]);
+    assert_eq!(adherent_turns(&r), [true, false, true]);
+    let (r, calls) = run(sourceless, &["enforce=true", "turns=3"]);
+    assert_eq!(r["reminders"], 5);
+    assert_eq!(r["trace"][1]["rejected"].as_array().unwrap().len(), 5);
+    assert_eq!(calls, 3 + 5);
+
+    // No Active Hypotheses section at all: not adherent, however tidy the rest.
+    fn no_hypotheses(turn: usize) -> String {
+        let reply = with_prose(turn);
+        let start = reply.find("Active Hypotheses:").unwrap();
+        let end = reply.find("Open Questions:").unwrap();
+        format!("{}{}", &reply[..start], &reply[end..])
+    }
+    let (r, _) = run(no_hypotheses, &[]);
+    assert_eq!(adherent_turns(&r), [false, false, false]);
+}
+
+/// App. K: IRCoT alternates `[REASONING]` and `[RETRIEVAL]` steps, the latter holding the
+/// action line on the same line (`[RETRIEVAL] Action: search[...]`), its finish too. A
+/// scripted model writing exactly that searches, looks up and answers.
+#[test]
+#[cfg_attr(not(shared_data), ignore = "needs ../shared/data")]
+fn ircot_actions_written_after_the_retrieval_tag_run_and_finish() {
+    let server = MockServer::spawn(|req| {
+        Reply::text(match turn_of(req) {
+            1 => "[REASONING] What I know: nothing yet. What I still need: the county Van Hook Township is in. What I will look for: the township's paragraph.\n[RETRIEVAL] Action: search[Van Hook Township county]",
+            2 => "[REASONING] The retrieval showed: Van Hook Township is in Mountrail County, North Dakota. Together with what I knew: the county is Mountrail County. Still needed: its county seat.\n[RETRIEVAL] lookup[Mountrail County Courthouse]",
+            _ => "[REASONING] The retrieval showed: the courthouse is in Stanley, the county seat. Together with what I knew: Stanley is the seat of Mountrail County. Still needed: nothing, I can answer.\n[RETRIEVAL] Action: finish[Stanley]",
+        })
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let r = &eval_one(&server, "ircot", dir.path(), &[])[0];
+    assert!(system_prompt(&server.requests()[0]).contains("[RETRIEVAL] <the action line>"));
+    let actions: Vec<&Value> = r["trace"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| &t["actions"][0])
+        .collect();
+    assert_eq!(actions[0]["tool"], "search");
+    assert_eq!(actions[0]["arg"], "Van Hook Township county");
+    assert_eq!(actions[1]["tool"], "lookup");
+    assert_eq!(actions[1]["arg"], "Mountrail County Courthouse");
+    let looked = r["trace"][1]["observations"][0]["text"].as_str().unwrap();
+    assert!(
+        looked.starts_with("[Mountrail County Courthouse]"),
+        "{looked}"
+    );
+    assert_eq!(r["answer"], "Stanley");
+    assert_eq!(r["turns"], 3);
+}
+
+/// The action line's bracket holds the argument; a full stop or a few words after it
+/// (`finish[Stanley].`, `search[Van Hook Township] to find its county`) do not drop
+/// the action.
+#[test]
+#[cfg_attr(not(shared_data), ignore = "needs ../shared/data")]
+fn text_after_the_closing_bracket_keeps_the_action() {
+    let server = MockServer::spawn(|req| {
+        Reply::text(match turn_of(req) {
+            1 => "Thought: I need the county of Van Hook Township first.\nAction: search[Van Hook Township] to find its county",
+            _ => "Thought: The township is in Mountrail County, whose seat is Stanley.\nAction: finish[Stanley].",
+        })
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let r = &eval_one(&server, "react", dir.path(), &[])[0];
+    let first = &r["trace"][0]["actions"][0];
+    assert_eq!(
+        (first["tool"].as_str(), first["arg"].as_str()),
+        (Some("search"), Some("Van Hook Township"))
+    );
+    assert!(!r["trace"][0]["observations"][0]["shown"]
+        .as_array()
+        .unwrap()
+        .is_empty());
+    assert_eq!(r["answer"], "Stanley");
+    assert_eq!(r["turns"], 2);
+}
+
+/// The reply enforcement rejects on turn 1: the model's prose, no memory sections.
+const DRIFTED: &str = "I should first find which county Van Hook Township belongs to, then look up that county's seat.\nAction: search[Van Hook Township]";
+
+/// App. M: a re-prompt costs about 50 tokens per occurrence. The reminder request
+/// carries the rejected reply and the reminder; once a reply is accepted they leave the
+/// conversation, so the next request has one assistant message per turn and neither
+/// the rejected text nor the reminder. `keep_rejected=true` (the earlier reading) keeps
+/// both for the rest of the episode.
+#[test]
+#[cfg_attr(not(shared_data), ignore = "needs ../shared/data")]
+fn a_rejected_reply_and_its_reminder_leave_the_context_once_a_reply_is_accepted() {
+    let script = |req: &sleuth_testkit::ReceivedRequest| {
+        let assistants = turn_of(req) - 1;
+        Reply::text(if last_message(req).contains(REMINDER) {
+            delimited(1)
+        } else if assistants == 0 {
+            DRIFTED.to_string()
+        } else {
+            delimited(3)
+        })
+    };
+    let assistants = |req: &sleuth_testkit::ReceivedRequest| turn_of(req) - 1;
+    for (set, kept) in [(None, false), (Some("keep_rejected=true"), true)] {
+        let server = MockServer::spawn(script);
+        let dir = tempfile::tempdir().unwrap();
+        let mut extra = vec!["--set", "enforce=true"];
+        if let Some(s) = set {
+            extra.extend(["--set", s]);
+        }
+        let r = &eval_one(&server, "sleuth", dir.path(), &extra)[0];
+        assert_eq!(r["settings"]["keep_rejected"], kept.to_string());
+        assert_eq!(r["reminders"], 1);
+        assert_eq!(r["trace"][0]["rejected"][0], DRIFTED);
+        assert_eq!(r["answer"], "Stanley");
+        let reqs = server.requests();
+        assert_eq!(reqs.len(), 3, "turn 1, its reminder, turn 2");
+        // The reminder request: the rejected reply, then the reminder.
+        assert!(reqs[1]
+            .raw_body
+            .contains("I should first find which county"));
+        assert!(last_message(&reqs[1]).contains(REMINDER));
+        // Turn 2's request.
+        let next = &reqs[2];
+        assert_eq!(
+            next.raw_body.contains("I should first find which county"),
+            kept
+        );
+        assert_eq!(next.raw_body.contains(REMINDER), kept);
+        assert_eq!(assistants(next), if kept { 2 } else { 1 });
+        assert!(next
+            .raw_body
+            .contains("[Q2] What is the seat of that county?"));
+    }
+}
+
+/// The fifth MuSiQue question of `../shared/data`, whose pool holds two paragraphs
+/// titled "Liberal Party of Australia", written alone to `dir`.
+fn repeated_title_question(dir: &std::path::Path) -> std::path::PathBuf {
+    let line = std::fs::read_to_string(musique())
+        .unwrap()
+        .lines()
+        .nth(4)
+        .unwrap()
+        .to_string();
+    let q: Value = serde_json::from_str(&line).unwrap();
+    let titled = q["paragraphs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|p| p["title"] == "Liberal Party of Australia")
+        .count();
+    assert_eq!(titled, 2, "the case needs a repeated title");
+    let path = dir.join("repeated.jsonl");
+    std::fs::write(&path, format!("{line}\n")).unwrap();
+    path
+}
+
+/// App. M: lookup returns the paragraph a title names. MuSiQue pools repeat titles:
+/// `lookup[T (2)]` returns the second paragraph titled T and `lookup[T]` the first;
+/// `lookup_repeats=all` (the other reading) gives every paragraph titled T, in pool
+/// order.
+#[test]
+#[cfg_attr(not(shared_data), ignore = "needs ../shared/data")]
+fn a_lookup_reaches_the_second_paragraph_of_a_repeated_title() {
+    const FIRST: &str = "The contemporary Liberal Party generally advocates";
+    const SECOND: &str = "The UAP had been formed as a new conservative alliance";
+    let dir = tempfile::tempdir().unwrap();
+    let data = repeated_title_question(dir.path());
+    let run = |set: &[&str]| {
+        let server = MockServer::spawn(|req| {
+            Reply::text(match turn_of(req) {
+                1 => "Thought: The party's history paragraph should name its longest-serving leader.\nAction: lookup[Liberal Party of Australia (2)]",
+                2 => "Thought: Let me read every paragraph under that title.\nAction: lookup[Liberal Party of Australia]",
+                _ => "Thought: Lyons became Prime Minister after the 1931 split.\nAction: finish[Lyons' death in 1939]",
+            })
+        });
+        let out = tempfile::tempdir().unwrap();
+        let url = format!("openai-compat:{}#test-model", server.url());
+        let mut eval = Eval::new("musique", data.clone(), "react", &url, out.path());
+        for s in set {
+            eval = eval.set(s);
+        }
+        eval.ok();
+        crate::agents::read_records(out.path()).remove(0)
+    };
+    let observed = |r: &Value, turn: usize| {
+        r["trace"][turn]["observations"][0]["text"]
+            .as_str()
+            .unwrap()
+            .to_string()
+    };
+    let r = run(&[]);
+    assert_eq!(r["settings"]["lookup_repeats"], "first");
+    let second = observed(&r, 0);
+    assert!(
+        second.starts_with(&format!("[Liberal Party of Australia] {SECOND}")),
+        "{second}"
+    );
+    assert!(!second.contains(FIRST), "{second}");
+    let first = observed(&r, 1);
+    assert!(first.contains(FIRST) && !first.contains(SECOND), "{first}");
+    let r = run(&["lookup_repeats=all"]);
+    assert!(observed(&r, 0).starts_with(&format!("[Liberal Party of Australia] {SECOND}")));
+    let both = observed(&r, 1);
+    let (a, b) = (both.find(FIRST).unwrap(), both.find(SECOND).unwrap());
+    assert!(a < b, "pool order: {both}");
+}
+
+/// §4: EM is the best over the gold answer and its aliases, which 2Wiki keeps in
+/// `id_aliases.json` beside its data. Without that file the answers are scored against
+/// the gold alone: the run says so once (however many questions), naming the file and
+/// `sleuth data fetch 2wiki`; with the file beside the data it says nothing.
+#[test]
+fn twowiki_without_its_alias_file_warns_once_naming_the_file_and_the_fetch() {
+    const WARNING: &str = "answers are scored without their aliases";
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("dev.jsonl");
+    std::fs::copy(crate::golden::fixture("2wiki"), &data).unwrap();
+    let server =
+        MockServer::spawn(|_| Reply::text("Thought: I cannot find more.\nAction: finish[unknown]"));
+    let model = format!("openai-compat:{}#m", server.url());
+    let run = |out: &str| {
+        let out = dir.path().join(out);
+        let o = Eval::new("2wiki", &data, "react", &model, &out)
+            .opt("--limit", 2)
+            .output();
+        assert!(o.status.success(), "{}", stderr(&o));
+        stderr(&o)
+    };
+    let err = run("without");
+    assert_eq!(err.matches(WARNING).count(), 1, "{err}");
+    let line = err.lines().find(|l| l.contains(WARNING)).unwrap();
+    let aliases = dir.path().join("id_aliases.json");
+    assert!(line.contains(&aliases.display().to_string()), "{line}");
+    assert!(line.contains("sleuth data fetch 2wiki"), "{line}");
+    std::fs::write(
+        &aliases,
+        "{\"Q_id\": \"Q1\", \"aliases\": [\"an alias\"], \"demonyms\": []}\n",
+    )
+    .unwrap();
+    let err = run("with");
+    assert!(!err.contains(WARNING), "{err}");
+}
