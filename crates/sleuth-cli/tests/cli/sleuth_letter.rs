@@ -394,8 +394,10 @@ const LACKED_WORDS: [(&str, &[&str]); 2] = [
 /// only in the components kept: the same five numbered steps, and no word of a
 /// component the variant lacks ([`LACKED_WORDS`]; Facts+Q has no ranking to change,
 /// Facts-Only neither candidates to weigh nor missing pieces to name). Notes, the
-/// unstructured scratchpad, is held to the same length and loop (App. K names it among
-/// the ablations of comparable length); having no typed sections, it may name anything.
+/// unstructured scratchpad (§4), is held to the same length and loop (App. K names it
+/// among the ablations of comparable length) and, having none of the typed sections,
+/// names none of them either: it asks for notes, not for hypotheses or open questions
+/// in free text (issue 43 item 3).
 #[test]
 #[cfg_attr(not(shared_data), ignore = "needs ../shared/data")]
 fn ablation_prompts_are_of_comparable_length_with_the_same_numbered_loop() {
@@ -419,7 +421,7 @@ fn ablation_prompts_are_of_comparable_length_with_the_same_numbered_loop() {
             "{method}: {system}"
         );
         for (section, words) in LACKED_WORDS {
-            if method == "notes" || system.contains(section) {
+            if system.contains(section) {
                 continue;
             }
             let lower = system.to_lowercase();
