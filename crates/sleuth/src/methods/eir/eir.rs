@@ -132,8 +132,7 @@ impl Eir {
         if !s.list_feedback && unseeable {
             return !s.refuse_hidden_lists;
         }
-        s.list_errors == ListErrors::Discard
-            && (unseeable || cause == RejectCause::InvalidCitation)
+        s.list_errors == ListErrors::Discard && (unseeable || cause == RejectCause::InvalidCitation)
     }
 
     /// Dependency-repair control (EIR App. E.3, "when a claim changes, extra calls
