@@ -22,6 +22,7 @@ mod fidelity_ledger;
 mod golden;
 mod hardening;
 mod hardening2;
+mod hardening3;
 mod index;
 mod local;
 mod methods;

@@ -249,8 +249,22 @@ fn is_context_overflow(message: &str) -> bool {
     .any(|p| m.contains(p))
 }
 
+/// The longest wait a server's header is read as: a day. A larger value (`1e20`, an
+/// integer no `Duration` holds, a date decades ahead) is read as this rather than
+/// overflowing, and the retry policy shortens it further
+/// ([`RetryPolicy::max_retry_after`](super::middleware::RetryPolicy)), so no header
+/// value can crash a run or stall it for long (hardening III, item 2).
+pub(crate) const MAX_SERVER_WAIT: Duration = Duration::from_secs(86_400);
+
+/// `secs` as a wait, bounded by [`MAX_SERVER_WAIT`]; `None` for a negative or
+/// non-finite number.
+fn bounded_wait(secs: f64) -> Option<Duration> {
+    (secs.is_finite() && secs >= 0.0)
+        .then(|| Duration::from_secs_f64(secs.min(MAX_SERVER_WAIT.as_secs_f64())))
+}
+
 /// The server's requested wait: `retry-after-ms` (OpenAI), else `retry-after` as
-/// seconds (integer or decimal) or an HTTP date.
+/// seconds (integer or decimal) or an HTTP date; at most [`MAX_SERVER_WAIT`].
 pub(crate) fn retry_after(headers: &HeaderMap, now: SystemTime) -> Option<Duration> {
     let header = |name: &str| {
         headers
@@ -259,16 +273,20 @@ pub(crate) fn retry_after(headers: &HeaderMap, now: SystemTime) -> Option<Durati
             .map(str::trim)
     };
     if let Some(ms) = header("retry-after-ms").and_then(|v| v.parse::<f64>().ok()) {
-        if ms.is_finite() && ms >= 0.0 {
-            return Some(Duration::from_secs_f64(ms / 1000.0));
+        if let Some(wait) = bounded_wait(ms / 1000.0) {
+            return Some(wait);
         }
     }
     let value = header("retry-after")?;
     if let Ok(secs) = value.parse::<f64>() {
-        return (secs.is_finite() && secs >= 0.0).then(|| Duration::from_secs_f64(secs));
+        return bounded_wait(secs);
     }
     let when = httpdate::parse_http_date(value).ok()?;
-    Some(when.duration_since(now).unwrap_or(Duration::ZERO))
+    Some(
+        when.duration_since(now)
+            .unwrap_or(Duration::ZERO)
+            .min(MAX_SERVER_WAIT),
+    )
 }
 
 /// What every provider does to a parsed reply: redact the key from its text and native
@@ -333,6 +351,31 @@ mod tests {
             Some(Duration::ZERO)
         );
         assert_eq!(retry_after(&headers(&[("retry-after", "soon")]), now), None);
+        // Hardening III item 2: values no Duration holds are bounded, not a panic.
+        for (name, value) in [
+            ("retry-after", "1e20"),
+            ("retry-after", "99999999999999999999"),
+            ("retry-after-ms", "1e30"),
+            ("retry-after", "1.7976931348623157e308"),
+        ] {
+            assert_eq!(
+                retry_after(&headers(&[(name, value)]), now),
+                Some(MAX_SERVER_WAIT),
+                "{name}: {value}"
+            );
+        }
+        let far = httpdate::fmt_http_date(now + Duration::from_secs(86_400 * 365 * 50));
+        assert_eq!(
+            retry_after(&headers(&[("retry-after", &far)]), now),
+            Some(MAX_SERVER_WAIT)
+        );
+        for bad in ["inf", "NaN", "-1e20"] {
+            assert_eq!(
+                retry_after(&headers(&[("retry-after", bad)]), now),
+                None,
+                "{bad}"
+            );
+        }
         assert_eq!(retry_after(&HeaderMap::new(), now), None);
     }
 
