@@ -67,11 +67,18 @@ pub fn load() -> Result<Config> {
 }
 
 /// Sets `id`'s default to `value` on `cmd` and every subcommand that has the argument
-/// (an argument with a default is no longer required).
+/// (an argument with a default is no longer required). A value that carries
+/// credentials (`redis://:PASSWORD@host`) is not shown by `--help` (hardening III,
+/// item 4), as the same value from `SLEUTH_CACHE` is not.
 fn default_everywhere(cmd: clap::Command, id: &str, value: &'static str) -> clap::Command {
     let has = cmd.get_arguments().any(|a| a.get_id() == id);
+    let secret = sleuth::llm::middleware::redact(value) != value;
     let mut cmd = if has {
-        cmd.mut_arg(id, |a| a.default_value(value).required(false))
+        cmd.mut_arg(id, |a| {
+            a.default_value(value)
+                .required(false)
+                .hide_default_value(secret)
+        })
     } else {
         cmd
     };

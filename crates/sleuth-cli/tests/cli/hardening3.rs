@@ -110,3 +110,96 @@ fn a_huge_retry_after_crashes_no_run_and_loses_no_record() {
         assert!(said.contains("429"), "ask {header:?}: {said}");
     }
 }
+
+/// Every file under `dir` (recursively) whose bytes hold `needle`.
+fn files_holding(dir: &std::path::Path, needle: &str) -> Vec<std::path::PathBuf> {
+    let mut hits = Vec::new();
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return hits;
+    };
+    for entry in entries.flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            hits.extend(files_holding(&path, needle));
+        } else if std::fs::read(&path).is_ok_and(|b| String::from_utf8_lossy(&b).contains(needle)) {
+            hits.push(path);
+        }
+    }
+    hits
+}
+
+/// Item 4: a Redis password from `config.toml` is in no `--help` (as the same value
+/// from `SLEUTH_CACHE` is not); a gateway's key in the query string of
+/// `OPENAI_BASE_URL` reaches no output, record or file when the server cannot be
+/// reached (the URL is shown with the value redacted); and a spec carrying one, in the
+/// URL or as an unknown option, is refused without echoing it.
+#[test]
+fn no_secret_is_shown_by_help_a_connection_error_or_a_refused_spec() {
+    const PASSWORD: &str = "pw-canary-3f9a1c5e";
+    const KEY: &str = "gw-canary-8d2e77b0";
+    let home = tempfile::tempdir().unwrap();
+    std::fs::write(
+        home.path().join("config.toml"),
+        format!("cache = \"redis://:{PASSWORD}@127.0.0.1:6390/0\"\n"),
+    )
+    .unwrap();
+    let with_home = [("SLEUTH_HOME".to_string(), home.path().display().to_string())];
+    for args in [
+        &["eval", "--help"][..],
+        &["ask", "--help"],
+        &["experiment", "--help"],
+        &["cache", "stats", "--help"],
+    ] {
+        let o = crate::util::sleuth_with_env(args, &with_home);
+        assert!(o.status.success(), "{args:?}: {}", stderr(&o));
+        let said = format!("{}{}", stdout(&o), stderr(&o));
+        assert!(said.contains("--cache"), "{args:?}: {said}");
+        assert!(
+            !said.contains(PASSWORD),
+            "{args:?} shows the password: {said}"
+        );
+    }
+
+    let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = closed.local_addr().unwrap().port();
+    drop(closed);
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("run");
+    let o = Eval::new(
+        "musique",
+        fixture("musique"),
+        "react",
+        "openai:gpt-4o-mini",
+        &out,
+    )
+    .opt("--limit", 1)
+    .opt("--attempts", 1)
+    .env("OPENAI_API_KEY", "sk-test-key")
+    .env(
+        "OPENAI_BASE_URL",
+        format!("http://127.0.0.1:{port}/v1?api-key={KEY}"),
+    )
+    .output();
+    let said = format!("{}{}", stdout(&o), stderr(&o));
+    assert!(!said.contains(KEY), "the output shows the key: {said}");
+    let leaked = files_holding(dir.path(), KEY);
+    assert!(leaked.is_empty(), "the key reached {leaked:?}");
+    let records = crate::agents::read_records(&out);
+    assert_eq!(records.len(), 1, "{said}");
+    let error = records[0]["error"].as_str().unwrap_or_default();
+    assert!(
+        error.contains(&format!("127.0.0.1:{port}")) && error.contains("api-key=[redacted]"),
+        "the error names the endpoint, its key redacted: {error}"
+    );
+
+    for spec in [
+        format!("openai-compat:http://127.0.0.1:{port}/v1?api-key={KEY}#m"),
+        format!("openai-compat:http://127.0.0.1:{port}/v1#m?api-key={KEY}"),
+    ] {
+        let o = Eval::new("musique", fixture("musique"), "react", &spec, &out).output();
+        assert!(!o.status.success(), "{spec} is refused");
+        let said = format!("{}{}", stdout(&o), stderr(&o));
+        assert!(said.contains("api-key"), "{said}");
+        assert!(!said.contains(KEY), "the refusal echoes the key: {said}");
+    }
+}

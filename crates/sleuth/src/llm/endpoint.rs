@@ -32,24 +32,75 @@ pub(crate) fn refuse_credentials(
     }
 }
 
-/// The chat-completions URL under an OpenAI-style base.
-pub(crate) fn openai_chat_url(base: &str) -> String {
-    let base = base.trim_end_matches('/');
-    let base = base.strip_suffix("/chat/completions").unwrap_or(base);
-    format!("{base}/chat/completions")
+/// `url` with the value of every query parameter replaced by `[redacted]`. Gateways
+/// take keys there (`https://gw/v1?api-key=…`), so a message, record or trace that
+/// shows a URL shows this form (hardening III, item 4).
+pub(crate) fn redact_query(url: &str) -> String {
+    let Some((path, query)) = url.split_once('?') else {
+        return url.to_string();
+    };
+    let (query, fragment) = match query.split_once('#') {
+        Some((q, f)) => (q, Some(f)),
+        None => (query, None),
+    };
+    let pairs: Vec<String> = query
+        .split('&')
+        .map(|pair| match pair.split_once('=') {
+            Some((name, _)) => format!("{name}={}", super::secret::REDACTED),
+            None => pair.to_string(),
+        })
+        .collect();
+    let fragment = fragment.map(|f| format!("#{f}")).unwrap_or_default();
+    format!("{path}?{}{fragment}", pairs.join("&"))
 }
 
-/// The Messages URL under an Anthropic-style base (host root, or root plus `/v1`).
+/// `base` split into the part a path is appended to and its query (with the `?`), so
+/// that a gateway's `…/v1?api-key=K` becomes `…/v1/chat/completions?api-key=K`.
+fn split_query(base: &str) -> (&str, &str) {
+    match base.find('?') {
+        Some(at) => (&base[..at], &base[at..]),
+        None => (base, ""),
+    }
+}
+
+/// The chat-completions URL under an OpenAI-style base (its query string kept last).
+pub(crate) fn openai_chat_url(base: &str) -> String {
+    let (base, query) = split_query(base);
+    let base = base.trim_end_matches('/');
+    let base = base.strip_suffix("/chat/completions").unwrap_or(base);
+    format!("{base}/chat/completions{query}")
+}
+
+/// The Messages URL under an Anthropic-style base (host root, or root plus `/v1`; its
+/// query string kept last).
 pub(crate) fn anthropic_messages_url(base: &str) -> String {
+    let (base, query) = split_query(base);
     let base = base.trim_end_matches('/');
     let base = base.strip_suffix("/messages").unwrap_or(base);
     let base = base.strip_suffix("/v1").unwrap_or(base);
-    format!("{base}/v1/messages")
+    format!("{base}/v1/messages{query}")
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn query_values_are_redacted_and_kept_after_the_path() {
+        assert_eq!(
+            redact_query("https://gw/v1?api-key=sk-123&v=2"),
+            "https://gw/v1?api-key=[redacted]&v=[redacted]"
+        );
+        assert_eq!(redact_query("https://gw/v1"), "https://gw/v1");
+        assert_eq!(
+            openai_chat_url("https://gw/v1/?api-key=K"),
+            "https://gw/v1/chat/completions?api-key=K"
+        );
+        assert_eq!(
+            anthropic_messages_url("https://gw/v1?k=K"),
+            "https://gw/v1/messages?k=K"
+        );
+    }
 
     #[test]
     fn credentials_are_found_and_never_shown() {

@@ -160,6 +160,10 @@ pub(crate) fn transport_error(e: &reqwest::Error, ctx: &CallContext<'_>) -> LlmE
         message.push_str(&s.to_string());
         source = s.source();
     }
+    // The URL reqwest quotes may carry a gateway's key in its query string.
+    if let Some(url) = e.url() {
+        message = message.replace(url.as_str(), &super::endpoint::redact_query(url.as_str()));
+    }
     let message = redact(&message, ctx.key);
     if e.is_body() || e.is_decode() {
         LlmError::Connection {

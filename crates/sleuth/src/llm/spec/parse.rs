@@ -152,11 +152,17 @@ fn parse_compat(spec: &str, rest: &str) -> Result<ModelSpec, LlmError> {
     }
     // Options before the `#` would become part of the URL (and `key_env` would be
     // ignored, sending the default key to that server): refuse them.
+    // Neither the spec nor the query is echoed: a gateway's key may be in it.
     if let Some((_, query)) = base_url.split_once('?') {
-        return Err(spec_error(
-            spec,
-            &format!("options go after the model, not in the URL: write BASE_URL#MODEL?{query}"),
-        ));
+        let names: Vec<&str> = query
+            .split('&')
+            .map(|p| p.split_once('=').map_or(p, |(n, _)| n))
+            .collect();
+        return Err(LlmError::Config(format!(
+            "invalid model spec `openai-compat:{}`: the base URL carries a query string ({}); options go after the model (BASE_URL#MODEL?key_env=VAR&preset=NAME), and a key belongs in an environment variable named with key_env",
+            crate::llm::endpoint::redact_query(rest),
+            names.join(", ")
+        )));
     }
     let (model, opts) = model_opts.split_once('?').unwrap_or((model_opts, ""));
     if model.is_empty() {
@@ -169,10 +175,12 @@ fn parse_compat(spec: &str, rest: &str) -> Result<ModelSpec, LlmError> {
             "key_env" => &mut key_env,
             "preset" => &mut preset,
             _ => {
+                // The spec is shown with its option values redacted: an unknown
+                // option may be a key (`?api-key=…`).
                 return Err(spec_error(
-                    spec,
+                    &format!("openai-compat:{}", crate::llm::endpoint::redact_query(rest)),
                     &format!("unknown option `{name}` (known: {OPTIONS})"),
-                ))
+                ));
             }
         };
         if value.is_empty() {
