@@ -152,8 +152,22 @@ fn parse_compat(spec: &str, rest: &str) -> Result<ModelSpec, LlmError> {
     }
     // Options before the `#` would become part of the URL (and `key_env` would be
     // ignored, sending the default key to that server): refuse them.
-    // Neither the spec nor the query is echoed: a gateway's key may be in it.
     if let Some((_, query)) = base_url.split_once('?') {
+        // sleuth's own options in the wrong place are echoed with the fix; anything
+        // else is not echoed, since a gateway's key may be in it.
+        let own = query.split('&').all(|pair| match pair.split_once('=') {
+            Some(("key_env", v)) => is_var_name(v),
+            Some(("preset", v)) => Quirks::preset(v).is_ok(),
+            _ => false,
+        });
+        if own {
+            return Err(spec_error(
+                spec,
+                &format!(
+                    "options go after the model, not in the URL: write BASE_URL#MODEL?{query}"
+                ),
+            ));
+        }
         let names: Vec<&str> = query
             .split('&')
             .map(|p| p.split_once('=').map_or(p, |(n, _)| n))
@@ -307,8 +321,13 @@ mod tests {
                 "options go after the model",
             ),
             (
+                "openai-compat:http://h/v1?preset=vllm#m",
+                "BASE_URL#MODEL?preset=vllm",
+            ),
+            // Anything else in the URL's query may be a key: named, never echoed.
+            (
                 "openai-compat:http://h/v1?preset=bogus#m",
-                "BASE_URL#MODEL?preset=bogus",
+                "query string (preset); options go after the model",
             ),
             (
                 "openai-compat:http://h/v1?key_env=K",
