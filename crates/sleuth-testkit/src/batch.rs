@@ -30,12 +30,17 @@ pub struct BatchPlan {
     /// Status polls a batch answers as still running before it finishes (OpenAI's
     /// first poll says `validating`, later ones `in_progress`).
     pub polls_before_done: u32,
+    /// Result downloads (OpenAI file content, Anthropic results) that fail with a 503
+    /// before the first one succeeds: a paid batch whose results a client must fetch
+    /// again rather than submit again.
+    pub failed_downloads: u32,
 }
 
 impl Default for BatchPlan {
     fn default() -> Self {
         BatchPlan {
             polls_before_done: 2,
+            failed_downloads: 0,
         }
     }
 }
@@ -79,6 +84,8 @@ pub(crate) struct Batches {
     next: u64,
     files: HashMap<String, String>,
     batches: HashMap<String, Batch>,
+    /// Result downloads answered so far with a 503 ([`BatchPlan::failed_downloads`]).
+    downloads_failed: u32,
 }
 
 /// A response: status, content type, body.
@@ -110,6 +117,19 @@ impl Batches {
     /// Answers a batch-API request; `dispatch` answers the requests inside a batch.
     pub(crate) fn respond(&mut self, req: &ReceivedRequest, dispatch: Dispatch<'_>) -> Answer {
         let parts: Vec<&str> = req.path.trim_start_matches('/').split('/').collect();
+        let download = matches!(
+            (req.method.as_str(), parts.as_slice()),
+            ("GET", ["v1", "files", _, "content"])
+                | ("GET", ["v1", "messages", "batches", _, "results"])
+        );
+        if download && self.downloads_failed < self.plan.failed_downloads {
+            self.downloads_failed += 1;
+            return (
+                503,
+                "text/plain",
+                "mock server: results download failed".into(),
+            );
+        }
         match (req.method.as_str(), parts.as_slice()) {
             ("POST", ["v1", "files"]) => self.upload(req),
             ("GET", ["v1", "files", id, "content"]) => match self.files.get(*id) {

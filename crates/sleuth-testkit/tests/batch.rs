@@ -29,6 +29,7 @@ async fn openai_upload_create_poll_and_download_both_files() {
         MockServer::spawn_with_batches(
             BatchPlan {
                 polls_before_done: 2,
+                failed_downloads: 0,
             },
             handler,
         )
@@ -194,6 +195,7 @@ async fn anthropic_create_poll_and_stream_results() {
         MockServer::spawn_with_batches(
             BatchPlan {
                 polls_before_done: 1,
+                failed_downloads: 0,
             },
             |req| match req.last_message().unwrap_or_default() {
                 "bad" => Reply::anthropic_error(400, "invalid_request_error", "bad prompt"),

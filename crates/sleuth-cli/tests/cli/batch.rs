@@ -54,6 +54,7 @@ fn server() -> MockServer {
     MockServer::spawn_with_batches(
         BatchPlan {
             polls_before_done: 1,
+            failed_downloads: 0,
         },
         reply,
     )

@@ -44,6 +44,7 @@ async fn server() -> MockServer {
         MockServer::spawn_with_batches(
             BatchPlan {
                 polls_before_done: 2,
+                failed_downloads: 0,
             },
             handler,
         )
@@ -236,6 +237,7 @@ async fn a_round_gathers_every_waiting_call_and_an_expired_one_goes_in_the_next(
         MockServer::spawn_with_batches(
             BatchPlan {
                 polls_before_done: 1,
+                failed_downloads: 0,
             },
             move |req| match req.last_message().unwrap_or_default() {
                 "late" if seen_late.fetch_add(1, Ordering::SeqCst) == 0 => Reply::Expired,
@@ -290,6 +292,7 @@ async fn a_request_that_keeps_failing_in_batches_is_that_calls_error() {
         MockServer::spawn_with_batches(
             BatchPlan {
                 polls_before_done: 1,
+                failed_downloads: 0,
             },
             handler,
         )
@@ -318,6 +321,7 @@ async fn cached_responses_never_enter_a_batch() {
         MockServer::spawn_with_batches(
             BatchPlan {
                 polls_before_done: 1,
+                failed_downloads: 0,
             },
             handler,
         )
@@ -348,4 +352,38 @@ async fn cached_responses_never_enter_a_batch() {
         .rfind(|r| r.path == "/v1/files")
         .unwrap();
     assert!(last.raw_body.contains("third") && !last.raw_body.contains("second"));
+}
+
+/// A paid batch whose results download fails (twice, a 503) is downloaded again, not
+/// submitted again: one batch created, every call answered, no call retried (issue 31:
+/// a resubmission would pay for the batch twice).
+#[tokio::test(flavor = "multi_thread")]
+async fn a_failed_results_download_is_fetched_again_not_paid_for_again() {
+    let server = tokio::task::spawn_blocking(|| {
+        MockServer::spawn_with_batches(
+            BatchPlan {
+                polls_before_done: 1,
+                failed_downloads: 2,
+            },
+            handler,
+        )
+    })
+    .await
+    .unwrap();
+    let (stack, rounds) = batched_stack(&server, 3);
+    let dir = tempfile::tempdir().unwrap();
+    let (outcomes, _) = episodes(&stack, &rounds, dir.path(), &["first", "second"]).await;
+    assert_eq!(outcomes[0].0.as_deref(), Ok("answer to first"));
+    assert_eq!(outcomes[1].0.as_deref(), Ok("answer to second"));
+    assert_eq!((outcomes[0].2, outcomes[1].2), (0, 0), "no call retried");
+    assert_eq!(creates(&server), 1, "the batch is not submitted again");
+    let downloads = server
+        .requests()
+        .iter()
+        .filter(|r| r.path.ends_with("/content"))
+        .count();
+    assert!(
+        downloads >= 3,
+        "two failed downloads, then one that works: {downloads}"
+    );
 }

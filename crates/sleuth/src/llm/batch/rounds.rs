@@ -30,6 +30,10 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use tokio::sync::{oneshot, Notify};
 
+/// Failed downloads of an ended batch's results tried again before the error stands
+/// (as many as failed status polls are: [`BatchRounds::settle_batch`]).
+const FAILED_DOWNLOADS_TRIED: u32 = 20;
+
 /// The run directory's journal of submitted batches.
 pub const JOURNAL: &str = "batches.jsonl";
 
@@ -422,10 +426,35 @@ impl BatchRounds {
                 last = Some((status, counts));
             }
             if ended {
-                return self.api.results(handle, ids).await;
+                return self.download(handle, ids).await;
             }
             tokio::time::sleep(pause).await;
             pause = (pause * 2).min(self.backoff.longest);
+        }
+    }
+
+    /// The outcomes of the ended batch `handle`. A download that fails is not the batch
+    /// failing: the batch is paid for, so the download is tried again in place, with
+    /// the polls' backoff, rather than handed to the retry layer, which would submit
+    /// every call of the batch again and pay twice. After that the error stands (the
+    /// journal still names the batch, so a resume reads it back).
+    async fn download(
+        &self,
+        handle: &BatchHandle,
+        ids: &[String],
+    ) -> Result<HashMap<String, ItemOutcome>, LlmError> {
+        let mut pause = self.backoff.first;
+        let mut failures = 0;
+        loop {
+            match self.api.results(handle, ids).await {
+                Err(e) if e.is_retryable() && failures < FAILED_DOWNLOADS_TRIED => {
+                    failures += 1;
+                    tracing::warn!(batch = %handle.id, error = %e, "batch results download failed; trying again");
+                    tokio::time::sleep(pause).await;
+                    pause = (pause * 2).min(self.backoff.longest);
+                }
+                outcome => return outcome,
+            }
         }
     }
 
