@@ -387,3 +387,28 @@ async fn a_failed_results_download_is_fetched_again_not_paid_for_again() {
         "two failed downloads, then one that works: {downloads}"
     );
 }
+
+/// A results file is read up to one reply's limit per request, not one reply's limit in
+/// all: with `max_reply_bytes` at 600 bytes, each reply and status fits but the four-line file
+/// does not, and both providers' results still arrive whole (issue 31: at paper scale a
+/// round's file is far past the 4 MiB default, and failing it would fail a paid batch).
+#[tokio::test(flavor = "multi_thread")]
+async fn a_results_file_larger_than_one_replys_limit_is_read_whole() {
+    let server = server().await;
+    let openai = OpenAiConfig::new(server.url(), "gpt-test")
+        .quirks(Quirks::openai())
+        .max_reply_bytes(600);
+    let anthropic = AnthropicConfig::new("claude-test")
+        .base_url(server.url())
+        .max_reply_bytes(600);
+    let apis: [Box<dyn BatchApi>; 2] = [
+        Box::new(OpenAiBatches::new(openai).unwrap()),
+        Box::new(AnthropicBatches::new(anthropic).unwrap()),
+    ];
+    for api in &apis {
+        let (_, results) = run(api.as_ref()).await;
+        assert_eq!(text(&results["q-first"]), "answer to first");
+        assert_eq!(text(&results["q-second"]), "answer to second");
+        assert!(matches!(results["q-late"], ItemOutcome::Expired));
+    }
+}

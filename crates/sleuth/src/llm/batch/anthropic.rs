@@ -45,11 +45,24 @@ impl AnthropicBatches {
     }
 
     async fn send(&self, builder: reqwest::RequestBuilder) -> Result<String, LlmError> {
+        self.send_capped(builder, self.config.max_reply_bytes).await
+    }
+
+    /// [`Self::send`] reading at most `cap` bytes (a results file: one reply per line).
+    async fn send_capped(
+        &self,
+        builder: reqwest::RequestBuilder,
+        cap: usize,
+    ) -> Result<String, LlmError> {
         let mut builder = builder.header("anthropic-version", ANTHROPIC_VERSION);
         if let Some(key) = &self.config.api_key {
             builder = builder.header("x-api-key", key.expose());
         }
-        http::send(builder, &self.context()).await
+        let context = CallContext {
+            max_reply_bytes: cap,
+            ..self.context()
+        };
+        http::send(builder, &context).await
     }
 
     async fn json(&self, builder: reqwest::RequestBuilder) -> Result<Value, LlmError> {
@@ -159,7 +172,8 @@ impl BatchApi for AnthropicBatches {
             .filter(|u| u.starts_with(&own))
             .map(str::to_string)
             .unwrap_or_else(|| format!("{}/{}/results", self.batches_url(), batch.id));
-        let text = self.send(self.http.get(results_url)).await?;
+        let cap = super::results_cap(self.config.max_reply_bytes, custom_ids.len());
+        let text = self.send_capped(self.http.get(results_url), cap).await?;
         let mut found = HashMap::new();
         for line in text.lines().filter(|l| !l.trim().is_empty()) {
             let v: Value = serde_json::from_str(line)

@@ -48,11 +48,25 @@ impl OpenAiBatches {
     }
 
     async fn send(&self, builder: reqwest::RequestBuilder) -> Result<String, LlmError> {
+        self.send_capped(builder, self.config().max_reply_bytes)
+            .await
+    }
+
+    /// [`Self::send`] reading at most `cap` bytes (a results file: one reply per line).
+    async fn send_capped(
+        &self,
+        builder: reqwest::RequestBuilder,
+        cap: usize,
+    ) -> Result<String, LlmError> {
         let builder = match &self.config().api_key {
             Some(key) => builder.bearer_auth(key.expose()),
             None => builder,
         };
-        http::send(builder, &self.context()).await
+        let context = CallContext {
+            max_reply_bytes: cap,
+            ..self.context()
+        };
+        http::send(builder, &context).await
     }
 
     async fn json(&self, builder: reqwest::RequestBuilder) -> Result<Value, LlmError> {
@@ -194,7 +208,8 @@ impl BatchApi for OpenAiBatches {
                 continue;
             };
             let url = self.url(&format!("files/{file}/content"));
-            let text = self.send(self.http.get(url)).await?;
+            let cap = super::results_cap(self.config().max_reply_bytes, custom_ids.len());
+            let text = self.send_capped(self.http.get(url), cap).await?;
             for line in text.lines().filter(|l| !l.trim().is_empty()) {
                 let v: Value = serde_json::from_str(line)
                     .map_err(|e| decode(&self.config().name, "batch results", e, line))?;
