@@ -125,8 +125,14 @@ fn main() -> ExitCode {
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
-        // Ctrl-C: what was kept is already said; 130 as a shell reports SIGINT.
-        Err(e) if e.is::<Interrupted>() => ExitCode::from(130),
+        // Ctrl-C or SIGTERM: what was kept is already said; 130 or 143 as a shell
+        // reports SIGINT or SIGTERM.
+        Err(e) if e.is::<Interrupted>() => {
+            let code = e
+                .downcast_ref::<Interrupted>()
+                .map_or(130, Interrupted::exit_code);
+            ExitCode::from(code)
+        }
         Err(e) => {
             // Errors quote data and model text: escape what a terminal would act on.
             eprintln!(
@@ -138,13 +144,48 @@ fn main() -> ExitCode {
     }
 }
 
-/// A run stopped by Ctrl-C (SIGINT) after saying what it kept.
-#[derive(Debug)]
-pub struct Interrupted;
+/// A run stopped by a signal (Ctrl-C's SIGINT, or SIGTERM from a job scheduler or
+/// `kill`) after saying what it kept.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Interrupted {
+    Interrupt,
+    Terminate,
+}
+
+impl Interrupted {
+    /// The status a shell reports for a process the signal ended: 128 + its number.
+    fn exit_code(&self) -> u8 {
+        match self {
+            Interrupted::Interrupt => 130,
+            Interrupted::Terminate => 143,
+        }
+    }
+
+    /// Waits for SIGINT or SIGTERM (SIGINT alone where there is no SIGTERM) and says
+    /// which came. SIGTERM ends a run as Ctrl-C does (hardening III): records kept,
+    /// the resume command printed.
+    pub async fn wait() -> Interrupted {
+        #[cfg(unix)]
+        {
+            use tokio::signal::unix::{signal, SignalKind};
+            if let Ok(mut term) = signal(SignalKind::terminate()) {
+                return tokio::select! {
+                    _ = tokio::signal::ctrl_c() => Interrupted::Interrupt,
+                    _ = term.recv() => Interrupted::Terminate,
+                };
+            }
+        }
+        let _ = tokio::signal::ctrl_c().await;
+        Interrupted::Interrupt
+    }
+}
 
 impl std::fmt::Display for Interrupted {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("interrupted")
+        f.write_str(match self {
+            Interrupted::Interrupt => "interrupted",
+            Interrupted::Terminate => "terminated",
+        })
     }
 }
 

@@ -130,13 +130,16 @@ pub fn run_job(job: &Job, local: &LocalArgs, failures_of: Option<&Path>) -> Resu
     let before = recorded(&job.out);
     let run = tokio::runtime::Runtime::new()?.block_on(async {
         tokio::select! {
-            done = prepared.run(job, stack, &progress) => Some(done),
-            _ = tokio::signal::ctrl_c() => None,
+            done = prepared.run(job, stack, &progress) => Ok(done),
+            signal = crate::Interrupted::wait() => Err(signal),
         }
     });
-    let Some(done) = run else {
-        progress.finish();
-        return Err(interrupted(job, before));
+    let done = match run {
+        Ok(done) => done,
+        Err(signal) => {
+            progress.finish();
+            return Err(interrupted(job, before, signal));
+        }
     };
     let done = done?;
     let summary = &done.summary;
@@ -196,13 +199,13 @@ fn recorded(dir: &Path) -> usize {
 
 /// Ctrl-C: the records appended so far stay (each is one whole line, and a resumed run
 /// repairs a cut last line); say how many, how to resume, and what they score so far.
-fn interrupted(job: &Job, before: usize) -> anyhow::Error {
+fn interrupted(job: &Job, before: usize, signal: crate::Interrupted) -> anyhow::Error {
     let kept = recorded(&job.out);
     let again: Vec<String> = std::env::args()
         .map(|a| sleuth::llm::middleware::redact(&a))
         .collect();
     eprintln!(
-        "interrupted: {kept} records kept in {} ({} written by this run); resume with:\n  {}",
+        "{signal}: {kept} records kept in {} ({} written by this run); resume with:\n  {}",
         job.out.display(),
         kept.saturating_sub(before),
         sleuth::terminal::terminal_safe(&again.join(" "))
@@ -212,7 +215,7 @@ fn interrupted(job: &Job, before: usize) -> anyhow::Error {
             eprintln!("(the records could not be scored: {e})");
         }
     }
-    crate::Interrupted.into()
+    signal.into()
 }
 
 /// A run whose selected questions all ended in errors is a failure, whether they
