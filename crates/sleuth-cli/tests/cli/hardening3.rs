@@ -315,3 +315,49 @@ fn a_pool_repeating_one_title_thousands_of_times_runs_in_linear_time() {
     let records = crate::agents::read_records(&out);
     assert_eq!(records.len(), 2, "one record per method");
 }
+
+/// Item 9: a records file whose numbers no run writes (edited: `em = 7.5`, `f1 = -3`,
+/// `cost_usd = -1000`) is refused by `report` and `score --run` naming the file, the
+/// line and the value, instead of reporting EM 283%; a records file of blank lines is
+/// said to hold no records (it used to exit 0 with no output).
+#[test]
+fn damaged_numbers_are_refused_at_their_line_and_an_empty_run_says_so() {
+    let server = MockServer::spawn(|_| Reply::text("Action: finish[Stanley]"));
+    let url = format!("openai-compat:{}#m", server.url());
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("run");
+    Eval::new("musique", fixture("musique"), "react", &url, &out).ok();
+    let file = out.join("records.jsonl");
+    let good = std::fs::read_to_string(&file).unwrap();
+    assert_eq!(good.lines().count(), 4);
+    for (field, value) in [
+        ("em", serde_json::json!(7.5)),
+        ("f1", serde_json::json!(-3)),
+        ("cost_usd", serde_json::json!(-1000)),
+    ] {
+        let edited: Vec<String> = good
+            .lines()
+            .enumerate()
+            .map(|(i, line)| {
+                let mut r: serde_json::Value = serde_json::from_str(line).unwrap();
+                if i == 2 {
+                    r[field] = value.clone();
+                }
+                r.to_string()
+            })
+            .collect();
+        std::fs::write(&file, edited.join("\n") + "\n").unwrap();
+        let o = crate::util::sleuth(&["report", out.to_str().unwrap()]);
+        assert!(!o.status.success(), "{field}: {}", stdout(&o));
+        let err = stderr(&o);
+        assert!(
+            err.contains("records.jsonl:3") && err.contains(field),
+            "{field}: {err}"
+        );
+        assert!(!stdout(&o).contains("283"), "{field}: {}", stdout(&o));
+    }
+    std::fs::write(&file, "\n\n\n").unwrap();
+    let o = crate::util::sleuth(&["report", out.to_str().unwrap()]);
+    assert!(!o.status.success(), "{}", stdout(&o));
+    assert!(stderr(&o).contains("no records"), "{}", stderr(&o));
+}

@@ -130,6 +130,25 @@ impl RunRecord {
     pub fn list_cost(&self) -> f64 {
         list_or_billed(self.list_cost_usd, self.cost_usd)
     }
+
+    /// Why this record's numbers cannot be a run's, if they cannot: a score outside
+    /// [0, 1] or a negative or non-finite cost. The runner never writes one, so such a
+    /// record was edited or damaged, and scoring it as it is would print an EM of 283%
+    /// (hardening III, item 9).
+    pub fn out_of_range(&self) -> Option<String> {
+        let share = |name: &str, v: f64| {
+            (!(0.0..=1.0).contains(&v)).then(|| format!("{name} = {v} is outside 0 to 1"))
+        };
+        let dollars = |name: &str, v: f64| {
+            (!(v.is_finite() && v >= 0.0)).then(|| format!("{name} = {v} is not a cost"))
+        };
+        share("em", self.em)
+            .or_else(|| share("f1", self.f1))
+            .or_else(|| self.support_f1.and_then(|v| share("support_f1", v)))
+            .or_else(|| self.adherence.and_then(|v| share("adherence", v)))
+            .or_else(|| dollars("cost_usd", self.cost_usd))
+            .or_else(|| dollars("list_cost_usd", self.list_cost_usd))
+    }
 }
 
 /// The list cost, or the billed one where a record predates `list_cost_usd` (0).

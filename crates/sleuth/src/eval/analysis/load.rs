@@ -148,6 +148,16 @@ pub fn load(paths: &[PathBuf]) -> Result<RecordSet> {
         ));
         per_source.push(records);
     }
+    if per_source.iter().all(Vec::is_empty) {
+        let files: Vec<String> = sources
+            .iter()
+            .map(|s| s.records_file.display().to_string())
+            .collect();
+        return Err(Error::Invalid(format!(
+            "no records in {}: the run has not written any yet (a file of blank lines holds none)",
+            files.join(", ")
+        )));
+    }
     let arms = group(&sources, per_source, &tables, &mut warnings);
     Ok(RecordSet {
         sources,
