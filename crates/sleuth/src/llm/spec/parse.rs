@@ -157,7 +157,9 @@ fn parse_compat(spec: &str, rest: &str) -> Result<ModelSpec, LlmError> {
         // else is not echoed, since a gateway's key may be in it.
         let own = query.split('&').all(|pair| match pair.split_once('=') {
             Some(("key_env", v)) => is_var_name(v),
-            Some(("preset", v)) => Quirks::preset(v).is_ok(),
+            Some(("preset", v)) => v
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c)),
             _ => false,
         });
         if own {
@@ -321,13 +323,13 @@ mod tests {
                 "options go after the model",
             ),
             (
-                "openai-compat:http://h/v1?preset=vllm#m",
-                "BASE_URL#MODEL?preset=vllm",
+                "openai-compat:http://h/v1?preset=bogus#m",
+                "BASE_URL#MODEL?preset=bogus",
             ),
             // Anything else in the URL's query may be a key: named, never echoed.
             (
-                "openai-compat:http://h/v1?preset=bogus#m",
-                "query string (preset); options go after the model",
+                "openai-compat:http://h/v1?api-key=sk-1#m",
+                "query string (api-key); options go after the model",
             ),
             (
                 "openai-compat:http://h/v1?key_env=K",
