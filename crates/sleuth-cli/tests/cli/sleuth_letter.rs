@@ -565,3 +565,27 @@ fn forward_only_refuses_a_repeat_and_contrastive_is_its_prompt() {
         "{system}"
     );
 }
+
+/// Self-Ask's prompt sets no pace of its own (issue 43 item 4): App. K's Self-Ask
+/// protocol asks for sub-questions and intermediate answers until the question can be
+/// answered and says nothing of one step per turn, so neither does ours; a reply that
+/// writes two sub-questions and calls finish in one turn is taken as it is.
+#[test]
+#[cfg_attr(not(shared_data), ignore = "needs ../shared/data")]
+fn self_asks_prompt_sets_no_pace_and_a_reply_of_several_steps_is_taken() {
+    let server = MockServer::spawn(|_| {
+        Reply::text(
+            "Sub-question 1: Where is Port Blair?\nIntermediate answer 1: the Andaman Islands\nSub-question 2: What is its county seat?\nIntermediate answer 2: Stanley\nAction: finish[Stanley]",
+        )
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let r = &eval_one(&server, "self-ask", dir.path(), &[])[0];
+    let system = system_prompt(&server.requests()[0]);
+    assert!(system.contains("Sub-question 1:"), "{system}");
+    assert!(
+        !system.contains("per turn") && !system.contains("one step"),
+        "{system}"
+    );
+    assert_eq!(r["turns"], 1, "{r}");
+    assert_eq!(r["answer"], "Stanley", "{r}");
+}
