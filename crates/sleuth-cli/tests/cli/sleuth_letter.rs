@@ -589,3 +589,36 @@ fn self_asks_prompt_sets_no_pace_and_a_reply_of_several_steps_is_taken() {
     assert_eq!(r["turns"], 1, "{r}");
     assert_eq!(r["answer"], "Stanley", "{r}");
 }
+
+/// Failed-lookup hints are ours and can be turned off (issue 43 item 5): by default a
+/// lookup of a title the pool lacks names close titles the agent was already shown;
+/// `--set lookup_hints=off` gives App. M's bare tools, where it only says it failed.
+#[test]
+#[cfg_attr(not(shared_data), ignore = "needs ../shared/data")]
+fn failed_lookup_hints_are_on_by_default_and_off_on_request() {
+    for (hints, extra) in [(true, &[][..]), (false, &["--set", "lookup_hints=off"][..])] {
+        let server = MockServer::spawn(|req| {
+            Reply::text(match turn_of(req) {
+                1 => "Thought: find it\nAction: search[Mountrail County Courthouse]",
+                2 => "Thought: look closer\nAction: lookup[Mountrail County]",
+                _ => "Thought: done\nAction: finish[Stanley]",
+            })
+        });
+        let dir = tempfile::tempdir().unwrap();
+        let r = &eval_one(&server, "react", dir.path(), extra)[0];
+        let requests = server.requests();
+        let observation = last_message(&requests[2]);
+        assert!(
+            observation
+                .contains("Lookup failed: there is no paragraph titled \"Mountrail County\"."),
+            "{observation}"
+        );
+        assert_eq!(
+            observation.contains("Titles you have already seen that are close: "),
+            hints,
+            "lookup_hints on={hints}: {observation}"
+        );
+        let shown = if hints { "on" } else { "off" };
+        assert_eq!(r["settings"]["lookup_hints"], shown, "{r}");
+    }
+}

@@ -29,6 +29,8 @@ pub struct PoolEnv {
     tools: ToolCatalogue,
     retrieved: Vec<String>,
     repeats: LookupRepeats,
+    /// Whether a failed lookup names close titles already shown ([`PoolEnv::with_hints`]).
+    hints: bool,
 }
 
 /// What a lookup of a title held by several pool paragraphs returns (`lookup_repeats`).
@@ -75,7 +77,15 @@ impl PoolEnv {
             tools: Self::catalogue(top_k),
             retrieved: Vec::new(),
             repeats: LookupRepeats::First,
+            hints: true,
         }
+    }
+
+    /// The pool with a failed lookup naming (`true`, default, ours) or not naming
+    /// (`false`, SLEUTH App. M's bare tools) up to three close titles already shown.
+    pub fn with_hints(mut self, hints: bool) -> Self {
+        self.hints = hints;
+        self
     }
 
     /// The pool with `repeats` deciding what a lookup of a repeated title returns.
@@ -197,6 +207,9 @@ impl PoolEnv {
     /// that share a word with the one asked for (at most three, nearest first).
     fn missed(&self, wanted: &str) -> String {
         let mut text = format!("Lookup failed: there is no paragraph titled \"{wanted}\".");
+        if !self.hints {
+            return text;
+        }
         let asked = jaccard::token_set(wanted);
         let mut near: Vec<(f64, &str)> = self
             .retrieved

@@ -75,6 +75,7 @@ const LOOP: &[&str] = &[
     "turns",
     "top_k",
     "lookup_repeats",
+    "lookup_hints",
     "actions_per_turn",
     "tool_channel",
     "grammar",

@@ -306,7 +306,8 @@ impl AgentMethod {
             Some(factory) => factory.make(question, &self.settings),
             None => Box::new(
                 PoolEnv::new(question.paragraphs.clone(), self.settings.top_k)
-                    .with_repeats(self.settings.lookup_repeats),
+                    .with_repeats(self.settings.lookup_repeats)
+                    .with_hints(self.settings.lookup_hints),
             ),
         };
         let system = self.system_prompt_under(&env.tools().prompt(), stopping.as_ref())?;

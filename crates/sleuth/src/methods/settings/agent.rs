@@ -271,6 +271,11 @@ pub struct AgentSettings {
     /// [`LookupRepeats`]): the `first` (default; `T (2)` names the second) or `all`.
     #[serde(default)]
     pub lookup_repeats: LookupRepeats,
+    /// Whether a failed lookup names up to three titles the agent was already shown
+    /// that are close to the one asked for (`lookup_hints=on`, default, ours), or only
+    /// says it failed (`off`: SLEUTH App. M's bare tools, no retrieval help).
+    #[serde(default = "yes")]
+    pub lookup_hints: bool,
     /// A response without an Active Hypotheses section keeps the state's hypotheses
     /// (`true`, default: §3.2 step 2 updates the previous hypotheses, and a section
     /// the response did not write is no update) or empties them (`false`, the earlier
@@ -321,6 +326,7 @@ impl Default for AgentSettings {
             section_prose: SectionProse::Ends,
             keep_rejected: false,
             lookup_repeats: LookupRepeats::First,
+            lookup_hints: true,
             carry_hypotheses: true,
         }
     }

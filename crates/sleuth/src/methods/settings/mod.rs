@@ -343,6 +343,15 @@ pub const SETTINGS: &[SettingDef] = &[
         show: |s, _| s.agent.lookup_repeats.name().into(),
     },
     SettingDef {
+        key: "lookup_hints",
+        doc: "on (default): a failed lookup names up to three already-shown titles close to the one asked for; off: it only says it failed (SLEUTH App. M's bare tools)",
+        apply: |s, v| {
+            s.agent.lookup_hints = boolean("lookup_hints", v)?;
+            Ok(())
+        },
+        show: |s, _| if s.agent.lookup_hints { "on" } else { "off" }.into(),
+    },
+    SettingDef {
         key: "keep_rejected",
         doc: "true: a reply enforcement rejected and its reminder stay in the conversation for the rest of the episode (default false: they leave it once a reply is accepted)",
         apply: |s, v| {
