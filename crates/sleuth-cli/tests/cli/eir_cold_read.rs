@@ -1133,3 +1133,47 @@ fn the_bootstrap_defaults_to_seed_20260806_and_ten_thousand_resamples() {
         );
     }
 }
+
+/// Issue 43 item 9: an EIR action reply cut at the output-token limit (`finish_reason:
+/// length`, its JSON unfinished) is marked `truncated` on its turn, as the agent loop
+/// marks its turns, and the model is told its reply was cut (and at what limit), not
+/// that an `action` object is missing; the refusal keeps the cause its text shows.
+#[test]
+fn an_eir_reply_cut_at_the_token_limit_is_marked_and_the_model_told_so() {
+    // Turn 1's reply is longer than the 60-token limit (the testkit cuts at the limit,
+    // counting words, and says `length`); later replies fit.
+    let server = MockServer::spawn(|req| {
+        let p = prompt(req);
+        if is_final(&p) {
+            return Reply::text(json!({"answer": "Stanley", "evidence": []}).to_string());
+        }
+        if turn(&p) == 1 {
+            let reasoning = "the county seat follows from the courthouse paragraph ".repeat(20);
+            return Reply::text(
+                json!({"reasoning": reasoning, "requirements": [], "conclusions": [],
+                    "action": {"type": "submit", "answer": "Stanley"}})
+                .to_string(),
+            );
+        }
+        eir_action(json!({"type": "submit", "answer": "Stanley"}))
+    });
+    let url = format!("openai-compat:{}#m", server.url());
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("run");
+    Eval::new("musique", fixture("musique"), "eir", &url, &out)
+        .opt("--limit", 1)
+        .set("max_tokens=60")
+        .ok();
+    let r = &read_records(&out)[0];
+    let trace = r["trace"].as_array().unwrap();
+    assert_eq!(trace[0]["truncated"], true, "{}", trace[0]);
+    assert!(trace[0]["rejection"].is_object(), "{}", trace[0]);
+    assert!(trace[1].get("truncated").is_none(), "{}", trace[1]);
+    assert_eq!(r["truncated_calls"], 1, "{r}");
+    let told = prompt_of_turn(&server, 2);
+    assert!(
+        told.contains("cut off at the output-token limit (60 tokens)"),
+        "{told}"
+    );
+    assert!(!told.contains("needs an `action` object"), "{told}");
+}

@@ -19,10 +19,11 @@
 
 use super::json::{proposes_read, Citation, Move, RejectCause, Rejection};
 use crate::env::{EvidenceEnv, Observation};
-use crate::llm::{ChatRequest, OutputConstraint};
+use crate::llm::{ChatRequest, FinishReason, OutputConstraint};
 use crate::methods::settings::{EirSettings, LastTurn};
 use crate::methods::{
-    call_model, AgentError, CallKind, EirOutputs, Episode, Outputs, RunContext, Turn,
+    call_model, call_model_response, AgentError, CallKind, EirOutputs, Episode, Outputs,
+    RunContext, Turn,
 };
 use async_trait::async_trait;
 use serde_json::Value;
@@ -156,8 +157,28 @@ impl<'a> Trajectory<'a> {
         call_model(self.ctx, request, kind, &mut self.episode, turn, &retrieved).await
     }
 
+    /// [`Self::call`], also saying whether the reply was cut at the output-token limit
+    /// (`finish_reason: length`).
+    async fn call_cut(
+        &mut self,
+        kind: CallKind,
+        request: &ChatRequest,
+        turn: Option<&Turn>,
+    ) -> Result<Option<(String, bool)>, AgentError> {
+        let retrieved = self.env.retrieved().to_vec();
+        let response =
+            call_model_response(self.ctx, request, kind, &mut self.episode, turn, &retrieved)
+                .await?;
+        Ok(response.map(|r| {
+            let cut = r.finish_reason == FinishReason::Length;
+            (r.text, cut)
+        }))
+    }
+
     /// Runs the action turns under `policy` until a submission, the end of the budget,
-    /// or a context overflow.
+    /// or a context overflow. A reply cut at the output-token limit is marked on its
+    /// turn (`truncated`, as the agent loop marks its turns), and when it is refused the
+    /// model is told it was cut, not that a field is missing.
     pub async fn run(&mut self, policy: &mut dyn Policy) -> Result<Ending, AgentError> {
         let mut ending = Ending {
             submission: None,
@@ -170,14 +191,21 @@ impl<'a> Trajectory<'a> {
                 number,
                 ..Turn::default()
             };
-            let Some(text) = self.call(CallKind::Action, &request, Some(&turn)).await? else {
+            let Some((text, cut)) = self
+                .call_cut(CallKind::Action, &request, Some(&turn))
+                .await?
+            else {
                 ending.overflow = true;
                 break;
             };
             turn.response = text;
+            turn.truncated = cut;
             let mv = match policy.accept(self, &mut turn).await? {
                 Ok(mv) => mv,
-                Err(rejection) => {
+                Err(mut rejection) => {
+                    if cut {
+                        rejection.message = cut_message(self.settings.max_tokens);
+                    }
                     self.charge_refused_read(&turn.response);
                     policy.refused(&rejection, &mut turn);
                     self.reject(&mut turn, rejection);
@@ -250,7 +278,9 @@ impl<'a> Trajectory<'a> {
         }
     }
 
-    /// Records a refused response on its turn and counts it by cause.
+    /// Records a refused response on its turn and counts it by cause (a cut reply keeps
+    /// the cause its text shows, so the counts stay comparable; only what the model is
+    /// told changes).
     pub fn reject(&mut self, turn: &mut Turn, rejection: Rejection) {
         let rejected = &mut self.episode.outputs.evidence.rejected;
         *rejected.entry(rejection.cause).or_default() += 1;
@@ -292,5 +322,13 @@ pub fn rejection_feedback(rejection: &Rejection, turn: u32) -> String {
         "Your response on turn {turn} was rejected ({}): {}. Nothing was changed or read, and the turn was used.",
         rejection.cause.name(),
         rejection.message
+    )
+}
+
+/// What a refused reply that was cut at the output-token limit is told: that it was cut,
+/// and how to fit, rather than the missing field its cut text happens to lack.
+fn cut_message(max_tokens: u32) -> String {
+    format!(
+        "the response was cut off at the output-token limit ({max_tokens} tokens) before its JSON ended; reply again with the same fields, more briefly"
     )
 }
