@@ -361,3 +361,39 @@ fn damaged_numbers_are_refused_at_their_line_and_an_empty_run_says_so() {
     assert!(!o.status.success(), "{}", stdout(&o));
     assert!(stderr(&o).contains("no records"), "{}", stderr(&o));
 }
+
+/// Also: NUL and other control bytes a model writes reach no page raw (an HTML parse
+/// error, and invalid in SVG's XML): `report --html` shows them as visible escapes
+/// (`\u{0}`), while tab and line breaks stay as they are.
+#[test]
+fn control_bytes_in_model_output_reach_no_page_raw() {
+    let server =
+        MockServer::spawn(|_| Reply::text("Thought: a\u{0}b\u{7}c\nAction: finish[x\u{0}y]"));
+    let url = format!("openai-compat:{}#m", server.url());
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("run");
+    Eval::new("musique", fixture("musique"), "react", &url, &out)
+        .opt("--limit", 1)
+        .ok();
+    let o = crate::util::sleuth(&["report", out.to_str().unwrap(), "--html"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let mut pages = 0;
+    let mut escaped = false;
+    let mut stack = vec![out.clone()];
+    while let Some(d) = stack.pop() {
+        for entry in std::fs::read_dir(&d).unwrap().flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                stack.push(path);
+            } else if path.extension().is_some_and(|e| e == "html" || e == "svg") {
+                pages += 1;
+                let bytes = std::fs::read(&path).unwrap();
+                let raw = bytes.iter().any(|b| *b == 0 || *b == 7);
+                assert!(!raw, "{} holds a raw control byte", path.display());
+                escaped |= String::from_utf8_lossy(&bytes).contains("a\\u{0}b\\u{7}c");
+            }
+        }
+    }
+    assert!(pages > 0, "no page written under {}", out.display());
+    assert!(escaped, "the thought is shown with its escapes");
+}

@@ -10,7 +10,9 @@
 /// Escapes `&`, `<`, `>`, `"` and `'` so the text is safe both as element content and
 /// inside a double- or single-quoted attribute. Bidirectional embeddings, overrides
 /// and isolates (U+202A–U+202E, U+2066–U+2069), which would make the page read other
-/// than it is, are shown as visible escapes (`\u{202e}`), as on the terminal.
+/// than it is, are shown as visible escapes (`\u{202e}`), as on the terminal; so are
+/// control characters other than tab, line feed and carriage return (NUL among them:
+/// an HTML parse error, and not allowed in SVG's XML at all; hardening III).
 pub fn escape_html(text: &str) -> String {
     let mut out = String::with_capacity(text.len() + text.len() / 8);
     for c in text.chars() {
@@ -20,7 +22,10 @@ pub fn escape_html(text: &str) -> String {
             '>' => out.push_str("&gt;"),
             '"' => out.push_str("&quot;"),
             '\'' => out.push_str("&#39;"),
-            '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}' => {
+            '\t' | '\n' | '\r' => out.push(c),
+            c if c.is_control()
+                || matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}') =>
+            {
                 out.push_str(&format!("\\u{{{:x}}}", c as u32));
             }
             c => out.push(c),
@@ -62,6 +67,8 @@ mod tests {
         );
         assert_eq!(escape_html("plain é text"), "plain é text");
         assert_eq!(escape_html("a\u{202e}b"), "a\\u{202e}b");
+        assert_eq!(escape_html("a\0b\u{7}\u{85}c"), "a\\u{0}b\\u{7}\\u{85}c");
+        assert_eq!(escape_html("tab\tline\r\n"), "tab\tline\r\n");
     }
 
     #[test]
