@@ -477,6 +477,14 @@ fn parse_failures_are_counted_in_evals_summary_and_the_report() {
 /// finishes the run without losing or repeating a record.
 #[test]
 fn ctrl_c_keeps_the_records_says_how_to_resume_and_exits_130() {
+    stop_mid_run_then_resume("-INT", 130, "interrupted");
+}
+
+/// Sends `signal` (`kill`'s form) to an eval of the four fixture questions once two
+/// records are written, checks it exits with `code`, says `word: 2 records kept …`, the
+/// resume command and the partial scores, then resumes and checks the four records,
+/// none repeated.
+pub(crate) fn stop_mid_run_then_resume(signal: &str, code: i32, word: &str) {
     let served = Arc::new(std::sync::atomic::AtomicUsize::new(0));
     let count = served.clone();
     // The first two answers come at once, every later one after 5 s: the run is
@@ -512,15 +520,16 @@ fn ctrl_c_keeps_the_records_says_how_to_resume_and_exits_130() {
         std::thread::sleep(std::time::Duration::from_millis(20));
     }
     let kill = std::process::Command::new("kill")
-        .args(["-INT", &child.id().to_string()])
+        .args([signal, &child.id().to_string()])
         .status()
         .unwrap();
     assert!(kill.success());
     let o = child.wait_with_output().unwrap();
     let err = stderr(&o);
-    assert_eq!(o.status.code(), Some(130), "{err}");
+    assert_eq!(o.status.code(), Some(code), "{err}");
     assert!(
-        err.contains("interrupted: 2 records kept in ") && err.contains("(2 written by this run)"),
+        err.contains(&format!("{word}: 2 records kept in "))
+            && err.contains("(2 written by this run)"),
         "{err}"
     );
     assert!(

@@ -210,65 +210,7 @@ fn no_secret_is_shown_by_help_a_connection_error_or_a_refused_spec() {
 /// (It used to end silently with 143.)
 #[test]
 fn sigterm_keeps_the_records_and_says_how_to_resume_like_ctrl_c() {
-    let served = Arc::new(AtomicUsize::new(0));
-    let count = served.clone();
-    // Two answers at once, every later one after 5 s: the run is certainly in flight,
-    // two records written, when the signal arrives.
-    let server = MockServer::spawn(move |_| {
-        if count.fetch_add(1, Ordering::SeqCst) >= 2 {
-            std::thread::sleep(std::time::Duration::from_secs(5));
-        }
-        Reply::text("Action: finish[yes]")
-    });
-    let url = format!("openai-compat:{}#m", server.url());
-    let dir = tempfile::tempdir().unwrap();
-    let out = dir.path().join("run");
-    let data = fixture("musique");
-    let args = [
-        "eval",
-        "--data",
-        data.to_str().unwrap(),
-        "--methods",
-        "react",
-        "--model",
-        &url,
-        "--concurrency",
-        "1",
-        "--out",
-        out.to_str().unwrap(),
-    ];
-    let child = std::process::Command::new(env!("CARGO_BIN_EXE_sleuth"))
-        .args(args)
-        .env("SLEUTH_NO_CACHE", "true")
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    let records = out.join("records.jsonl");
-    let started = std::time::Instant::now();
-    while std::fs::read_to_string(&records).map_or(0, |t| t.lines().count()) < 2 {
-        assert!(started.elapsed().as_secs() < 20, "no records written");
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
-    let kill = std::process::Command::new("kill")
-        .args(["-TERM", &child.id().to_string()])
-        .status()
-        .unwrap();
-    assert!(kill.success());
-    let o = child.wait_with_output().unwrap();
-    let err = stderr(&o);
-    assert_eq!(o.status.code(), Some(143), "{err}");
-    assert!(
-        err.contains("terminated: 2 records kept in ") && err.contains("(2 written by this run)"),
-        "{err}"
-    );
-    assert!(err.contains("resume with:"), "{err}");
-    served.store(0, Ordering::SeqCst);
-    let resumed = crate::util::sleuth(&args);
-    assert!(resumed.status.success(), "{}", stderr(&resumed));
-    let all = crate::agents::read_records(&out);
-    let ids: std::collections::HashSet<_> = all.iter().map(|r| r["id"].to_string()).collect();
-    assert_eq!((all.len(), ids.len()), (4, 4), "finished, nothing repeated");
+    crate::eval::stop_mid_run_then_resume("-TERM", 143, "terminated");
 }
 
 /// Item 8: a pool that repeats one title thousands of times (each paragraph named
