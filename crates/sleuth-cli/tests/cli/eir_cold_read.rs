@@ -10,8 +10,8 @@ use crate::util::*;
 use serde_json::{json, Value};
 use sleuth_testkit::{MockServer, ReceivedRequest, Reply};
 
-/// The titles an action prompt lists as unread, in pool order.
-fn unread(p: &str) -> Vec<String> {
+/// The titles a titles-setting action prompt lists as unread, in pool order.
+pub(crate) fn unread(p: &str) -> Vec<String> {
     p.split("Unread titles:\n")
         .nth(1)
         .unwrap_or("")

@@ -23,16 +23,7 @@ fn fixture_index(dir: &Path, dataset: &str) -> PathBuf {
     build_index(&fixture(dataset), dataset, &corpus, &index)
 }
 
-/// The titles a titles-setting action prompt lists as unread, in pool order.
-fn unread(p: &str) -> Vec<String> {
-    p.split("Unread titles:\n")
-        .nth(1)
-        .unwrap_or("")
-        .lines()
-        .map_while(|l| l.strip_prefix("- "))
-        .map(str::to_string)
-        .collect()
-}
+use crate::eir_cold_read::unread;
 
 /// Every method reads one paragraph and submits: in the titles setting by title, in
 /// the corpus setting after one search. Other calls get the setting's usual replies.

@@ -13,16 +13,7 @@ use crate::util::*;
 use serde_json::{json, Value};
 use sleuth_testkit::{MockServer, ReceivedRequest, Reply};
 
-/// The titles a titles-setting action prompt lists as unread, in pool order.
-fn unread(p: &str) -> Vec<String> {
-    p.split("Unread titles:\n")
-        .nth(1)
-        .unwrap_or("")
-        .lines()
-        .map_while(|l| l.strip_prefix("- "))
-        .map(str::to_string)
-        .collect()
-}
+use crate::eir_cold_read::unread;
 
 /// Every `maxItems` and `maxLength` bound in a JSON schema, with its path.
 fn bounds(v: &Value, path: &str, out: &mut Vec<(String, &'static str, u64)>) {

@@ -111,23 +111,6 @@ fn a_huge_retry_after_crashes_no_run_and_loses_no_record() {
     }
 }
 
-/// Every file under `dir` (recursively) whose bytes hold `needle`.
-fn files_holding(dir: &std::path::Path, needle: &str) -> Vec<std::path::PathBuf> {
-    let mut hits = Vec::new();
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return hits;
-    };
-    for entry in entries.flatten() {
-        let path = entry.path();
-        if path.is_dir() {
-            hits.extend(files_holding(&path, needle));
-        } else if std::fs::read(&path).is_ok_and(|b| String::from_utf8_lossy(&b).contains(needle)) {
-            hits.push(path);
-        }
-    }
-    hits
-}
-
 /// Item 4: a Redis password from `config.toml` is in no `--help` (as the same value
 /// from `SLEUTH_CACHE` is not); a gateway's key in the query string of
 /// `OPENAI_BASE_URL` reaches no output, record or file when the server cannot be
@@ -182,7 +165,7 @@ fn no_secret_is_shown_by_help_a_connection_error_or_a_refused_spec() {
     .output();
     let said = format!("{}{}", stdout(&o), stderr(&o));
     assert!(!said.contains(KEY), "the output shows the key: {said}");
-    let leaked = files_holding(dir.path(), KEY);
+    let leaked = crate::servers::files_holding(dir.path(), KEY);
     assert!(leaked.is_empty(), "the key reached {leaked:?}");
     let records = crate::agents::read_records(&out);
     assert_eq!(records.len(), 1, "{said}");

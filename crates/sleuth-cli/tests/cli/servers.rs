@@ -287,7 +287,7 @@ fn tail(log: &str) -> String {
 }
 
 /// Every file under `dir` (recursively) that holds `needle`.
-fn files_holding(dir: &Path, needle: &str) -> Vec<PathBuf> {
+pub(crate) fn files_holding(dir: &Path, needle: &str) -> Vec<PathBuf> {
     let mut hits = Vec::new();
     let mut stack = vec![dir.to_path_buf()];
     while let Some(d) = stack.pop() {

@@ -319,14 +319,15 @@ pub fn each_record_at(
                     .map_err(|e| format!("not a run record: {e}"))
             });
         match parsed {
-            Ok(Some((_, record))) if record.out_of_range().is_some() => {
-                let why = record.out_of_range().unwrap_or_default();
-                return Err(Error::Invalid(format!(
-                    "{}:{number}: {why}; the record was edited or damaged: repair or remove the line",
-                    path.display()
-                )));
+            Ok(Some((line, record))) => {
+                if let Some(why) = record.out_of_range() {
+                    return Err(Error::Invalid(format!(
+                        "{}:{number}: {why}; the record was edited or damaged: repair or remove the line",
+                        path.display()
+                    )));
+                }
+                each(offset, line, record)?
             }
-            Ok(Some((line, record))) => each(offset, line, record)?,
             Ok(None) => {}
             Err(why) if unfinished => return Ok(Some((number, why))),
             Err(why) => {

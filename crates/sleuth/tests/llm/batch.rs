@@ -40,11 +40,17 @@ fn quick() -> Backoff {
 }
 
 async fn server() -> MockServer {
-    tokio::task::spawn_blocking(|| {
+    server_with(2, 0).await
+}
+
+/// The batch emulation under [`handler`], finishing a batch after `polls` status polls
+/// and failing the first `failed_downloads` results downloads.
+async fn server_with(polls: u32, failed_downloads: u32) -> MockServer {
+    tokio::task::spawn_blocking(move || {
         MockServer::spawn_with_batches(
             BatchPlan {
-                polls_before_done: 2,
-                failed_downloads: 0,
+                polls_before_done: polls,
+                failed_downloads,
             },
             handler,
         )
@@ -288,17 +294,7 @@ async fn a_round_gathers_every_waiting_call_and_an_expired_one_goes_in_the_next(
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_request_that_keeps_failing_in_batches_is_that_calls_error() {
-    let server = tokio::task::spawn_blocking(|| {
-        MockServer::spawn_with_batches(
-            BatchPlan {
-                polls_before_done: 1,
-                failed_downloads: 0,
-            },
-            handler,
-        )
-    })
-    .await
-    .unwrap();
+    let server = server_with(1, 0).await;
     let (stack, rounds) = batched_stack(&server, 2);
     let dir = tempfile::tempdir().unwrap();
     let (outcomes, _) = episodes(&stack, &rounds, dir.path(), &["first", "late", "bad"]).await;
@@ -317,17 +313,7 @@ async fn a_request_that_keeps_failing_in_batches_is_that_calls_error() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn cached_responses_never_enter_a_batch() {
-    let server = tokio::task::spawn_blocking(|| {
-        MockServer::spawn_with_batches(
-            BatchPlan {
-                polls_before_done: 1,
-                failed_downloads: 0,
-            },
-            handler,
-        )
-    })
-    .await
-    .unwrap();
+    let server = server_with(1, 0).await;
     let cache_dir = tempfile::tempdir().unwrap();
     let cache = ResponseCache::open(&CacheSpec::Sqlite(cache_dir.path().to_path_buf())).unwrap();
     let dir = tempfile::tempdir().unwrap();
@@ -359,17 +345,7 @@ async fn cached_responses_never_enter_a_batch() {
 /// a resubmission would pay for the batch twice).
 #[tokio::test(flavor = "multi_thread")]
 async fn a_failed_results_download_is_fetched_again_not_paid_for_again() {
-    let server = tokio::task::spawn_blocking(|| {
-        MockServer::spawn_with_batches(
-            BatchPlan {
-                polls_before_done: 1,
-                failed_downloads: 2,
-            },
-            handler,
-        )
-    })
-    .await
-    .unwrap();
+    let server = server_with(1, 2).await;
     let (stack, rounds) = batched_stack(&server, 3);
     let dir = tempfile::tempdir().unwrap();
     let (outcomes, _) = episodes(&stack, &rounds, dir.path(), &["first", "second"]).await;

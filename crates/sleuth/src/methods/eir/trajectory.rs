@@ -22,8 +22,7 @@ use crate::env::{EvidenceEnv, Observation};
 use crate::llm::{ChatRequest, FinishReason, OutputConstraint};
 use crate::methods::settings::{EirSettings, LastTurn};
 use crate::methods::{
-    call_model, call_model_response, AgentError, CallKind, EirOutputs, Episode, Outputs,
-    RunContext, Turn,
+    call_model_response, AgentError, CallKind, EirOutputs, Episode, Outputs, RunContext, Turn,
 };
 use async_trait::async_trait;
 use serde_json::Value;
@@ -153,8 +152,10 @@ impl<'a> Trajectory<'a> {
         request: &ChatRequest,
         turn: Option<&Turn>,
     ) -> Result<Option<String>, AgentError> {
-        let retrieved = self.env.retrieved().to_vec();
-        call_model(self.ctx, request, kind, &mut self.episode, turn, &retrieved).await
+        Ok(self
+            .call_cut(kind, request, turn)
+            .await?
+            .map(|(text, _)| text))
     }
 
     /// [`Self::call`], also saying whether the reply was cut at the output-token limit
