@@ -36,6 +36,12 @@ pub enum Error {
     /// Another process is writing this run directory (see `eval::lock`).
     #[error("{}: another sleuth is writing this run directory ({}); wait for it to finish or use another --out", .dir.display(), holder(.pid))]
     RunLocked { dir: PathBuf, pid: Option<u32> },
+    /// A resume asked under other conditions than the directory's run was made under.
+    #[error("{}: the run in this directory was made under other conditions: {difference}; resume it as it was, or use another --out directory", .dir.display())]
+    RunDiffers {
+        dir: PathBuf,
+        difference: crate::eval::difference::RunDifference,
+    },
     #[error("{0}")]
     Invalid(String),
 }

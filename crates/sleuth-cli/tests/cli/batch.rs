@@ -108,11 +108,13 @@ fn by_key(records: Vec<Value>) -> Vec<((String, String), Value)> {
     keyed
 }
 
-/// A record without what batching is meant to change: its price and batch count.
+/// A record without what batching is meant to change (its price and batch count), nor
+/// its `conditions` digest, which names the server each run was served by.
 fn unpriced(mut r: Value) -> Value {
     let o = r.as_object_mut().unwrap();
     o.remove("cost_usd");
     o.remove("batched_calls");
+    o.remove("conditions");
     if let Some(first) = o.get_mut("first_attempt").and_then(Value::as_object_mut) {
         first.remove("cost_usd");
     }

@@ -117,7 +117,7 @@ fn a_changed_configuration_is_refused_in_the_same_directory() {
     let o = oracle_eval(&url, &out, 1).set("turns=10").output();
     assert!(!o.status.success());
     assert!(
-        stderr(&o).contains("holds a different run"),
+        stderr(&o).contains("made under other conditions: setting turns was unset and is `10` now"),
         "{}",
         stderr(&o)
     );

@@ -322,3 +322,115 @@ fn control_bytes_in_model_output_reach_no_page_raw() {
     assert!(pages > 0, "no page written under {}", out.display());
     assert!(escaped, "the thought is shown with its escapes");
 }
+
+/// Item 1: a resume under other conditions is refused, naming the one difference,
+/// and loses nothing; growing the same selection stays a resume, and `run.json` then
+/// describes the whole run. Every record carries the digest of what made it.
+#[test]
+fn a_resume_under_other_conditions_is_refused_naming_the_difference() {
+    let server = MockServer::spawn(|_| Reply::text("Action: finish[yes]"));
+    let other = MockServer::spawn(|_| Reply::text("Action: finish[yes]"));
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("musique.jsonl");
+    std::fs::copy(fixture("musique"), &data).unwrap();
+    let out = dir.path().join("run");
+    let url = format!("openai-compat:{}#m", server.url());
+    let eval_of = |url: &str, limit: usize| {
+        Eval::new("musique", &data, "react", url, &out).opt("--limit", limit)
+    };
+    let eval = |url: &str| eval_of(url, 2);
+    eval(&url).ok();
+    let records = || crate::agents::read_records(&out);
+    let run_json = || -> serde_json::Value {
+        serde_json::from_str(&std::fs::read_to_string(out.join("run.json")).unwrap()).unwrap()
+    };
+    assert_eq!(records().len(), 2);
+    let digest = records()[0]["conditions"].as_str().unwrap().to_string();
+    assert!(records()
+        .iter()
+        .all(|r| r["conditions"] == *digest.as_str()));
+
+    let refused = |o: std::process::Output, says: &str| {
+        let err = stderr(&o);
+        assert!(!o.status.success(), "resumed where it must not: {says}");
+        assert!(
+            err.contains("other conditions") && err.contains(says),
+            "{says}: {err}"
+        );
+        assert_eq!(records().len(), 2, "{says}: nothing lost, nothing added");
+    };
+    // A changed setting names its key.
+    refused(
+        eval(&url).set("turns=10").output(),
+        "setting turns was unset and is `10` now",
+    );
+    // Another server under the same model name.
+    let other_url = format!("openai-compat:{}#m", other.url());
+    refused(eval(&other_url).output(), "the model was served at");
+    // Another seeded order, or the same file's head turned into a sample.
+    refused(
+        eval(&url).opt("--sample", 3).opt("--seed", 7).output(),
+        "a sample under seed 7",
+    );
+    // A prompt folder added.
+    let prompts = dir.path().join("prompts");
+    std::fs::create_dir(&prompts).unwrap();
+    std::fs::write(prompts.join("react.txt"), "Answer {{ question }}.").unwrap();
+    refused(
+        eval(&url).opt("--prompts", prompts.display()).output(),
+        "react.txt is replaced now and was built-in",
+    );
+    // The open corpus after a pool run.
+    let index = crate::util::build_index(
+        &data,
+        "musique",
+        &dir.path().join("corpus.jsonl"),
+        &dir.path().join("index"),
+    );
+    refused(
+        eval(&url)
+            .opt("--env", "corpus")
+            .opt("--index", index.display())
+            .output(),
+        "searched the question's own paragraphs, not the open corpus",
+    );
+    // Another data file with other content.
+    let moved = dir.path().join("other.jsonl");
+    let text = std::fs::read_to_string(&data).unwrap();
+    std::fs::write(&moved, text.lines().rev().collect::<Vec<_>>().join("\n")).unwrap();
+    refused(
+        Eval::new("musique", &moved, "react", &url, &out)
+            .opt("--limit", 2)
+            .output(),
+        "the questions came from",
+    );
+    // The benchmark file edited in place (a gold answer changed).
+    let edited = text.replacen("\"answer\": \"", "\"answer\": \"not ", 1);
+    assert_ne!(edited, text, "the fixture has an answer field to edit");
+    std::fs::write(&data, &edited).unwrap();
+    refused(
+        eval(&url).output(),
+        "musique.jsonl changed since the run began",
+    );
+    std::fs::write(&data, &text).unwrap();
+
+    // Growing the same selection is a resume: two more questions, and run.json says 4.
+    eval_of(&url, 4).ok();
+    assert_eq!(records().len(), 4);
+    assert!(records()
+        .iter()
+        .all(|r| r["conditions"] == *digest.as_str()));
+    let config = run_json();
+    assert_eq!(config["limit"], 4);
+    assert_eq!(
+        config["conditions"]["data_sha256"]
+            .as_array()
+            .unwrap()
+            .len(),
+        1
+    );
+    assert_eq!(config["conditions"]["endpoint"], server.url());
+    // A smaller limit runs nothing new and keeps the wider description.
+    eval_of(&url, 1).ok();
+    assert_eq!(run_json()["limit"], 4);
+}

@@ -2,6 +2,8 @@
 //! score them, and the statistics that compare methods. Reports read records only.
 
 pub mod analysis;
+pub mod conditions;
+pub mod difference;
 pub mod estimate;
 pub mod lock;
 pub mod metrics;
@@ -10,6 +12,7 @@ pub mod runner;
 pub mod stats;
 pub mod store;
 
+pub use conditions::{RunConditions, RunConfig, RunDifference};
 pub use record::{FirstAttempt, RecordContext, RunRecord, RECORD_VERSION};
 pub use runner::{run_episode, Outcome, Progress, Quiet, RunSummary, Runner};
-pub use store::{RecordedRuns, RunConfig, RunStore};
+pub use store::{RecordedRuns, RunStore};

@@ -29,6 +29,11 @@ pub struct RunRecord {
     #[serde(default)]
     pub settings: BTreeMap<String, String>,
     pub model: String,
+    /// The digest of what the record was made under, in a run directory
+    /// ([`super::RunConfig::digest_for`]): records that disagree here were not made
+    /// under one run's conditions.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub conditions: Option<String>,
     pub answer: Option<String>,
     /// Gold answer first, then aliases.
     pub gold: Vec<String>,
@@ -252,6 +257,7 @@ impl RunRecord {
             method: ctx.method.to_string(),
             settings: ctx.settings.clone(),
             model: ctx.model.to_string(),
+            conditions: None,
             answer: episode.answer.clone(),
             gold: question.answers.clone(),
             em: scores.em,

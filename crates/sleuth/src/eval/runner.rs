@@ -147,7 +147,7 @@ impl Runner {
             let results = futures::stream::iter(jobs)
                 .map(|(i, method)| self.run_one(questions, i, method.clone(), &halt, rounds))
                 .buffer_unordered(self.concurrency.max(1));
-            let drain = drain(results, &mut writer, &mut summary, progress);
+            let drain = drain(results, store, &mut writer, &mut summary, progress);
             match rounds {
                 None => drain.await?,
                 Some(rounds) => beside(drain, rounds.drive(&seen)).await?,
@@ -204,13 +204,15 @@ async fn beside(
 /// Writes each episode's record as it comes.
 async fn drain(
     mut results: impl futures::Stream<Item = Result<Outcome>> + Unpin,
+    store: &RunStore,
     writer: &mut super::store::RecordWriter,
     summary: &mut RunSummary,
     progress: &dyn Progress,
 ) -> Result<()> {
     while let Some(outcome) = results.next().await {
         match outcome? {
-            Outcome::Record(record) => {
+            Outcome::Record(mut record) => {
+                record.conditions = Some(store.config().digest_for(&record.method));
                 writer.append(&record)?;
                 summary.written += 1;
                 if let Some(e) = &record.error {

@@ -8,11 +8,11 @@
 //! are read a line at a time ([`each_record_line`]): resuming keeps only each record's
 //! key, so a large directory costs its keys, not its records (issue 32).
 
+use super::conditions::RunConfig;
 use super::lock::RunLock;
 use super::RunRecord;
 use crate::methods::eir::{EarlierRuns, Prior};
 use crate::{Error, Result};
-use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, HashMap};
 use std::fs::{File, OpenOptions};
 use std::io::{BufRead, BufReader, Read, Seek, SeekFrom, Write};
@@ -20,58 +20,6 @@ use std::path::{Path, PathBuf};
 
 pub const RECORDS: &str = "records.jsonl";
 pub const RUN_CONFIG: &str = "run.json";
-
-/// What `run.json` holds: enough to reproduce and to refuse mixing runs.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct RunConfig {
-    pub sleuth_version: String,
-    pub dataset: String,
-    pub data: Vec<PathBuf>,
-    pub model: String,
-    pub methods: Vec<String>,
-    /// The `--set` pairs as given on the command line.
-    #[serde(default)]
-    pub settings: BTreeMap<String, String>,
-    /// Per method, every setting it reads, resolved (defaults included).
-    #[serde(default)]
-    pub method_settings: BTreeMap<String, BTreeMap<String, String>>,
-    #[serde(default)]
-    pub hops: Option<u8>,
-    #[serde(default)]
-    pub limit: Option<usize>,
-    #[serde(default)]
-    pub sample: Option<usize>,
-    #[serde(default)]
-    pub seed: Option<u64>,
-    /// Questions of the seeded order skipped before the sample (`--sample-offset`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub sample_offset: Option<usize>,
-    #[serde(default)]
-    pub shard: Option<String>,
-    #[serde(default)]
-    pub env: Option<String>,
-}
-
-impl RunConfig {
-    /// Fields that must match for a resumed run to extend this one.
-    fn identity(
-        &self,
-    ) -> (
-        &str,
-        &str,
-        &BTreeMap<String, String>,
-        Option<u8>,
-        Option<&str>,
-    ) {
-        (
-            &self.dataset,
-            &self.model,
-            &self.settings,
-            self.hops,
-            self.shard.as_deref(),
-        )
-    }
-}
 
 /// Key of a record: which (question, method) it answers.
 pub type RecordKey = (String, String);
@@ -81,13 +29,15 @@ pub type Recorded = HashMap<RecordKey, Option<String>>;
 
 pub struct RunStore {
     dir: PathBuf,
+    config: RunConfig,
     _lock: RunLock,
 }
 
 impl RunStore {
     /// Opens (creating) a run directory for `config`, refusing it while another process
-    /// has it open. An existing directory must hold a run with the same dataset, model,
-    /// settings, hops and shard; methods may be added.
+    /// has it open. An existing directory must hold a run made under the same conditions
+    /// ([`RunConfig::difference`]); methods may be added and the selection grown, and
+    /// `run.json` then describes the whole run ([`RunConfig::extending`]).
     pub fn open(dir: &Path, config: &RunConfig) -> Result<Self> {
         std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
         // Before run.json is read: the check and the write below must not interleave
@@ -97,28 +47,27 @@ impl RunStore {
         let mut config = config.clone();
         if path.exists() {
             let existing = read_config(dir)?;
-            if existing.identity() != config.identity() {
-                return Err(Error::Invalid(format!(
-                    "{} holds a different run (dataset {}, model {}, settings {:?}); use another --out directory",
-                    dir.display(),
-                    existing.dataset,
-                    existing.model,
-                    existing.settings
-                )));
+            if let Some(difference) = existing.difference(&config) {
+                return Err(Error::RunDiffers {
+                    dir: dir.to_path_buf(),
+                    difference,
+                });
             }
-            for m in existing.methods.iter().rev() {
-                if !config.methods.contains(m) {
-                    config.methods.insert(0, m.clone());
-                }
-            }
+            config = config.extending(&existing);
         }
         let text = serde_json::to_string_pretty(&config).expect("config serializes");
         // Never in place: a full disk must not leave a cut run.json behind.
         crate::atomic::write(&path, (text + "\n").as_bytes()).map_err(|e| Error::io(&path, e))?;
         Ok(RunStore {
             dir: dir.to_path_buf(),
+            config,
             _lock: lock,
         })
+    }
+
+    /// The run as `run.json` now describes it.
+    pub fn config(&self) -> &RunConfig {
+        &self.config
     }
 
     pub fn records_path(&self) -> PathBuf {

@@ -83,6 +83,25 @@ impl ModelSpec {
         }
     }
 
+    /// The server this spec's requests go to, as a run directory records it: the base
+    /// URL with any credentials and query values redacted; `None` for the scripted and
+    /// embedded models. Two servers under one model name are two conditions (issue 48).
+    pub fn served_at(&self, env: &EnvSource) -> Option<String> {
+        let base = match self {
+            ModelSpec::OpenAi { .. } => env
+                .get("OPENAI_BASE_URL")
+                .unwrap_or_else(|| OPENAI_BASE_URL.into()),
+            ModelSpec::OpenAiCompat { base_url, .. } => base_url.clone(),
+            ModelSpec::Anthropic { .. } => env
+                .get("ANTHROPIC_BASE_URL")
+                .unwrap_or_else(|| ANTHROPIC_BASE_URL.into()),
+            ModelSpec::Scripted { .. } | ModelSpec::Local { .. } => return None,
+        };
+        Some(super::endpoint::redact_query(&super::middleware::redact(
+            &base,
+        )))
+    }
+
     /// Whether [`open_model`] can open this spec (everything but `local:`).
     pub fn is_core(&self) -> bool {
         !matches!(self, ModelSpec::Local { .. })

@@ -4,6 +4,9 @@
 
 use crate::{Error, Result};
 use minijinja::Environment;
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+use std::collections::BTreeMap;
 use std::path::Path;
 
 /// The built-in templates, by file name.
@@ -80,6 +83,33 @@ const BUILTIN: &[(&str, &str)] = &[
 /// A set of prompt templates.
 pub struct PromptSet {
     env: Environment<'static>,
+    identity: PromptsIdentity,
+}
+
+/// Which templates a set holds, as digests: what a run directory records so that a
+/// resume under other prompts (a `--prompts` folder added, dropped or edited, or another
+/// version's built-in wording) is refused rather than mixed into one arm (issue 48).
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct PromptsIdentity {
+    /// SHA-256 (16 hex digits) over every template's name and text, in name order.
+    pub digest: String,
+    /// The templates a folder replaced: name → SHA-256 (16 hex digits) of its text.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub overrides: BTreeMap<String, String>,
+}
+
+/// The first 16 hex digits of SHA-256 of `parts`, each length-prefixed so that no two
+/// lists of parts hash alike.
+pub(crate) fn short_digest<'a>(parts: impl IntoIterator<Item = &'a [u8]>) -> String {
+    let mut h = Sha256::new();
+    for part in parts {
+        h.update((part.len() as u64).to_le_bytes());
+        h.update(part);
+    }
+    h.finalize()[..8]
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
 }
 
 impl std::fmt::Debug for PromptSet {
@@ -90,8 +120,11 @@ impl std::fmt::Debug for PromptSet {
 
 impl Default for PromptSet {
     fn default() -> Self {
-        Self::from_sources(BUILTIN.iter().map(|(n, s)| (n.to_string(), s.to_string())))
-            .expect("built-in prompt templates are valid")
+        Self::from_sources(
+            BUILTIN.iter().map(|(n, s)| (n.to_string(), s.to_string())),
+            BTreeMap::new(),
+        )
+        .expect("built-in prompt templates are valid")
     }
 }
 
@@ -117,6 +150,7 @@ impl PromptSet {
             .map(|(n, s)| (n.to_string(), s.to_string()))
             .collect();
         let entries = std::fs::read_dir(dir).map_err(|e| Error::io(dir, e))?;
+        let mut overrides = BTreeMap::new();
         for entry in entries {
             let entry = entry.map_err(|e| Error::io(dir, e))?;
             let name = entry.file_name().to_string_lossy().into_owned();
@@ -129,19 +163,38 @@ impl PromptSet {
             };
             slot.1 =
                 std::fs::read_to_string(entry.path()).map_err(|e| Error::io(entry.path(), e))?;
+            overrides.insert(name, short_digest([slot.1.as_bytes()]));
         }
-        Self::from_sources(sources)
+        Self::from_sources(sources, overrides)
     }
 
-    fn from_sources(sources: impl IntoIterator<Item = (String, String)>) -> Result<Self> {
+    /// The digests of this set's templates (see [`PromptsIdentity`]).
+    pub fn identity(&self) -> &PromptsIdentity {
+        &self.identity
+    }
+
+    fn from_sources(
+        sources: impl IntoIterator<Item = (String, String)>,
+        overrides: BTreeMap<String, String>,
+    ) -> Result<Self> {
         let mut env = Environment::new();
         env.set_keep_trailing_newline(false);
         env.set_undefined_behavior(minijinja::UndefinedBehavior::Strict);
+        let mut sources: Vec<(String, String)> = sources.into_iter().collect();
+        sources.sort();
+        let digest = short_digest(
+            sources
+                .iter()
+                .flat_map(|(n, s)| [n.as_bytes(), s.as_bytes()]),
+        );
         for (name, source) in sources {
             env.add_template_owned(name.clone(), source)
                 .map_err(|e| Error::Invalid(format!("{TEMPLATE_ERROR} {name}: {e}")))?;
         }
-        Ok(PromptSet { env })
+        Ok(PromptSet {
+            env,
+            identity: PromptsIdentity { digest, overrides },
+        })
     }
 
     /// Whether a record's error is a template's (every template error starts so): the

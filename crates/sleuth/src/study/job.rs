@@ -10,7 +10,8 @@ use super::methods::{MethodSetup, Methods};
 use super::model::{ModelSetup, PriceCheck};
 use super::plan::{history, Plan};
 use super::selection::{Selected, Selection};
-use crate::eval::{Progress, RunConfig, RunStore, RunSummary, Runner};
+use crate::eval::conditions::IndexIdentity;
+use crate::eval::{Progress, RunConditions, RunConfig, RunStore, RunSummary, Runner};
 use crate::llm::middleware::StatsSnapshot;
 use crate::llm::ModelStack;
 use crate::Result;
@@ -57,11 +58,35 @@ impl Job {
         Ok(Prepared { selected, methods })
     }
 
-    /// What `run.json` records of this job.
-    pub fn run_config(&self, prepared: &Prepared) -> RunConfig {
+    /// What `run.json` records of this job: the selection, the settings, and the
+    /// conditions that shaped its records (the data files' digests — read once each —,
+    /// the index, the prompts, the endpoint).
+    pub fn run_config(&self, prepared: &Prepared) -> Result<RunConfig> {
         let methods = &prepared.methods.built;
         let sample = self.selection.sample;
-        RunConfig {
+        let config = &prepared.methods.config;
+        let data_sha256 = prepared
+            .selected
+            .files
+            .iter()
+            .map(|f| {
+                crate::data::fetch::file_sha256(f)
+                    .map(|(hex, _)| hex)
+                    .map_err(|e| crate::Error::io(f, e))
+            })
+            .collect::<std::result::Result<Vec<_>, _>>()?;
+        let conditions = RunConditions {
+            data_sha256,
+            index: config.corpus.as_ref().map(|c| IndexIdentity {
+                dir: c.index.dir().to_path_buf(),
+                fingerprint: c.index.fingerprint(),
+                reads: c.options.max_reads,
+            }),
+            prompts: Some(config.prompts.identity().clone()),
+            prompts_dir: self.methods.prompts.clone(),
+            endpoint: self.model.served_at(),
+        };
+        Ok(RunConfig {
             sleuth_version: env!("CARGO_PKG_VERSION").to_string(),
             dataset: prepared.selected.dataset.name().to_string(),
             data: prepared.selected.files.clone(),
@@ -79,7 +104,8 @@ impl Job {
             sample_offset: sample.map(|s| s.offset).filter(|o| *o > 0),
             shard: self.selection.shard.map(|s| s.to_string()),
             env: Some(self.methods.env().to_string()),
-        }
+            conditions,
+        })
     }
 }
 
@@ -133,7 +159,7 @@ impl Prepared {
         stack: ModelStack,
         progress: &dyn Progress,
     ) -> Result<Finished> {
-        let config = job.run_config(self);
+        let config = job.run_config(self)?;
         let store = RunStore::open(&job.out, &config)?;
         let mut runner = Runner::new(stack, job.model.name(), self.methods.built.clone());
         // A batched run keeps as many episodes in flight as one batch holds: each round
@@ -153,7 +179,7 @@ impl Prepared {
             totals: runner.stack.totals(),
             dir: store.dir().to_path_buf(),
             records: store.records_path(),
-            methods: config.methods,
+            methods: store.config().methods.clone(),
             notes: self.selected.notes.clone(),
         })
     }

@@ -95,6 +95,13 @@ impl ModelSetup {
         }
     }
 
+    /// Where the model is served, as `run.json` records it ([`ModelSpec::served_at`]).
+    pub fn served_at(&self) -> Option<String> {
+        ModelSpec::parse(&self.spec)
+            .ok()?
+            .served_at(&crate::llm::EnvSource::process())
+    }
+
     /// The middleware options.
     pub fn options(&self) -> Result<ModelOptions> {
         let mut opts = ModelOptions {

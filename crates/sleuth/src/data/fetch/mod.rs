@@ -357,12 +357,17 @@ fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), FetchError> {
 
 /// sha256 (hex) and length of a file.
 pub fn sha256_file(path: &Path) -> Result<(String, u64), FetchError> {
-    let mut file = std::fs::File::open(path).map_err(|e| FetchError::io(path, e))?;
+    file_sha256(path).map_err(|e| FetchError::io(path, e))
+}
+
+/// sha256 (hex) and length of a file, read in 64 KiB pieces.
+pub fn file_sha256(path: &Path) -> std::io::Result<(String, u64)> {
+    let mut file = std::fs::File::open(path)?;
     let mut hasher = Sha256::new();
     let mut buf = vec![0u8; 1 << 16];
     let mut bytes = 0u64;
     loop {
-        let n = file.read(&mut buf).map_err(|e| FetchError::io(path, e))?;
+        let n = file.read(&mut buf)?;
         if n == 0 {
             break;
         }

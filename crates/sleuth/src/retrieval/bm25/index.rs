@@ -192,6 +192,16 @@ impl Bm25Index {
         Ok(idx)
     }
 
+    /// What tells this index's content from any other's: the checksum of its header,
+    /// which holds the checksum of every section and of `docs.bin` (16 hex digits). A
+    /// run directory records it so a resume against another index is refused.
+    pub fn fingerprint(&self) -> String {
+        format!(
+            "{:016x}",
+            format::checksum(&self.index[..format::HEADER_LEN])
+        )
+    }
+
     pub fn dir(&self) -> &Path {
         &self.dir
     }
