@@ -73,7 +73,9 @@ pub fn to_py(e: sleuth::Error) -> PyErr {
         sleuth::Error::Llm(_) => ModelError::new_err(message),
         sleuth::Error::Agent(_) => ModelError::new_err(message),
         sleuth::Error::RunLocked { .. } => RunLockedError::new_err(message),
-        sleuth::Error::Io { .. } | sleuth::Error::Invalid(_) => SleuthError::new_err(message),
+        sleuth::Error::Io { .. } | sleuth::Error::Invalid(_) | sleuth::Error::RunDiffers { .. } => {
+            SleuthError::new_err(message)
+        }
     }
 }
 

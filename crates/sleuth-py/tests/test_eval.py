@@ -45,7 +45,7 @@ def test_eval_resumes_and_records_match_the_documented_schema(musique, tmp_path,
     assert (df["stop"] == "timeout").all() and (df["turns"] == 3).all()
     assert sorted(df["method"].unique()) == ["react", "sleuth"] and df["id"].nunique() == 3
     # A resumed run must match the first one's settings, as on the command line.
-    with pytest.raises(sleuth.SleuthError, match="holds a different run"):
+    with pytest.raises(sleuth.SleuthError, match="other conditions: setting turns was `3` and is `4` now"):
         sleuth.eval(qs, methods="react", model=searcher, out=out, turns=4)
 
 
