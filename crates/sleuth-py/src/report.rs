@@ -57,6 +57,7 @@ pub fn record_fields() -> Vec<String> {
     record.list_cost_usd = 1.0;
     record.refusals = 1;
     record.conditions = Some(String::new());
+    record.usage_unknown = 1;
     record.cache_marks_dropped = 1;
     record.call_stops = vec![sleuth::methods::CallStop {
         call: 1,

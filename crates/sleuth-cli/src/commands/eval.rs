@@ -164,6 +164,13 @@ pub fn run_job(job: &Job, local: &LocalArgs, failures_of: Option<&Path>) -> Resu
     if totals.truncated + totals.refusals > 0 {
         eprintln!("{} calls truncated by the output-token limit, {} refused (records list them in call_stops)", totals.truncated, totals.refusals);
     }
+    if totals.usage_unknown > 0 {
+        eprintln!(
+            "warning: {} replies reported token usage no call has (negative, fractional or above {} tokens); they were kept and their tokens counted as 0, so the totals above are lower bounds (records say so in usage_unknown)",
+            totals.usage_unknown,
+            sleuth::llm::MAX_TOKENS_PER_CALL
+        );
+    }
     if totals.constraints_dropped > 0 {
         eprintln!(
             "{} calls ran without their output constraint: the server refused it (records say so in constraints_dropped; see the server preset)",

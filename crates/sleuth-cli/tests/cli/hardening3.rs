@@ -434,3 +434,64 @@ fn a_resume_under_other_conditions_is_refused_naming_the_difference() {
     eval_of(&url, 1).ok();
     assert_eq!(run_json()["limit"], 4);
 }
+
+/// Item 5: usage counts no call has — 2^63 (twice, which used to wrap the record's total
+/// to 0 and saturate its cost at $18.4 billion), -1, 1e30, 12.5 — cost no reply: every
+/// question is answered and recorded without an error, each record says its usage is
+/// unknown, the totals stay sane, and eval's closing lines warn, from either provider.
+#[test]
+fn implausible_token_usage_keeps_the_reply_and_is_counted_as_unknown() {
+    const COUNTS: [&str; 4] = ["9223372036854775808", "-1", "1e30", "12.5"];
+    for anthropic in [false, true] {
+        let served = Arc::new(AtomicUsize::new(0));
+        let server = MockServer::spawn(move |_| {
+            let count = COUNTS[served.fetch_add(1, Ordering::SeqCst) % COUNTS.len()];
+            Reply::Malformed(if anthropic {
+                format!(
+                    r#"{{"type":"message","role":"assistant","content":[{{"type":"text","text":"Action: finish[yes]"}}],"stop_reason":"end_turn","usage":{{"input_tokens":{count},"output_tokens":3}}}}"#
+                )
+            } else {
+                format!(
+                    r#"{{"choices":[{{"message":{{"role":"assistant","content":"Action: finish[yes]"}},"finish_reason":"stop"}}],"usage":{{"prompt_tokens":{count},"completion_tokens":3}}}}"#
+                )
+            })
+        });
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("run");
+        let model = if anthropic {
+            "anthropic:claude-sonnet-4-5".to_string()
+        } else {
+            format!("openai-compat:{}#m", server.url())
+        };
+        let o = Eval::new("musique", fixture("musique"), "react", &model, &out)
+            .opt("--concurrency", 1)
+            .env("ANTHROPIC_BASE_URL", server.origin())
+            .env("ANTHROPIC_API_KEY", "sk-ant-test")
+            .output();
+        let what = format!("anthropic={anthropic}");
+        assert!(
+            o.status.success() && !panicked(&o),
+            "{what}: {}",
+            stderr(&o)
+        );
+        let records = crate::agents::read_records(&out);
+        assert_eq!(records.len(), 4, "{what}");
+        for r in &records {
+            assert!(r["error"].is_null(), "{what}: {}", r["error"]);
+            assert_eq!(r["answer"], "yes", "{what}");
+            assert_eq!(r["usage_unknown"], 1, "{what}: {r}");
+            assert_eq!(r["input_tokens"], 0, "{what}");
+            assert!(
+                r["cost_usd"].as_f64().unwrap() < 0.01,
+                "{what}: {}",
+                r["cost_usd"]
+            );
+        }
+        assert_eq!(server.request_count(), 4, "{what}: no reply retried");
+        assert!(
+            stderr(&o).contains("4 replies reported token usage no call has"),
+            "{what}: {}",
+            stderr(&o)
+        );
+    }
+}

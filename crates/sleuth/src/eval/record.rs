@@ -85,6 +85,11 @@ pub struct RunRecord {
     /// (nothing of those was cached). Absent when none.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub cache_marks_dropped: u32,
+    /// Calls whose reported token usage no call has (negative, fractional, above 10^8,
+    /// not a number): the reply was kept and its tokens counted as 0, so the record's
+    /// token counts and cost are lower bounds. Absent when none.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub usage_unknown: u32,
     /// The stop reason of every call that did not end normally (its 1-based number
     /// and kind). Absent when every call ended normally.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -281,6 +286,7 @@ impl RunRecord {
             truncated_calls: episode.notes.truncated(),
             refusals: episode.notes.refusals(),
             cache_marks_dropped: episode.notes.cache_marks_dropped,
+            usage_unknown: episode.notes.usage_unknown,
             call_stops: episode.notes.stops.clone(),
             nudge_turn: episode.nudge_turn,
             reminders: episode.reminders,

@@ -40,6 +40,7 @@
 
 use super::http::{self, CallContext};
 use super::secret::ApiKey;
+use super::types::{plausible, TokenCount};
 use super::{ChatModel, ChatRequest, ChatResponse, FinishReason, LlmError, Role, ToolCall, Usage};
 use async_trait::async_trait;
 use serde::Deserialize;
@@ -339,13 +340,13 @@ struct WireBlock {
 #[derive(Deserialize, Default)]
 struct WireUsage {
     #[serde(default)]
-    input_tokens: Option<u64>,
+    input_tokens: TokenCount,
     #[serde(default)]
-    output_tokens: Option<u64>,
+    output_tokens: TokenCount,
     #[serde(default)]
-    cache_read_input_tokens: Option<u64>,
+    cache_read_input_tokens: TokenCount,
     #[serde(default)]
-    cache_creation_input_tokens: Option<u64>,
+    cache_creation_input_tokens: TokenCount,
 }
 
 pub(crate) fn parse_response(body: &str, provider: &str) -> Result<ChatResponse, LlmError> {
@@ -377,10 +378,13 @@ pub(crate) fn parse_response(body: &str, provider: &str) -> Result<ChatResponse,
         })
         .collect();
     let u = wire.usage.unwrap_or_default();
-    let (read, write) = (
-        u.cache_read_input_tokens.unwrap_or(0),
-        u.cache_creation_input_tokens.unwrap_or(0),
-    );
+    let counts = plausible([
+        &u.input_tokens,
+        &u.output_tokens,
+        &u.cache_read_input_tokens,
+        &u.cache_creation_input_tokens,
+    ]);
+    let [fresh, output, read, write] = counts.unwrap_or_default();
     let finish_reason = match wire.stop_reason.as_deref() {
         None | Some("end_turn") | Some("stop_sequence") => FinishReason::Stop,
         Some("max_tokens") | Some("model_context_window_exceeded") => FinishReason::Length,
@@ -391,11 +395,12 @@ pub(crate) fn parse_response(body: &str, provider: &str) -> Result<ChatResponse,
     Ok(ChatResponse {
         text,
         usage: Usage {
-            input_tokens: u.input_tokens.unwrap_or(0) + read + write,
-            output_tokens: u.output_tokens.unwrap_or(0),
+            input_tokens: fresh + read + write,
+            output_tokens: output,
             cached_input_tokens: read,
             cache_write_tokens: write,
         },
+        usage_unknown: counts.is_none(),
         finish_reason,
         cached: false,
         constraint_dropped: false,

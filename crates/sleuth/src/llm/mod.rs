@@ -36,7 +36,7 @@ pub use spec::{
 };
 pub use types::{
     ChatRequest, ChatResponse, FinishReason, Message, OutputConstraint, Role, ToolCall, ToolSpec,
-    Usage,
+    Usage, MAX_TOKENS_PER_CALL,
 };
 
 use async_trait::async_trait;

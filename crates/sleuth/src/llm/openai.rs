@@ -18,6 +18,7 @@ use super::endpoint;
 use super::http::{self, CallContext};
 use super::quirks::{GrammarForm, MaxTokensField, Quirks, SchemaForm, SystemRole, ToolCallContent};
 use super::secret::ApiKey;
+use super::types::{plausible, TokenCount};
 use super::{
     ChatModel, ChatRequest, ChatResponse, FinishReason, LlmError, Message, OutputConstraint, Role,
     ToolCall, ToolSpec, Usage,
@@ -377,9 +378,9 @@ fn tool_calls(calls: &[Value]) -> Vec<ToolCall> {
 #[derive(Deserialize, Default)]
 struct WireUsage {
     #[serde(default)]
-    prompt_tokens: Option<u64>,
+    prompt_tokens: TokenCount,
     #[serde(default)]
-    completion_tokens: Option<u64>,
+    completion_tokens: TokenCount,
     #[serde(default)]
     prompt_tokens_details: Option<WirePromptDetails>,
 }
@@ -387,11 +388,11 @@ struct WireUsage {
 #[derive(Deserialize, Default)]
 struct WirePromptDetails {
     #[serde(default)]
-    cached_tokens: Option<u64>,
+    cached_tokens: TokenCount,
     /// Prompt tokens written to the cache (OpenAI's explicit prompt caching); they are
     /// part of `prompt_tokens`, as cached reads are.
     #[serde(default)]
-    cache_write_tokens: Option<u64>,
+    cache_write_tokens: TokenCount,
 }
 
 fn content_text(content: &Value) -> String {
@@ -446,14 +447,22 @@ pub(crate) fn parse_response(body: &str, provider: &str) -> Result<ChatResponse,
         Some(_) => FinishReason::Other,
     };
     let details = usage.prompt_tokens_details.unwrap_or_default();
+    let counts = plausible([
+        &usage.prompt_tokens,
+        &usage.completion_tokens,
+        &details.cached_tokens,
+        &details.cache_write_tokens,
+    ]);
+    let [input, output, cached, written] = counts.unwrap_or_default();
     Ok(ChatResponse {
         text,
         usage: Usage {
-            input_tokens: usage.prompt_tokens.unwrap_or(0),
-            output_tokens: usage.completion_tokens.unwrap_or(0),
-            cached_input_tokens: details.cached_tokens.unwrap_or(0),
-            cache_write_tokens: details.cache_write_tokens.unwrap_or(0),
+            input_tokens: input,
+            output_tokens: output,
+            cached_input_tokens: cached,
+            cache_write_tokens: written,
         },
+        usage_unknown: counts.is_none(),
         finish_reason,
         cached: false,
         constraint_dropped: false,

@@ -233,12 +233,60 @@ pub struct Usage {
 }
 
 impl std::ops::AddAssign for Usage {
+    /// Saturating: no sum of counts wraps to a small number (hardening III, item 5).
     fn add_assign(&mut self, o: Usage) {
-        self.input_tokens += o.input_tokens;
-        self.output_tokens += o.output_tokens;
-        self.cached_input_tokens += o.cached_input_tokens;
-        self.cache_write_tokens += o.cache_write_tokens;
+        self.input_tokens = self.input_tokens.saturating_add(o.input_tokens);
+        self.output_tokens = self.output_tokens.saturating_add(o.output_tokens);
+        self.cached_input_tokens = self
+            .cached_input_tokens
+            .saturating_add(o.cached_input_tokens);
+        self.cache_write_tokens = self.cache_write_tokens.saturating_add(o.cache_write_tokens);
     }
+}
+
+/// More tokens than any model reads or writes in one call (the largest context windows
+/// hold about ten million): a usage count above it is the server's mistake.
+pub const MAX_TOKENS_PER_CALL: u64 = 100_000_000;
+
+/// A usage count as a provider sent it: read from any JSON value, so that a negative,
+/// fractional, huge or non-numeric count costs the reply nothing. [`TokenCount::get`]
+/// keeps the count when it is a plausible one and says so when it is not; the reply is
+/// kept either way, its usage counted as unknown (0) and flagged (hardening III, item 5).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub(crate) struct TokenCount(Option<serde_json::Value>);
+
+impl<'de> Deserialize<'de> for TokenCount {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        Ok(TokenCount(Option::<serde_json::Value>::deserialize(d)?))
+    }
+}
+
+impl TokenCount {
+    /// The count (0 when absent), or `None` when the server sent one no call has.
+    pub(crate) fn get(&self) -> Option<u64> {
+        match &self.0 {
+            None | Some(serde_json::Value::Null) => Some(0),
+            Some(serde_json::Value::Number(n)) => n
+                .as_u64()
+                .or_else(|| {
+                    let f = n.as_f64()?;
+                    (f.fract() == 0.0 && (0.0..=MAX_TOKENS_PER_CALL as f64).contains(&f))
+                        .then_some(f as u64)
+                })
+                .filter(|n| *n <= MAX_TOKENS_PER_CALL),
+            Some(_) => None,
+        }
+    }
+}
+
+/// A reply's usage counts, in order, when every one is plausible; `None` when any is
+/// not: the usage is then unknown as a whole, since its parts no longer add up.
+pub(crate) fn plausible<const N: usize>(counts: [&TokenCount; N]) -> Option<[u64; N]> {
+    let mut out = [0; N];
+    for (slot, count) in out.iter_mut().zip(counts) {
+        *slot = count.get()?;
+    }
+    Some(out)
 }
 
 /// Why the provider stopped writing a reply.
@@ -286,6 +334,11 @@ pub struct ChatResponse {
     /// batch rate. Never stored by the response cache (a hit is not a batched call).
     #[serde(default, skip_serializing)]
     pub batched: bool,
+    /// True when the server reported token usage no call has (negative, fractional,
+    /// above [`MAX_TOKENS_PER_CALL`], not a number): the reply is kept and its usage
+    /// counted as unknown (0).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub usage_unknown: bool,
 }
 
 impl ChatResponse {
@@ -299,6 +352,54 @@ impl ChatResponse {
             tool_calls: Vec::new(),
             cache_marks_dropped: false,
             batched: false,
+            usage_unknown: false,
         }
+    }
+}
+
+#[cfg(test)]
+mod usage_tests {
+    use super::*;
+
+    fn count(json: &str) -> Option<u64> {
+        serde_json::from_str::<TokenCount>(json).unwrap().get()
+    }
+
+    #[test]
+    fn only_plausible_counts_are_kept() {
+        assert_eq!(count("12"), Some(12));
+        assert_eq!(count("12.0"), Some(12));
+        assert_eq!(count("null"), Some(0));
+        assert_eq!(count("100000000"), Some(MAX_TOKENS_PER_CALL));
+        for bad in [
+            "100000001",
+            "9223372036854775808",
+            "-1",
+            "1e30",
+            "12.5",
+            "\"7\"",
+        ] {
+            assert_eq!(count(bad), None, "{bad}");
+        }
+        let (good, bad) = (
+            TokenCount::default(),
+            TokenCount(Some(serde_json::json!(-1))),
+        );
+        assert_eq!(plausible([&good, &good]), Some([0, 0]));
+        assert_eq!(plausible([&good, &bad]), None);
+    }
+
+    #[test]
+    fn usage_sums_saturate_instead_of_wrapping() {
+        let mut total = Usage {
+            input_tokens: u64::MAX - 1,
+            ..Usage::default()
+        };
+        total += Usage {
+            input_tokens: 5,
+            output_tokens: 1,
+            ..Usage::default()
+        };
+        assert_eq!((total.input_tokens, total.output_tokens), (u64::MAX, 1));
     }
 }

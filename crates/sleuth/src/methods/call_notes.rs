@@ -27,6 +27,9 @@ pub struct CallNotes {
     /// Calls sent without their prompt-cache marks because the server refused them.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub cache_marks_dropped: u32,
+    /// Calls whose reported token usage no call has (kept, usage unknown).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub usage_unknown: u32,
 }
 
 fn is_zero(n: &u32) -> bool {
@@ -46,6 +49,9 @@ impl CallNotes {
         if response.cache_marks_dropped {
             self.cache_marks_dropped += 1;
         }
+        if response.usage_unknown {
+            self.usage_unknown += 1;
+        }
     }
 
     /// Appends a later attempt's notes, its calls numbered after `offset` earlier ones.
@@ -55,10 +61,11 @@ impl CallNotes {
             ..s
         }));
         self.cache_marks_dropped += next.cache_marks_dropped;
+        self.usage_unknown += next.usage_unknown;
     }
 
     pub fn is_empty(&self) -> bool {
-        self.stops.is_empty() && self.cache_marks_dropped == 0
+        self.stops.is_empty() && self.cache_marks_dropped == 0 && self.usage_unknown == 0
     }
 
     fn count(&self, reason: FinishReason) -> u32 {

@@ -22,6 +22,7 @@ pub struct CallStats {
     truncated: AtomicU64,
     refusals: AtomicU64,
     batched: AtomicU64,
+    usage_unknown: AtomicU64,
     input_tokens: AtomicU64,
     output_tokens: AtomicU64,
     cached_input_tokens: AtomicU64,
@@ -53,6 +54,9 @@ pub struct StatsSnapshot {
     /// Calls answered through a provider batch (`--batch`), billed at its rate.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub batched: u64,
+    /// Calls whose reported token usage no call has: kept, their usage unknown (0).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub usage_unknown: u64,
     /// Tokens of every successful call, cached or not.
     pub usage: Usage,
     /// What was actually billed: cached responses cost 0.
@@ -114,15 +118,15 @@ impl CallStats {
                 FinishReason::Refusal => s.refusals.fetch_add(1, Ordering::Relaxed),
                 _ => 0,
             };
-            s.input_tokens.fetch_add(u.input_tokens, Ordering::Relaxed);
-            s.output_tokens
-                .fetch_add(u.output_tokens, Ordering::Relaxed);
-            s.cached_input_tokens
-                .fetch_add(u.cached_input_tokens, Ordering::Relaxed);
-            s.cache_write_tokens
-                .fetch_add(u.cache_write_tokens, Ordering::Relaxed);
-            s.billed_nano_usd.fetch_add(billed, Ordering::Relaxed);
-            s.list_nano_usd.fetch_add(list, Ordering::Relaxed);
+            if response.usage_unknown {
+                s.usage_unknown.fetch_add(1, Ordering::Relaxed);
+            }
+            add(&s.input_tokens, u.input_tokens);
+            add(&s.output_tokens, u.output_tokens);
+            add(&s.cached_input_tokens, u.cached_input_tokens);
+            add(&s.cache_write_tokens, u.cache_write_tokens);
+            add(&s.billed_nano_usd, billed);
+            add(&s.list_nano_usd, list);
         });
     }
 
@@ -137,6 +141,7 @@ impl CallStats {
             truncated: get(&self.truncated),
             refusals: get(&self.refusals),
             batched: get(&self.batched),
+            usage_unknown: get(&self.usage_unknown),
             usage: Usage {
                 input_tokens: get(&self.input_tokens),
                 output_tokens: get(&self.output_tokens),
@@ -147,6 +152,14 @@ impl CallStats {
             list_cost_usd: get(&self.list_nano_usd) as f64 / NANOS_PER_USD,
         }
     }
+}
+
+/// Adds `n` to a total, stopping at the largest value rather than wrapping past it
+/// (a wrapped token total reads as a small one; hardening III, item 5).
+fn add(total: &AtomicU64, n: u64) {
+    let _ = total.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |v| {
+        Some(v.saturating_add(n))
+    });
 }
 
 fn is_zero(n: &u64) -> bool {
