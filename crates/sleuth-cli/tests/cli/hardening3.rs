@@ -495,3 +495,89 @@ fn implausible_token_usage_keeps_the_reply_and_is_counted_as_unknown() {
         );
     }
 }
+
+/// Runs `eval` in the background, gives it `limit`, and returns its stderr and whether
+/// it finished in time (it is killed otherwise). Stderr is read as it comes, so a test
+/// can also stop it as soon as `until` shows.
+fn eval_within(eval: &Eval, limit: std::time::Duration, until: Option<&str>) -> (String, bool) {
+    use std::io::Read;
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_sleuth"))
+        .args(eval.args())
+        .env("SLEUTH_NO_CACHE", "true")
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut pipe = child.stderr.take().unwrap();
+    let said = Arc::new(std::sync::Mutex::new(String::new()));
+    let reader = {
+        let said = said.clone();
+        std::thread::spawn(move || {
+            let mut buf = [0u8; 4096];
+            while let Ok(n) = pipe.read(&mut buf) {
+                if n == 0 {
+                    break;
+                }
+                said.lock()
+                    .unwrap()
+                    .push_str(&String::from_utf8_lossy(&buf[..n]));
+            }
+        })
+    };
+    let start = std::time::Instant::now();
+    let finished = loop {
+        if child.try_wait().unwrap().is_some() {
+            break true;
+        }
+        let seen = until.is_some_and(|u| said.lock().unwrap().contains(u));
+        if seen || start.elapsed() > limit {
+            child.kill().unwrap();
+            child.wait().unwrap();
+            break false;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    };
+    reader.join().unwrap();
+    let text = said.lock().unwrap().clone();
+    (text, finished)
+}
+
+/// Item 6: a server reporting 10^8 prompt tokens per reply under `--tpm 1000000` used to
+/// put the limiter 100 minutes in debt after the first question and stall the run
+/// silently; the report is believed only up to what the request could hold, so the four
+/// questions finish in seconds. A wait the limit truly needs is said once, with the
+/// limit it waits for (`--tpm 1000`, where one request is minutes of allowance).
+#[test]
+fn a_reply_claiming_absurd_usage_stalls_no_rate_limited_run_and_long_waits_are_said() {
+    let server = MockServer::spawn(|_| {
+        Reply::Malformed(
+            r#"{"choices":[{"message":{"role":"assistant","content":"Action: finish[yes]"},"finish_reason":"stop"}],"usage":{"prompt_tokens":100000000,"completion_tokens":3}}"#.into(),
+        )
+    });
+    let url = format!("openai-compat:{}#m", server.url());
+    let dir = tempfile::tempdir().unwrap();
+    let eval = |out: &str, tpm: u32| {
+        Eval::new(
+            "musique",
+            fixture("musique"),
+            "react",
+            &url,
+            dir.path().join(out),
+        )
+        .opt("--concurrency", 1)
+        .opt("--tpm", tpm)
+    };
+    let limit = std::time::Duration::from_secs(60);
+    let (said, finished) = eval_within(&eval("fast", 1_000_000), limit, None);
+    assert!(finished, "stalled: {said}");
+    assert_eq!(
+        crate::agents::read_records(&dir.path().join("fast")).len(),
+        4
+    );
+
+    let (said, _) = eval_within(&eval("slow", 1000), limit, Some("later waits are not"));
+    assert!(
+        said.contains("for the client-side rate limit (--tpm 1000)")
+            && said.contains("this request is estimated at"),
+        "{said}"
+    );
+}

@@ -7,9 +7,16 @@
 //! debt is repaid, which spaces callers evenly in arrival order without holding a lock
 //! while waiting. Tokens are estimated before the call (prompt characters / 4 plus
 //! `max_tokens`) and corrected with the real usage afterwards.
+//!
+//! A server's usage report is believed only up to what the request could have used
+//! ([`ceiling`]: a token is at least one byte of the prompt, plus `max_tokens` and a
+//! template's overhead per message): a reply claiming 10^8 tokens for a short prompt
+//! would otherwise put the bucket days in debt and stall the run with no word
+//! (hardening III, item 6). The first long wait is said, with what it waits for.
 
 use crate::llm::{ChatModel, ChatRequest, ChatResponse, LlmError};
 use async_trait::async_trait;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::time::Instant;
@@ -62,7 +69,13 @@ impl Bucket {
 pub struct RateLimiter {
     requests: Option<Mutex<Bucket>>,
     tokens: Option<Mutex<Bucket>>,
+    limit: RateLimit,
+    /// Whether a long wait was already said (once per run is enough).
+    said: AtomicBool,
 }
+
+/// A wait longer than this is said (once).
+const SAID_WAIT: Duration = Duration::from_secs(10);
 
 impl RateLimiter {
     pub fn new(limit: RateLimit) -> Result<Arc<RateLimiter>, LlmError> {
@@ -77,6 +90,8 @@ impl RateLimiter {
         Ok(Arc::new(RateLimiter {
             requests: rpm.map(|r| Mutex::new(Bucket::new(r, 1.0))),
             tokens: tpm.map(|t| Mutex::new(Bucket::new(t, 1.0))),
+            limit,
+            said: AtomicBool::new(false),
         }))
     }
 
@@ -90,9 +105,28 @@ impl RateLimiter {
         if let Some(b) = &self.tokens {
             wait = wait.max(b.lock().expect("bucket lock").take(tokens as f64, now));
         }
+        if wait > SAID_WAIT && !self.said.swap(true, Ordering::Relaxed) {
+            tracing::warn!(
+                "waiting {:.0} s for the client-side rate limit ({}); this request is estimated at {tokens} tokens (later waits are not reported)",
+                wait.as_secs_f64(),
+                self.limits()
+            );
+        }
         if !wait.is_zero() {
             tokio::time::sleep(wait).await;
         }
+    }
+
+    /// The limits, as the flags give them.
+    fn limits(&self) -> String {
+        let mut parts = Vec::new();
+        if let Some(r) = self.limit.requests_per_minute {
+            parts.push(format!("--rpm {r}"));
+        }
+        if let Some(t) = self.limit.tokens_per_minute {
+            parts.push(format!("--tpm {t}"));
+        }
+        parts.join(", ")
     }
 
     /// Corrects the token bucket once the real usage is known (`delta` = real - estimate).
@@ -107,6 +141,29 @@ impl RateLimiter {
 fn estimate_tokens(request: &ChatRequest) -> u64 {
     let chars: usize = request.messages.iter().map(|m| m.content.len()).sum();
     chars.div_ceil(4) as u64 + request.max_tokens.unwrap_or(0) as u64
+}
+
+/// Template tokens a chat format adds around one message (roles, separators), at most.
+const PER_MESSAGE_OVERHEAD: u64 = 16;
+
+/// The most tokens `request` can use: every byte of it a token (no tokenizer does
+/// worse), its reply at `max_tokens` (or as long again as the prompt when unset), and
+/// each message's template overhead (a tool's schema counted as four messages').
+fn ceiling(request: &ChatRequest) -> u64 {
+    let bytes: usize = request
+        .messages
+        .iter()
+        .map(|m| m.content.len())
+        .sum::<usize>()
+        + request
+            .tools
+            .iter()
+            .map(|t| t.name.len() + t.description.len() + t.argument.len())
+            .sum::<usize>();
+    let framed = request.messages.len() + 4 * request.tools.len() + 1;
+    let prompt = bytes as u64 + PER_MESSAGE_OVERHEAD * framed as u64;
+    let reply = request.max_tokens.map_or(prompt, u64::from);
+    prompt.saturating_add(reply)
 }
 
 pub struct RateLimitLayer {
@@ -131,7 +188,8 @@ impl ChatModel for RateLimitLayer {
         self.limiter.acquire(estimate).await;
         let result = self.inner.complete(request).await;
         if let Ok(r) = &result {
-            let real = r.usage.input_tokens + r.usage.output_tokens;
+            let reported = r.usage.input_tokens.saturating_add(r.usage.output_tokens);
+            let real = reported.min(ceiling(request));
             self.limiter.correct(real as i64 - estimate as i64);
         }
         result
@@ -191,5 +249,42 @@ mod tests {
             tokens_per_minute: None
         })
         .is_err());
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_reply_claiming_more_tokens_than_its_request_holds_is_believed_up_to_that() {
+        let limiter = RateLimiter::new(RateLimit {
+            requests_per_minute: None,
+            tokens_per_minute: Some(6000.0),
+        })
+        .unwrap();
+        struct Boastful;
+        #[async_trait]
+        impl ChatModel for Boastful {
+            fn name(&self) -> &str {
+                "boastful"
+            }
+            async fn complete(&self, _: &ChatRequest) -> Result<ChatResponse, LlmError> {
+                let usage = crate::llm::Usage {
+                    input_tokens: 100_000_000,
+                    ..crate::llm::Usage::default()
+                };
+                Ok(ChatResponse::new("ok", usage))
+            }
+        }
+        let layer = RateLimitLayer::new(Arc::new(Boastful), limiter);
+        let request =
+            ChatRequest::new(vec![crate::llm::Message::user("x".repeat(40))]).max_tokens(10);
+        let limit = ceiling(&request);
+        assert_eq!(limit, 40 + 16 * 2 + 10);
+        let start = Instant::now();
+        layer.complete(&request).await.unwrap();
+        layer.complete(&request).await.unwrap();
+        // Believed: 10^8 tokens at 100/s, about 11.5 days. At most the ceiling: < 1 s.
+        assert!(
+            start.elapsed() < Duration::from_secs(2),
+            "{:?}",
+            start.elapsed()
+        );
     }
 }
