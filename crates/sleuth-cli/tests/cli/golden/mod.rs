@@ -180,15 +180,28 @@ fn transcript(case: &Case) -> Value {
         .collect();
     let run_json: Value =
         serde_json::from_str(&std::fs::read_to_string(out.join("run.json")).unwrap()).unwrap();
+    // Digests over every prompt template change with any template's wording, which the
+    // requests already pin: shown as `$DIGEST`, so a wording change touches only the
+    // transcripts whose requests it changes.
+    let digest = Value::String("$DIGEST".into());
     let records: Vec<Value> = std::fs::read_to_string(out.join("records.jsonl"))
         .unwrap()
         .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
+        .map(|l| {
+            let mut r: Value = serde_json::from_str(l).unwrap();
+            if let Some(c) = r.get_mut("conditions") {
+                *c = digest.clone();
+            }
+            r
+        })
         .collect();
     let mut run_json = run_json;
     if let Some(obj) = run_json.as_object_mut() {
         // Changes with every release; not behaviour.
         obj.remove("sleuth_version");
+    }
+    if let Some(d) = run_json.pointer_mut("/conditions/prompts/digest") {
+        *d = digest;
     }
     json!({
         "case": case.name,
