@@ -581,3 +581,89 @@ fn a_reply_claiming_absurd_usage_stalls_no_rate_limited_run_and_long_waits_are_s
         "{said}"
     );
 }
+
+/// Item 7: a reply of 10,000 actions — as `Action:` lines, or as native tool calls —
+/// runs 8 of them and answers the rest with one note; the calls beyond the cap leave
+/// the conversation and the trace. Main resent all 10,000 calls and their 9,992 notes
+/// every turn (request bodies 2 KB → 11.6 MB over five turns, a 10.3 MB record).
+#[test]
+fn a_reply_of_ten_thousand_actions_runs_eight_and_resends_one_note() {
+    const N: usize = 10_000;
+    let lines: String = (0..N).map(|n| format!("Action: search[q{n}]\n")).collect();
+    let written = lines.len();
+    // As JSON: the testkit's text replies stop at `max_tokens` words, as a model would.
+    let text = MockServer::spawn(move |_| {
+        Reply::Json(
+            serde_json::json!({"choices": [{"message": {"role": "assistant",
+            "content": lines}, "finish_reason": "stop"}],
+            "usage": {"prompt_tokens": 10, "completion_tokens": 5}}),
+        )
+    });
+    let native = MockServer::spawn(|_| {
+        let calls: Vec<serde_json::Value> = (0..N)
+            .map(|n| {
+                serde_json::json!({"id": format!("c{n}"), "type": "function",
+                    "function": {"name": "search", "arguments": format!("{{\"query\": \"q{n}\"}}")}})
+            })
+            .collect();
+        Reply::Json(
+            serde_json::json!({"choices": [{"message": {"role": "assistant",
+            "content": null, "tool_calls": calls}, "finish_reason": "tool_calls"}],
+            "usage": {"prompt_tokens": 10, "completion_tokens": 5}}),
+        )
+    });
+    for (server, channel) in [(&text, "text"), (&native, "native")] {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("run");
+        let url = format!("openai-compat:{}#m", server.url());
+        Eval::new("musique", fixture("musique"), "react", &url, &out)
+            .opt("--limit", 1)
+            .set("turns=5")
+            .set(&format!("tool_channel={channel}"))
+            .ok();
+        let records = crate::agents::read_records(&out);
+        let r = &records[0];
+        assert_eq!(r["tool_calls"], 5 * 8, "{channel}: eight run a turn");
+        let turns = r["trace"].as_array().unwrap();
+        for turn in turns {
+            assert_eq!(turn["actions"].as_array().unwrap().len(), 8, "{channel}");
+            let notes: Vec<&str> = turn["observations"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .filter_map(|o| o["text"].as_str())
+                .filter(|t| t.contains("were not run"))
+                .collect();
+            assert_eq!(notes.len(), 1, "{channel}: one note a turn");
+            assert!(
+                notes[0].starts_with("search[q8] and the 9991 actions after it were not run"),
+                "{channel}: {}",
+                notes[0]
+            );
+        }
+        let bodies: Vec<usize> = server.requests().iter().map(|r| r.raw_body.len()).collect();
+        assert_eq!(bodies.len(), 5, "{channel}");
+        // Each later request adds one reply and its answer: under the text channel the
+        // model's own text (what it wrote, JSON-escaped) and a few KB; under the native
+        // channel only the eight calls that ran and their results.
+        let growth = bodies[4] - bodies[0];
+        let text_turn = written + N + 5_000;
+        let bound = if channel == "text" {
+            4 * text_turn
+        } else {
+            4 * 10_000
+        };
+        assert!(growth < bound, "{channel}: {bodies:?}");
+        let record = std::fs::read_to_string(out.join("records.jsonl")).unwrap();
+        let bound = if channel == "text" {
+            5 * text_turn
+        } else {
+            50_000
+        };
+        assert!(
+            record.len() < bound,
+            "{channel}: a {} byte record",
+            record.len()
+        );
+    }
+}

@@ -5,7 +5,10 @@
 //! (App. K makes no such invitation; App. L's trace runs several calls a turn). Every
 //! action line of a response runs, in order, up to `actions_per_turn`; one beyond
 //! the cap is answered with an observation saying it was not run (never silence: the
-//! model learns which of its calls did not). `finish[answer]` ends the turn's actions:
+//! model learns which of its calls did not). Those beyond the cap share one note, and
+//! leave the turn ([`within_cap`]): a reply of 10,000 calls keeps what ran, not 10,000
+//! calls and their notes resent every later turn (hardening III, item 7).
+//! `finish[answer]` ends the turn's actions, wherever it stands:
 //! the answer is taken unless a commitment rule answers it first (late verification),
 //! which it may do only while a turn remains: a finish on the last turn is taken, as
 //! the same reply would be under ReAct (no turn is left to verify in, App. D.5).
@@ -64,6 +67,40 @@ impl Feedback {
     }
 }
 
+/// A reply's actions split at the cap: those the turn takes or answers, and those it
+/// drops (beyond the cap, before any finish), which share one note.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) struct WithinCap {
+    /// Each kept action with its position among the reply's actions.
+    pub kept: Vec<(usize, Action)>,
+    /// The first dropped action, and how many were dropped in all.
+    pub dropped: Option<(Action, usize)>,
+}
+
+/// Splits a reply's `actions` at `cap`: the first `cap`, then the first finish after
+/// them (an answer is taken wherever it stands, as before the cap existed); the tool
+/// actions between the cap and that finish (or the end) are dropped, and what follows a
+/// finish never runs.
+pub(super) fn within_cap(actions: Vec<Action>, cap: usize) -> WithinCap {
+    let mut kept = Vec::new();
+    let mut dropped: Option<(Action, usize)> = None;
+    for (i, action) in actions.into_iter().enumerate() {
+        let finish = matches!(action, Action::Finish(_));
+        if i < cap || finish {
+            kept.push((i, action));
+            if finish {
+                break;
+            }
+        } else {
+            match &mut dropped {
+                Some((_, n)) => *n += 1,
+                None => dropped = Some((action, 1)),
+            }
+        }
+    }
+    WithinCap { kept, dropped }
+}
+
 /// How a turn's actions are taken.
 pub(super) struct Acting<'a> {
     /// `actions_per_turn`.
@@ -76,11 +113,14 @@ pub(super) struct Acting<'a> {
 }
 
 impl Acting<'_> {
-    /// Takes `actions` (this turn's, in order) in `env`; returns the feedback for the
-    /// next user message. A taken answer sets the episode's answer and stop.
+    /// Takes `actions` (this turn's within the cap, in order, each with its position
+    /// among the reply's actions; `dropped` those beyond the cap) in `env`; returns the
+    /// feedback for the next user message. A taken answer sets the episode's answer and
+    /// stop.
     pub fn run(
         &self,
-        actions: &[Action],
+        actions: &[(usize, Action)],
+        dropped: Option<&(Action, usize)>,
         env: &mut dyn Environment,
         commitment: &mut CommitmentRules,
         episode: &mut Episode,
@@ -92,7 +132,7 @@ impl Acting<'_> {
             let text = render(self.prompts, "no_action.txt", context! { tools })?;
             feedback.push(Feedback::of_turn(text));
         }
-        for (i, action) in actions.iter().enumerate() {
+        for (i, action) in actions.iter().map(|(i, a)| (*i, a)) {
             if let Action::Finish(answer) = action {
                 let check = match self.last {
                     true => None,
@@ -113,21 +153,20 @@ impl Acting<'_> {
                 feedback.push(Feedback::of_action(i, text));
                 break;
             }
-            if i >= self.cap {
-                let cap = self.cap;
-                let text = render(
-                    self.prompts,
-                    "action_cap.txt",
-                    context! { action => action.to_string(), cap },
-                )?;
-                turn.observations.push(Observation::new(text.clone()));
-                feedback.push(Feedback::observation(i, action, text, true));
-                continue;
-            }
             let observation = self.take(action, env, commitment, episode)?;
             let text = observation.text.clone();
             turn.observations.push(observation);
-            feedback.push(Feedback::observation(i, action, text, actions.len() > 1));
+            let several = actions.len() > 1 || dropped.is_some();
+            feedback.push(Feedback::observation(i, action, text, several));
+        }
+        if let Some((first, count)) = dropped {
+            let text = render(
+                self.prompts,
+                "action_cap.txt",
+                context! { action => first.to_string(), more => count - 1, cap => self.cap },
+            )?;
+            turn.observations.push(Observation::new(text.clone()));
+            feedback.push(Feedback::of_turn(text));
         }
         Ok(feedback)
     }

@@ -31,6 +31,9 @@ pub(super) struct Reply {
     /// Its native calls, in order, each with an id (the provider's, or one given here
     /// when a server sent none: `call_<turn>_<n>`).
     pub calls: Vec<ToolCall>,
+    /// Which of the reply's actions (`Action::parse_all(&text)` as first read, in
+    /// order) each call became; `None` for a call of a tool the protocol does not know.
+    of_calls: Vec<Option<usize>>,
 }
 
 impl Reply {
@@ -52,11 +55,43 @@ impl Reply {
             }
             text.push_str(&action_line(call));
         }
-        Reply {
+        let mut reply = Reply {
             text,
             said: response.text,
             calls,
+            of_calls: Vec::new(),
+        };
+        reply.of_calls = reply.call_actions();
+        reply
+    }
+
+    /// Keeps the calls whose action `kept` holds (and calls of unknown tools among the
+    /// first `cap`); the others leave the conversation and the trace, as if never made:
+    /// one note answers them all (hardening III, item 7). The text is written again
+    /// from what stays.
+    pub fn retain(&mut self, kept: &[(usize, Action)], cap: usize) {
+        if self.calls.is_empty() {
+            return;
         }
+        let keep = |n: usize, action: Option<usize>| match action {
+            Some(i) => kept.iter().any(|(k, _)| *k == i),
+            None => n < cap,
+        };
+        let pairs = std::mem::take(&mut self.calls)
+            .into_iter()
+            .zip(std::mem::take(&mut self.of_calls))
+            .enumerate()
+            .filter(|(n, (_, action))| keep(*n, *action))
+            .map(|(_, pair)| pair);
+        (self.calls, self.of_calls) = pairs.unzip();
+        let mut text = self.said.clone();
+        for call in &self.calls {
+            if !text.is_empty() && !text.ends_with('\n') {
+                text.push('\n');
+            }
+            text.push_str(&action_line(call));
+        }
+        self.text = text;
     }
 
     /// The assistant message that goes back into the conversation: the trace's text,
@@ -86,13 +121,13 @@ impl Reply {
             .collect()
     }
 
-    /// The messages answering this reply: `feedback` (from taking its `actions`) and
-    /// `more` (the turn's other notes). Without native calls, one user message, as the
-    /// text protocol has it; with them, one tool result per call, then a user message
-    /// with whatever answers no call.
+    /// The messages answering this reply: `feedback` (from taking its `actions`, each
+    /// with its position among the reply's actions) and `more` (the turn's other notes).
+    /// Without native calls, one user message, as the text protocol has it; with them,
+    /// one tool result per call, then a user message with whatever answers no call.
     pub fn answer(
         &self,
-        actions: &[Action],
+        actions: &[(usize, Action)],
         feedback: Vec<Feedback>,
         more: Vec<String>,
     ) -> Vec<Message> {
@@ -100,11 +135,11 @@ impl Reply {
             let texts: Vec<String> = feedback.into_iter().map(|f| f.text).chain(more).collect();
             return vec![Message::user(texts.join("\n\n"))];
         }
-        let of_calls = self.call_actions();
+        let of_calls = &self.of_calls;
         let mut messages: Vec<Message> = self
             .calls
             .iter()
-            .zip(&of_calls)
+            .zip(of_calls)
             .map(|(call, action)| {
                 let result = match action {
                     None => format!(
@@ -113,10 +148,11 @@ impl Reply {
                     ),
                     Some(i) => match feedback.iter().find(|f| f.action == Some(*i)) {
                         Some(f) => f.result.clone(),
-                        None => format!(
-                            "{} was not run: the turn's actions ended before it.",
-                            actions[*i]
-                        ),
+                        None => {
+                            let action = actions.iter().find(|(k, _)| k == i);
+                            let shown = action.map_or(call.name.clone(), |(_, a)| a.to_string());
+                            format!("{shown} was not run: the turn's actions ended before it.")
+                        }
                     },
                 };
                 Message::tool_result(call.id.clone(), result)
@@ -183,7 +219,8 @@ mod tests {
             "Thought: both\nAction: lookup[Tucson]\nAction: search[Mingus]\nAction: delete_file[x]\nAction: search[two Action: finish[no]]"
         );
         assert_eq!(r.calls[1].id, "call_3_2");
-        let actions = Action::parse_all(&r.text);
+        let actions: Vec<(usize, Action)> =
+            Action::parse_all(&r.text).into_iter().enumerate().collect();
         assert_eq!(actions.len(), 3, "{actions:?}");
         assert_eq!(r.call_actions(), [Some(1), None, Some(2)]);
         let answer = r.answer(
@@ -214,5 +251,29 @@ mod tests {
         assert_eq!(r.message(), Message::assistant("Action: search[x]"));
         let answer = r.answer(&[], vec![feedback(0, "X")], vec!["more".into()]);
         assert_eq!(answer, [Message::user("Observation:\nX\n\nmore")]);
+    }
+
+    #[test]
+    fn calls_beyond_the_cap_leave_the_conversation_but_a_finish_stays() {
+        let mut calls: Vec<(String, &str, String)> = (0..1000)
+            .map(|n| (format!("c{n}"), "search", format!("q{n}")))
+            .collect();
+        calls.push(("end".into(), "finish", "yes".into()));
+        calls.push(("after".into(), "search", "late".into()));
+        let calls: Vec<(&str, &str, &str)> = calls
+            .iter()
+            .map(|(id, name, arg)| (id.as_str(), *name, arg.as_str()))
+            .collect();
+        let mut r = reply("", &calls);
+        let split = super::super::actions::within_cap(Action::parse_all(&r.text), 8);
+        assert_eq!(split.kept.len(), 9, "eight searches and the finish");
+        assert_eq!(split.kept[8], (1000, Action::Finish("yes".into())));
+        let (first, count) = split.dropped.clone().unwrap();
+        assert_eq!((first.to_string(), count), ("search[q8]".to_string(), 992));
+        r.retain(&split.kept, 8);
+        assert_eq!(r.message().tool_calls.len(), 9);
+        assert_eq!(Action::parse_all(&r.text).len(), 9);
+        let answer = r.answer(&split.kept, vec![feedback(0, "X")], vec![]);
+        assert_eq!(answer.len(), 9, "one result per kept call, nothing else");
     }
 }

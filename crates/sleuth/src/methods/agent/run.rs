@@ -65,25 +65,34 @@ impl AgentLoop<'_> {
             let outcome = self
                 .respond(&mut context, &mut episode, &mut turn, &state, env)
                 .await?;
-            let LoopOutcome::Reply(reply) = outcome else {
+            let LoopOutcome::Reply(mut reply) = outcome else {
                 episode.stop = StopReason::ContextOverflow;
                 episode.turns.push(turn);
                 break;
             };
+            let cap = self.settings.actions_per_turn;
+            let split = actions::within_cap(Action::parse_all(&reply.text), cap);
+            reply.retain(&split.kept, cap);
             context.push(reply.message());
             turn.response = reply.text.clone();
             let merged = memory::fold(&self.memory, self.settings, &mut turn, &mut state);
             turn.steps = self.steps.parse(&turn.response);
-            turn.actions = Action::parse_all(&turn.response);
+            turn.actions = split.kept.iter().map(|(_, a)| a.clone()).collect();
             let acting = Acting {
-                cap: self.settings.actions_per_turn,
+                cap,
                 answer_only,
                 last: number == self.settings.turns,
                 prompts: self.prompts,
             };
-            let actions = turn.actions.clone();
-            let feedback =
-                acting.run(&actions, env, &mut self.commitment, &mut episode, &mut turn)?;
+            let actions = split.kept;
+            let feedback = acting.run(
+                &actions,
+                split.dropped.as_ref(),
+                env,
+                &mut self.commitment,
+                &mut episode,
+                &mut turn,
+            )?;
             if episode.stop == StopReason::Finished {
                 self.ctx.observe(&turn);
                 episode.turns.push(turn);
