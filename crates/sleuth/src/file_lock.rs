@@ -7,6 +7,11 @@
 //! with the process (kill -9, a crash, the OOM killer), so a stale lock cannot exist and
 //! a reused pid cannot fool it. The pid written inside is only there so a refusal can
 //! name the holder. Off Unix no lock is taken.
+//!
+//! [`SharedLock`] is the reading side of the same lock: any number of holders at once,
+//! none while the exclusive one is held. A response cache in use holds it, so that
+//! `sleuth cache clear` (which takes the exclusive one) refuses instead of deleting the
+//! files under a run that is writing them (hardening III, item 3).
 
 use std::fs::{File, OpenOptions};
 use std::io::{Read, Seek, Write};
@@ -30,7 +35,7 @@ impl FileLock {
             .create(true)
             .truncate(false)
             .open(path)?;
-        if !try_lock(&file)? {
+        if !try_lock(&file, Mode::Exclusive)? {
             return Ok(Err(holder_pid(&mut file)));
         }
         let pid = format!("{}\n", std::process::id());
@@ -62,14 +67,45 @@ fn holder_pid(file: &mut File) -> Option<u32> {
     None
 }
 
-/// Ok(false) when another open file (in this or another process) holds the lock.
+/// A shared hold on a lock file: held until dropped or the process ends.
+#[derive(Debug)]
+pub struct SharedLock {
+    _file: File,
+}
+
+impl SharedLock {
+    /// Takes a shared hold on `path` (created if needed); `None` while someone holds
+    /// it exclusively.
+    pub fn try_acquire(path: &Path) -> std::io::Result<Option<SharedLock>> {
+        let file = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(path)?;
+        Ok(try_lock(&file, Mode::Shared)?.then_some(SharedLock { _file: file }))
+    }
+}
+
+#[derive(Debug, Clone, Copy)]
+enum Mode {
+    Exclusive,
+    Shared,
+}
+
+/// Ok(false) when another open file (in this or another process) holds the lock in a
+/// mode that excludes `mode`.
 #[cfg(unix)]
-fn try_lock(file: &File) -> std::io::Result<bool> {
+fn try_lock(file: &File, mode: Mode) -> std::io::Result<bool> {
     use std::os::unix::io::AsRawFd;
+    let op = match mode {
+        Mode::Exclusive => libc::LOCK_EX,
+        Mode::Shared => libc::LOCK_SH,
+    };
     loop {
         // SAFETY: the descriptor is valid for the duration of the call (we borrow the
         // open file); flock has no other preconditions.
-        let rc = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) };
+        let rc = unsafe { libc::flock(file.as_raw_fd(), op | libc::LOCK_NB) };
         if rc == 0 {
             return Ok(true);
         }
@@ -83,6 +119,6 @@ fn try_lock(file: &File) -> std::io::Result<bool> {
 }
 
 #[cfg(not(unix))]
-fn try_lock(_file: &File) -> std::io::Result<bool> {
+fn try_lock(_file: &File, _mode: Mode) -> std::io::Result<bool> {
     Ok(true)
 }

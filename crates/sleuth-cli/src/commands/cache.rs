@@ -9,7 +9,7 @@
 
 use anyhow::{bail, Context, Result};
 use clap::{Args, Subcommand};
-use sleuth::llm::middleware::{CacheEntry, CacheSpec, CacheStats, CacheStore, CACHE_FILE};
+use sleuth::llm::middleware::{CacheEntry, CacheSpec, CacheStats, CacheStore};
 use std::io::{BufRead, BufWriter, Write};
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -88,7 +88,8 @@ pub fn run(command: CacheCommand) -> Result<()> {
     }
 }
 
-/// Removes the cache file without opening it (it may be damaged past opening).
+/// Removes the cache file without opening it (it may be damaged past opening), unless
+/// a running sleuth has it open.
 fn clear(args: ClearArgs) -> Result<()> {
     let dir = match crate::resolve::cache_spec(args.location.cache.as_deref())? {
         CacheSpec::Sqlite(dir) => dir,
@@ -96,15 +97,10 @@ fn clear(args: ClearArgs) -> Result<()> {
             "`sleuth cache clear` removes a SQLite cache directory's file; a Redis cache's entries are the server's keys under `sleuth:response:` (delete them there)"
         ),
     };
-    let mut removed = Vec::new();
-    for suffix in ["", "-wal", "-shm"] {
-        let path = dir.join(format!("{CACHE_FILE}{suffix}"));
-        match std::fs::remove_file(&path) {
-            Ok(()) => removed.push(path.display().to_string()),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-            Err(e) => return Err(e).with_context(|| format!("removing {}", path.display())),
-        }
-    }
+    let removed: Vec<String> = sleuth::llm::middleware::clear_sqlite(&dir)?
+        .iter()
+        .map(|p| p.display().to_string())
+        .collect();
     if removed.is_empty() {
         eprintln!("no response cache in {}", dir.display());
     } else {

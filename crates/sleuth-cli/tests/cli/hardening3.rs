@@ -667,3 +667,66 @@ fn a_reply_of_ten_thousand_actions_runs_eight_and_resends_one_note() {
         );
     }
 }
+
+/// Item 3: `sleuth cache clear` while a run writes that cache is refused, naming why;
+/// the run's entries stay, so a rerun pays no call again; once the run has ended the
+/// clear goes through.
+#[test]
+fn clearing_a_cache_a_run_is_writing_is_refused_and_loses_no_entry() {
+    let served = Arc::new(AtomicUsize::new(0));
+    let count = served.clone();
+    let server = MockServer::spawn(move |_| {
+        count.fetch_add(1, Ordering::SeqCst);
+        Reply::delayed(
+            std::time::Duration::from_millis(300),
+            Reply::text("Action: finish[yes]"),
+        )
+    });
+    let url = format!("openai-compat:{}#m", server.url());
+    let dir = tempfile::tempdir().unwrap();
+    let cache = dir.path().join("cache");
+    let cache_arg = cache.to_str().unwrap().to_string();
+    let eval = |out: &str| {
+        Eval::new(
+            "musique",
+            fixture("musique"),
+            "react",
+            &url,
+            dir.path().join(out),
+        )
+        .opt("--concurrency", 1)
+        .opt("--cache", &cache_arg)
+    };
+    let first = eval("first");
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_sleuth"))
+        .args(first.args())
+        .env_remove("SLEUTH_NO_CACHE")
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let start = std::time::Instant::now();
+    while served.load(Ordering::SeqCst) < 2 {
+        assert!(start.elapsed().as_secs() < 30, "the run never started");
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    let clear = crate::util::sleuth(&["cache", "clear", "--cache", &cache_arg]);
+    assert!(!clear.status.success(), "cleared under a running eval");
+    assert!(
+        stderr(&clear).contains("in use by a running sleuth"),
+        "{}",
+        stderr(&clear)
+    );
+    assert!(child.wait().unwrap().success());
+    assert_eq!(served.load(Ordering::SeqCst), 4);
+
+    let o = eval("second").output();
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(
+        served.load(Ordering::SeqCst),
+        4,
+        "every answer came from the cache"
+    );
+    let clear = crate::util::sleuth(&["cache", "clear", "--cache", &cache_arg]);
+    assert!(clear.status.success(), "{}", stderr(&clear));
+    assert!(stderr(&clear).contains("removed"), "{}", stderr(&clear));
+}

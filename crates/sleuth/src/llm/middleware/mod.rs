@@ -30,8 +30,8 @@ mod stats;
 
 pub use budget::{estimate_cost_usd, BudgetLayer, CostBudget};
 pub use cache::{
-    cache_key, redact, CacheEntry, CacheError, CacheLayer, CacheSpec, CacheStats, CacheStore,
-    Claim, Page, RedisCache, ResponseCache, SqliteCache, CACHE_FILE, FORMAT_VERSION,
+    cache_key, clear_sqlite, redact, CacheEntry, CacheError, CacheLayer, CacheSpec, CacheStats,
+    CacheStore, Claim, Page, RedisCache, ResponseCache, SqliteCache, CACHE_FILE, FORMAT_VERSION,
 };
 pub use prices::{price_id, Billing, Price, PriceTable, BATCH_RATE, PRICES_CHECKED};
 pub use rate::{RateLimit, RateLimitLayer, RateLimiter};

@@ -31,7 +31,7 @@ mod sqlite;
 
 pub use self::redis::RedisCache;
 pub use layer::{CacheLayer, ResponseCache};
-pub use sqlite::{SqliteCache, CACHE_FILE};
+pub use sqlite::{clear_sqlite, SqliteCache, CACHE_FILE};
 
 use crate::llm::{ChatRequest, ChatResponse, LlmError};
 use async_trait::async_trait;
@@ -123,6 +123,9 @@ pub enum CacheError {
     /// A bad cache location (`--cache`).
     #[error("{0}")]
     Config(String),
+    /// Asked to clear a cache another process has open (a run writing it).
+    #[error("response cache {location} is in use by a running sleuth (an eval, an experiment, an import or an export); clear it once that has ended")]
+    InUse { location: String },
 }
 
 impl From<CacheError> for LlmError {

@@ -7,6 +7,7 @@
 //! calls block, so the async methods run them on the blocking pool.
 
 use super::{CacheEntry, CacheError, CacheStats, CacheStore, Page, FORMAT_VERSION};
+use crate::file_lock::{FileLock, SharedLock};
 use crate::llm::ChatResponse;
 use async_trait::async_trait;
 use rusqlite::{params, Connection, OptionalExtension};
@@ -16,12 +17,60 @@ use std::time::Duration;
 
 /// The cache file's name inside the cache directory.
 pub const CACHE_FILE: &str = "responses.sqlite3";
+/// Held shared by every process with the cache open, exclusively by [`clear_sqlite`].
+const IN_USE_FILE: &str = "responses.lock";
 
 /// Cheap to clone: clones share one connection.
 #[derive(Debug, Clone)]
 pub struct SqliteCache {
     path: PathBuf,
     conn: Arc<Mutex<Connection>>,
+    /// The shared hold that keeps [`clear_sqlite`] from deleting the files under us.
+    _in_use: Arc<Option<SharedLock>>,
+}
+
+/// A shared hold on the cache of `dir`, waiting out a clear in progress (it takes
+/// milliseconds); `None` off Unix or when the lock file cannot be made (a read-only
+/// directory: then nothing could clear it either).
+fn hold(dir: &Path) -> Option<SharedLock> {
+    for _ in 0..100 {
+        match SharedLock::try_acquire(&dir.join(IN_USE_FILE)) {
+            Ok(Some(hold)) => return Some(hold),
+            Ok(None) => std::thread::sleep(Duration::from_millis(20)),
+            Err(_) => return None,
+        }
+    }
+    None
+}
+
+/// Removes the cache files of `dir` without opening them (they may be damaged past
+/// opening), refusing while any process has the cache open: a run writing into files
+/// deleted under it would write into nothing and end with an empty cache (hardening
+/// III, item 3). Returns the files removed.
+pub fn clear_sqlite(dir: &Path) -> Result<Vec<PathBuf>, CacheError> {
+    let lock = dir.join(IN_USE_FILE);
+    let _held = match lock.exists() {
+        false => None,
+        true => match FileLock::try_acquire(&lock) {
+            Ok(Ok(held)) => Some(held),
+            Ok(Err(_)) => {
+                return Err(CacheError::InUse {
+                    location: dir.join(CACHE_FILE).display().to_string(),
+                })
+            }
+            Err(e) => return Err(unavailable(&lock, e)),
+        },
+    };
+    let mut removed = Vec::new();
+    for suffix in ["", "-wal", "-shm"] {
+        let path = dir.join(format!("{CACHE_FILE}{suffix}"));
+        match std::fs::remove_file(&path) {
+            Ok(()) => removed.push(path),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => return Err(unavailable(&path, e)),
+        }
+    }
+    Ok(removed)
 }
 
 impl SqliteCache {
@@ -32,6 +81,7 @@ impl SqliteCache {
     /// Opens (creating if needed) the cache in directory `dir`.
     pub fn open(dir: &Path) -> Result<SqliteCache, CacheError> {
         std::fs::create_dir_all(dir).map_err(|e| unavailable(dir, e))?;
+        let in_use = hold(dir);
         let path = dir.join(CACHE_FILE);
         let e = |e: rusqlite::Error| unavailable(&path, e);
         let conn = Connection::open(&path).map_err(e)?;
@@ -64,6 +114,7 @@ impl SqliteCache {
         Ok(SqliteCache {
             path,
             conn: Arc::new(Mutex::new(conn)),
+            _in_use: Arc::new(in_use),
         })
     }
 
