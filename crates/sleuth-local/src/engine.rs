@@ -234,8 +234,7 @@ impl<'m> Engine<'m> {
     }
 
     fn generate(&mut self, g: &Generation) -> Result<(ChatResponse, Timings), LlmError> {
-        let prompt = self.template.render(self.model, &g.messages)?;
-        let tokens = self.model.vocab().tokenize(prompt.as_bytes(), true, true);
+        let tokens = self.template.tokens(self.model, &g.messages)?;
         let n_ctx = self.ctx.n_ctx() as usize;
         if tokens.len() >= n_ctx {
             return Err(overflow(format!(
