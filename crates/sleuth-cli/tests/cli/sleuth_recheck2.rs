@@ -179,7 +179,7 @@ fn ircot_actions_written_after_the_retrieval_tag_run_and_finish() {
     });
     let dir = tempfile::tempdir().unwrap();
     let r = &eval_one(&server, "ircot", dir.path(), &[])[0];
-    assert!(system_prompt(&server.requests()[0]).contains("[RETRIEVAL] <the action line>"));
+    assert!(system_prompt(&server.requests()[0]).contains("[RETRIEVAL] Action: <tool>[<argument>]"));
     let actions: Vec<&Value> = r["trace"]
         .as_array()
         .unwrap()
@@ -304,9 +304,10 @@ fn repeated_title_question(dir: &std::path::Path) -> std::path::PathBuf {
 }
 
 /// App. M: lookup returns the paragraph a title names. MuSiQue pools repeat titles:
-/// `lookup[T (2)]` returns the second paragraph titled T and `lookup[T]` the first;
-/// `lookup_repeats=all` (the other reading) gives every paragraph titled T, in pool
-/// order.
+/// each paragraph is shown under its pool name (the second `T` as `[T (2)]`, issue 43
+/// item 2), `lookup[T (2)]` returns the second paragraph titled T and `lookup[T]` the
+/// first; `lookup_repeats=all` (the other reading) gives every paragraph titled T, in
+/// pool order; the record names the paragraph read.
 #[test]
 #[cfg_attr(not(shared_data), ignore = "needs ../shared/data")]
 fn a_lookup_reaches_the_second_paragraph_of_a_repeated_title() {
@@ -341,14 +342,15 @@ fn a_lookup_reaches_the_second_paragraph_of_a_repeated_title() {
     assert_eq!(r["settings"]["lookup_repeats"], "first");
     let second = observed(&r, 0);
     assert!(
-        second.starts_with(&format!("[Liberal Party of Australia] {SECOND}")),
+        second.starts_with(&format!("[Liberal Party of Australia (2)] {SECOND}")),
         "{second}"
     );
+    assert_eq!(r["retrieved"][0], "Liberal Party of Australia (2)");
     assert!(!second.contains(FIRST), "{second}");
     let first = observed(&r, 1);
     assert!(first.contains(FIRST) && !first.contains(SECOND), "{first}");
     let r = run(&["lookup_repeats=all"]);
-    assert!(observed(&r, 0).starts_with(&format!("[Liberal Party of Australia] {SECOND}")));
+    assert!(observed(&r, 0).starts_with(&format!("[Liberal Party of Australia (2)] {SECOND}")));
     let both = observed(&r, 1);
     let (a, b) = (both.find(FIRST).unwrap(), both.find(SECOND).unwrap());
     assert!(a < b, "pool order: {both}");
@@ -388,4 +390,157 @@ fn twowiki_without_its_alias_file_warns_once_naming_the_file_and_the_fetch() {
     .unwrap();
     let err = run("with");
     assert!(!err.contains(WARNING), "{err}");
+}
+
+/// The action line a method's own prompt shows: IRCoT's `[RETRIEVAL]` step, else the
+/// shared tools paragraph's form (in backticks); `None` when the prompt shows none.
+fn example_line(system: &str) -> Option<String> {
+    if let Some(step) = system
+        .lines()
+        .find(|l| l.starts_with("[RETRIEVAL]") && l.contains("<tool>"))
+    {
+        return Some(step.split(", or ").next()?.to_string());
+    }
+    let tools = system.lines().find(|l| l.contains("<tool>["))?;
+    Some(tools.split('`').nth(1)?.to_string())
+}
+
+/// The format is declared once (issue 43 item 1): each method's prompt shows its action
+/// lines in a form the parser reads. A scripted model copying the very line its prompt
+/// shows, placeholders filled, searches on turn 1 and answers on turn 2, for every
+/// method with an action protocol; IRCoT's prompt shows the line inside its
+/// `[RETRIEVAL]` step (main's read `[RETRIEVAL] <the action line>`, no form at all).
+#[test]
+fn every_methods_own_example_action_line_runs_as_written() {
+    for method in [
+        "react",
+        "react-cot",
+        "ircot",
+        "self-ask",
+        "notes",
+        "reflexion",
+    ] {
+        let server = MockServer::spawn(|req| {
+            let system = system_prompt(req);
+            let Some(line) = example_line(&system) else {
+                return Reply::text("no example line in the prompt");
+            };
+            let filled =
+                |tool: &str, arg: &str| line.replace("<tool>", tool).replace("<argument>", arg);
+            Reply::text(match turn_of(req) {
+                1 => filled("search", "Van Hook Township"),
+                _ => filled("finish", "Stanley"),
+            })
+        });
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("run");
+        let url = format!("openai-compat:{}#m", server.url());
+        Eval::new(
+            "musique",
+            crate::golden::fixture("musique"),
+            method,
+            &url,
+            &out,
+        )
+        .opt("--limit", 1)
+        .ok();
+        let system = system_prompt(&server.requests()[0]);
+        if method == "ircot" {
+            assert!(
+                system.contains("[RETRIEVAL] Action: <tool>[<argument>]"),
+                "IRCoT's step shows no action line: {system}"
+            );
+        }
+        let r = &crate::agents::read_records(&out)[0];
+        assert_eq!(
+            (
+                r["tool_calls"].as_u64(),
+                r["answer"].as_str(),
+                r["turns"].as_u64()
+            ),
+            (Some(1), Some("Stanley"), Some(2)),
+            "{method}: the prompt's own line did not run as written"
+        );
+    }
+}
+
+/// §4's Reflexion (2 episodes) as one record (issue 43 item 8): the second episode's
+/// turns continue the first's numbering (1..3, then 4.., at most 2 × T = 40 under the
+/// paper's T = 20) and carry their trial; the reflection is shown the first episode
+/// with each observation cut to 600 characters (neither paper gives a length: ours).
+#[test]
+fn reflexion_numbers_turns_across_episodes_and_cuts_observations_for_reflection() {
+    let server = MockServer::spawn(|req| {
+        let first = req.body["messages"][0]["content"].as_str().unwrap_or("");
+        if first.starts_with("You tried to answer") {
+            return Reply::text("I searched the same words three times; look up the county next.");
+        }
+        let reflected = req.body["messages"].as_array().unwrap().iter().any(|m| {
+            m["content"]
+                .as_str()
+                .unwrap_or("")
+                .contains("look up the county next")
+        });
+        Reply::text(if reflected {
+            "Thought: answer now.\nAction: finish[Minot]"
+        } else {
+            "Thought: search.\nAction: search[Van Hook Township Mountrail County]"
+        })
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("run");
+    let url = format!("openai-compat:{}#m", server.url());
+    Eval::new(
+        "musique",
+        crate::golden::fixture("musique"),
+        "reflexion",
+        &url,
+        &out,
+    )
+    .opt("--limit", 1)
+    .set("turns=3")
+    .ok();
+    let r = &crate::agents::read_records(&out)[0];
+    let trace = r["trace"].as_array().unwrap();
+    let numbers: Vec<u64> = trace
+        .iter()
+        .map(|t| t["number"].as_u64().unwrap())
+        .collect();
+    let trials: Vec<u64> = trace.iter().map(|t| t["trial"].as_u64().unwrap()).collect();
+    assert_eq!(numbers, [1, 2, 3, 4], "one numbering across both episodes");
+    assert_eq!(trials, [1, 1, 1, 2]);
+    let longest = trace[0]["observations"][0]["text"]
+        .as_str()
+        .unwrap()
+        .chars()
+        .count();
+    assert!(
+        longest > 600,
+        "the search shows more than 600 characters ({longest})"
+    );
+    let reflection = server
+        .requests()
+        .into_iter()
+        .find(|q| {
+            q.body["messages"][0]["content"]
+                .as_str()
+                .unwrap_or("")
+                .starts_with("You tried to answer")
+        })
+        .expect("a reflection call");
+    let shown = reflection.body["messages"][0]["content"].as_str().unwrap();
+    let observations: Vec<String> = trace[..3]
+        .iter()
+        .map(|t| t["observations"][0]["text"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(observations.len(), 3);
+    for (k, o) in observations.iter().enumerate() {
+        let cut: String = o.chars().take(600).collect();
+        let longer: String = o.chars().take(601).collect();
+        assert!(
+            shown.contains(&format!("Observation: {cut}\n")) && !shown.contains(&longer),
+            "turn {}: not cut at 600 characters",
+            k + 1
+        );
+    }
 }

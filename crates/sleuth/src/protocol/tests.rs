@@ -51,7 +51,8 @@ fn system_prompt(tools: &ToolCatalogue) -> String {
         .render(
             "system.txt",
             context! { protocol => "", tools => tools.prompt(), structured => false,
-            stopping => "", actions_per_turn => 1 },
+            stopping => "", actions_per_turn => 1,
+            action_form => super::action_line("<tool>", "<argument>") },
         )
         .unwrap()
 }

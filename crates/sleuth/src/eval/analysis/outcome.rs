@@ -1,7 +1,6 @@
 //! Per-record facts the analyses share: correctness, when the answer was given,
 //! support recall, the error class, and whether the gold answer was ever seen.
 
-use crate::data::base_title;
 use crate::eval::RunRecord;
 use serde::Serialize;
 
@@ -39,26 +38,19 @@ pub fn answer_turn(r: &RunRecord) -> Option<u32> {
     }
 }
 
-/// Fraction of gold paragraph titles retrieved at least once; None without gold titles.
-/// Gold titles are the shown ones (`T (2)`, EIR App. F.2); records of the pool setting
-/// (no evidence records) retrieve by raw title, so there a gold paragraph counts when
-/// its raw title was retrieved, as the pool environment cannot tell homonyms apart.
+/// Fraction of gold paragraphs retrieved at least once; None without gold titles. Gold
+/// paragraphs and retrieved ones are both named as the pool shows them (`T (2)` for the
+/// second paragraph titled `T`; EIR App. F.2, SLEUTH pool since issue 43), so a gold
+/// paragraph counts only when it was read itself, never for a homonym (issue 42 item 5:
+/// 64 MuSiQue questions share a gold title with another paragraph of their pool).
 pub fn support_recall(r: &RunRecord) -> Option<f64> {
     if r.gold_titles.is_empty() {
         return None;
     }
-    let by_identity = r.outputs.evidence.is_some();
     let hit = r
         .gold_titles
         .iter()
-        .filter(|g| {
-            let g = if by_identity {
-                g.as_str()
-            } else {
-                base_title(g)
-            };
-            r.retrieved.iter().any(|t| t == g)
-        })
+        .filter(|g| r.retrieved.iter().any(|t| t == *g))
         .count();
     Some(hit as f64 / r.gold_titles.len() as f64)
 }
@@ -329,9 +321,8 @@ mod tests {
         // was read.
         let mut r = record(None, 0.0, true, 1);
         r.gold_titles = vec!["A (2)".into()];
-        // Pool setting (no evidence records): raw titles, homonyms indistinguishable.
-        assert_eq!(support_recall(&r), Some(1.0));
-        // EIR setting: the shown title names one paragraph; the homonym is not it.
+        // Either setting: the shown title names one paragraph; the homonym is not it.
+        assert_eq!(support_recall(&r), Some(0.0));
         r.outputs.evidence = Some(Default::default());
         assert_eq!(support_recall(&r), Some(0.0));
         r.retrieved.push("A (2)".into());

@@ -28,7 +28,7 @@ use crate::env::{Environment, PoolEnv, ToolCatalogue};
 use crate::llm::{ChatRequest, Message, OutputConstraint};
 use crate::memory::{MemoryKind, MemorySchema, Section, WorkingMemory};
 use crate::methods::settings::{AgentSettings, GrammarUse, ToolChannel};
-use crate::protocol::grammar;
+use crate::protocol::{self, grammar};
 use async_trait::async_trait;
 use commitment::{CommitmentRules, Strategy};
 use enforcement::Enforcement;
@@ -250,10 +250,16 @@ impl AgentMethod {
     ) -> Result<String, AgentError> {
         let style = self.acting_style(stopping);
         let memory = &style.memory;
+        // The action-line form the prompts show, written by the protocol that parses it
+        // (one declaration: a prompt cannot teach a form the parser refuses).
+        let action_form = protocol::action_line("<tool>", "<argument>");
+        let finish_form = protocol::action_line(protocol::ToolKind::Finish.name(), "<answer>");
         let protocol = render(
             &self.prompts,
             style.template,
             context! {
+                action_form,
+                finish_form,
                 facts => memory.has(Section::Facts),
                 hypotheses => memory.has(Section::Hypotheses),
                 questions => memory.has(Section::Questions),
@@ -270,6 +276,7 @@ impl AgentMethod {
             "system.txt",
             context! {
                 protocol,
+                action_form,
                 tools,
                 structured => memory.typed().is_some(),
                 notes => *memory == MemoryKind::Notes,
