@@ -8,21 +8,26 @@
 //! failed and names at most the nearest titles the agent has already been shown, never
 //! the pool's other titles (gold ones among them).
 //!
-//! MuSiQue pools repeat titles (two paragraphs named `T`). App. M's lookup "returns the
-//! full text of a named paragraph", one paragraph, so a lookup of a repeated title
-//! returns the first of them ([`LookupRepeats::First`], as before), and `lookup[T (2)]`
-//! (the name records and the evidence settings give the second, `display_titles`)
-//! returns the second, which was reachable by search alone. `lookup_repeats=all`
+//! MuSiQue pools repeat titles (two paragraphs named `T`). Every paragraph is shown
+//! and recorded under its pool name ([`display_titles`]: the second `T` is `T (2)`, as
+//! in the EIR setting), so a search result or lookup heads it `[T (2)]` and the agent
+//! can name each paragraph. App. M's lookup "returns the full text of a named
+//! paragraph", one paragraph, so a lookup of a repeated title returns the first of them
+//! ([`LookupRepeats::First`]), and `lookup[T (2)]` the second. `lookup_repeats=all`
 //! returns every paragraph of the title, in pool order (the other reading: `T` names
-//! them all).
+//! them all). Records then name the paragraph read, so support recall counts a gold
+//! paragraph only when that paragraph was read, not a homonym (issue 43 item 2, issue
+//! 42 item 5).
 
 use super::{Action, Environment, Observation, Tool, ToolCatalogue, ToolKind};
-use crate::data::{base_title, Paragraph};
+use crate::data::{base_title, display_titles, Paragraph};
 use crate::retrieval::jaccard;
 use std::collections::HashSet;
 
 pub struct PoolEnv {
     paragraphs: Vec<Paragraph>,
+    /// Each paragraph's name as shown and recorded ([`display_titles`]).
+    names: Vec<String>,
     /// Token sets of title + text, computed once per episode.
     tokens: Vec<HashSet<String>>,
     top_k: usize,
@@ -71,6 +76,7 @@ impl PoolEnv {
             .collect();
         let top_k = top_k.max(1);
         PoolEnv {
+            names: display_titles(&paragraphs),
             paragraphs,
             tokens,
             top_k,
@@ -117,8 +123,9 @@ impl PoolEnv {
         }
     }
 
-    fn render(p: &Paragraph) -> String {
-        format!("[{}] {}", p.title, p.text())
+    /// Paragraph `i` under its pool name.
+    fn render(&self, i: usize) -> String {
+        format!("[{}] {}", self.names[i], self.paragraphs[i].text())
     }
 
     fn search(&mut self, query: &str) -> Observation {
@@ -134,10 +141,10 @@ impl PoolEnv {
         let mut text = String::new();
         let mut shown = Vec::new();
         for (rank, (i, _)) in hits.into_iter().enumerate() {
-            let p = self.paragraphs[i].clone();
-            text.push_str(&format!("({}) {}\n", rank + 1, Self::render(&p)));
-            self.record(&p.title);
-            shown.push(p.title);
+            text.push_str(&format!("({}) {}\n", rank + 1, self.render(i)));
+            let name = self.names[i].clone();
+            self.record(&name);
+            shown.push(name);
         }
         Observation {
             text: text.trim_end().to_string(),
@@ -192,10 +199,10 @@ impl PoolEnv {
         let mut texts = Vec::new();
         let mut shown = Vec::new();
         for i in found {
-            let p = self.paragraphs[i].clone();
-            self.record(&p.title);
-            texts.push(Self::render(&p));
-            shown.push(p.title);
+            let name = self.names[i].clone();
+            self.record(&name);
+            texts.push(self.render(i));
+            shown.push(name);
         }
         Observation {
             text: texts.join("\n\n"),
