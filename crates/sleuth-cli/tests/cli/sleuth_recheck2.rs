@@ -544,3 +544,78 @@ fn reflexion_numbers_turns_across_episodes_and_cuts_observations_for_reflection(
         );
     }
 }
+
+/// §4 "greedy decoding": every request of every pool-setting method carries temperature
+/// 0. App. K's commit condition: SLEUTH's prompt says to finish once a hypothesis
+/// reaches high confidence (not §3.1–3.2's "and no open question remains"), and a finish
+/// written beside open questions is taken.
+#[test]
+fn every_request_is_greedy_and_sleuth_commits_with_questions_still_open() {
+    for method in ["react", "react-cot", "self-ask", "ircot", "notes", "reflexion", "sleuth"] {
+        let server = MockServer::spawn(|_| {
+            Reply::text(
+                "Confirmed Facts:\n- [F1] Van Hook Township is in Mountrail County (source: Van Hook Township, Mountrail County, North Dakota)\nActive Hypotheses:\n- [H1] Stanley | confidence: high | supports: F1 | contradicts: -\nOpen Questions:\n- [Q1] Is Stanley the county seat? | action: Mountrail County seat | priority: low\nAction: finish[Stanley]",
+            )
+        });
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("run");
+        let url = format!("openai-compat:{}#m", server.url());
+        Eval::new("musique", crate::golden::fixture("musique"), method, &url, &out)
+            .opt("--limit", 1)
+            .ok();
+        for req in server.requests() {
+            assert_eq!(req.body["temperature"], 0.0, "{method}: not greedy");
+        }
+        let r = &crate::agents::read_records(&out)[0];
+        assert_eq!(r["answer"], "Stanley", "{method}");
+        assert_eq!(r["turns"], 1, "{method}: the finish is taken with Q1 open");
+        if method == "sleuth" {
+            let system = system_prompt(&server.requests()[0]);
+            assert!(
+                system.contains("When a hypothesis reaches high confidence, call finish[answer] IMMEDIATELY."),
+                "{system}"
+            );
+        }
+    }
+}
+
+/// D.2 and App. M give α's range two ways ([0.2, 0.8]; [0.2, 1.0]): the HotpotQA sweep
+/// recipe runs 0.2 to 1.0 by 0.1 and no nudge, which holds both. Table 1's questions are
+/// every question of each benchmark's dev split (no sample), MuSiQue as its 2/3/4-hop
+/// splits (N = 1,252/760/405 on the full dev set).
+#[test]
+fn the_sweep_covers_both_alpha_ranges_and_table_one_takes_every_dev_question() {
+    let pair = |name: &str| {
+        format!("{name}={}", crate::golden::fixture(name).display())
+    };
+    let plan = |recipe: &str| {
+        ok(&[
+            "experiment",
+            &format!("{}/../../experiments/{recipe}", env!("CARGO_MANIFEST_DIR")),
+            "--dry-run",
+            "--model",
+            "openai:gpt-4o-mini",
+            "--data",
+            &pair("hotpotqa"),
+            "--data",
+            &pair("musique"),
+            "--data",
+            &pair("2wiki"),
+        ])
+    };
+    let sweep = plan("nudge-sweep-hotpotqa.toml");
+    for alpha in ["0.2", "0.3", "0.4", "0.5", "0.6", "0.7", "0.8", "0.9", "1.0", "none"] {
+        assert!(sweep.contains(&format!("nudge={alpha} ")), "α = {alpha}: {sweep}");
+    }
+    let table1 = plan("sleuth-table1.toml");
+    for name in ["hotpotqa", "musique-2hop", "musique-3hop", "musique-4hop", "2wiki"] {
+        let line = table1
+            .lines()
+            .find(|l| l.starts_with(&format!("{name}: ")))
+            .unwrap_or_else(|| panic!("no questions line for {name}: {table1}"));
+        assert!(
+            line.contains("every question of") && line.ends_with("(no sample)"),
+            "{line}"
+        );
+    }
+}
