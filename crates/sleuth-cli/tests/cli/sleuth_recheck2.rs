@@ -551,7 +551,15 @@ fn reflexion_numbers_turns_across_episodes_and_cuts_observations_for_reflection(
 /// written beside open questions is taken.
 #[test]
 fn every_request_is_greedy_and_sleuth_commits_with_questions_still_open() {
-    for method in ["react", "react-cot", "self-ask", "ircot", "notes", "reflexion", "sleuth"] {
+    for method in [
+        "react",
+        "react-cot",
+        "self-ask",
+        "ircot",
+        "notes",
+        "reflexion",
+        "sleuth",
+    ] {
         let server = MockServer::spawn(|_| {
             Reply::text(
                 "Confirmed Facts:\n- [F1] Van Hook Township is in Mountrail County (source: Van Hook Township, Mountrail County, North Dakota)\nActive Hypotheses:\n- [H1] Stanley | confidence: high | supports: F1 | contradicts: -\nOpen Questions:\n- [Q1] Is Stanley the county seat? | action: Mountrail County seat | priority: low\nAction: finish[Stanley]",
@@ -560,9 +568,15 @@ fn every_request_is_greedy_and_sleuth_commits_with_questions_still_open() {
         let dir = tempfile::tempdir().unwrap();
         let out = dir.path().join("run");
         let url = format!("openai-compat:{}#m", server.url());
-        Eval::new("musique", crate::golden::fixture("musique"), method, &url, &out)
-            .opt("--limit", 1)
-            .ok();
+        Eval::new(
+            "musique",
+            crate::golden::fixture("musique"),
+            method,
+            &url,
+            &out,
+        )
+        .opt("--limit", 1)
+        .ok();
         for req in server.requests() {
             assert_eq!(req.body["temperature"], 0.0, "{method}: not greedy");
         }
@@ -572,7 +586,9 @@ fn every_request_is_greedy_and_sleuth_commits_with_questions_still_open() {
         if method == "sleuth" {
             let system = system_prompt(&server.requests()[0]);
             assert!(
-                system.contains("When a hypothesis reaches high confidence, call finish[answer] IMMEDIATELY."),
+                system.contains(
+                    "When a hypothesis reaches high confidence, call finish[answer] IMMEDIATELY."
+                ),
                 "{system}"
             );
         }
@@ -585,9 +601,7 @@ fn every_request_is_greedy_and_sleuth_commits_with_questions_still_open() {
 /// splits (N = 1,252/760/405 on the full dev set).
 #[test]
 fn the_sweep_covers_both_alpha_ranges_and_table_one_takes_every_dev_question() {
-    let pair = |name: &str| {
-        format!("{name}={}", crate::golden::fixture(name).display())
-    };
+    let pair = |name: &str| format!("{name}={}", crate::golden::fixture(name).display());
     let plan = |recipe: &str| {
         ok(&[
             "experiment",
@@ -604,11 +618,22 @@ fn the_sweep_covers_both_alpha_ranges_and_table_one_takes_every_dev_question() {
         ])
     };
     let sweep = plan("nudge-sweep-hotpotqa.toml");
-    for alpha in ["0.2", "0.3", "0.4", "0.5", "0.6", "0.7", "0.8", "0.9", "1.0", "none"] {
-        assert!(sweep.contains(&format!("nudge={alpha} ")), "α = {alpha}: {sweep}");
+    for alpha in [
+        "0.2", "0.3", "0.4", "0.5", "0.6", "0.7", "0.8", "0.9", "1.0", "none",
+    ] {
+        assert!(
+            sweep.contains(&format!("nudge={alpha} ")),
+            "α = {alpha}: {sweep}"
+        );
     }
     let table1 = plan("sleuth-table1.toml");
-    for name in ["hotpotqa", "musique-2hop", "musique-3hop", "musique-4hop", "2wiki"] {
+    for name in [
+        "hotpotqa",
+        "musique-2hop",
+        "musique-3hop",
+        "musique-4hop",
+        "2wiki",
+    ] {
         let line = table1
             .lines()
             .find(|l| l.starts_with(&format!("{name}: ")))
