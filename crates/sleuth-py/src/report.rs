@@ -5,7 +5,10 @@
 use crate::errors;
 use pyo3::prelude::*;
 use sleuth::data::{self, Dataset};
-use sleuth::eval::analysis::{Direction, ErrorClasses, HolmFamily, Options, ReasoningEvidence};
+use sleuth::eval::analysis::{
+    Conventions, Direction, ErrorClasses, HolmFamily, MusiqueGroups, Options, Overrides,
+    ReasoningEvidence,
+};
 use sleuth::eval::stats::BootstrapP;
 use sleuth::eval::stats::{DEFAULT_RESAMPLES, DEFAULT_SEED};
 use sleuth::eval::store::{read_records, RECORDS};
@@ -77,9 +80,9 @@ pub fn record_fields() -> Vec<String> {
 #[pyfunction]
 #[allow(clippy::too_many_arguments)]
 #[pyo3(signature = (runs, *, baseline=None, tables=vec![], out=None, html=false, cohort=None,
-    seed=DEFAULT_SEED, resamples=DEFAULT_RESAMPLES, holm_family="all", holm_size=0,
-    reasoning_evidence="any", error_classes="defined", bootstrap_p="twice-tail",
-    direction="method-minus-baseline"))]
+    seed=DEFAULT_SEED, resamples=DEFAULT_RESAMPLES, conventions=None, musique=None,
+    holm_family=None, holm_size=None, reasoning_evidence=None, error_classes=None,
+    bootstrap_p=None, direction=None))]
 pub fn report(
     py: Python<'_>,
     runs: Vec<PathBuf>,
@@ -90,43 +93,67 @@ pub fn report(
     cohort: Option<u32>,
     seed: u64,
     resamples: usize,
-    holm_family: &str,
-    holm_size: usize,
-    reasoning_evidence: &str,
-    error_classes: &str,
-    bootstrap_p: &str,
-    direction: &str,
+    conventions: Option<&str>,
+    musique: Option<&str>,
+    holm_family: Option<&str>,
+    holm_size: Option<usize>,
+    reasoning_evidence: Option<&str>,
+    error_classes: Option<&str>,
+    bootstrap_p: Option<&str>,
+    direction: Option<&str>,
 ) -> PyResult<String> {
-    let bootstrap_p = BootstrapP::parse(bootstrap_p).ok_or_else(|| {
-        errors::SleuthError::new_err(format!(
-            "bootstrap_p={bootstrap_p:?}: expected one of {}",
-            BootstrapP::NAMES.join(", ")
-        ))
-    })?;
-    let direction = Direction::parse(direction).ok_or_else(|| {
-        errors::SleuthError::new_err(format!(
-            "direction={direction:?}: expected one of {}",
-            Direction::NAMES.join(", ")
-        ))
-    })?;
-    let holm_family = HolmFamily::parse(holm_family).ok_or_else(|| {
-        errors::SleuthError::new_err(format!(
-            "holm_family={holm_family:?}: expected one of {}",
-            HolmFamily::NAMES.join(", ")
-        ))
-    })?;
-    let reasoning_evidence: ReasoningEvidence = reasoning_evidence.parse().map_err(|_| {
-        errors::SleuthError::new_err(format!(
-            "reasoning_evidence={reasoning_evidence:?}: expected one of {}",
-            ReasoningEvidence::NAMES.join(", ")
-        ))
-    })?;
-    let error_classes: ErrorClasses = error_classes.parse().map_err(|_| {
-        errors::SleuthError::new_err(format!(
-            "error_classes={error_classes:?}: expected one of {}",
-            ErrorClasses::NAMES.join(", ")
-        ))
-    })?;
+    /// A keyword's value parsed, or an error naming the keyword and its choices.
+    fn rule<T>(
+        key: &str,
+        value: Option<&str>,
+        parse: impl Fn(&str) -> Option<T>,
+        names: &[&str],
+    ) -> PyResult<Option<T>> {
+        value
+            .map(|v| {
+                parse(v).ok_or_else(|| {
+                    errors::SleuthError::new_err(format!(
+                        "{key}={v:?}: expected one of {}",
+                        names.join(", ")
+                    ))
+                })
+            })
+            .transpose()
+    }
+    let musique_groups = |v: &str| match v {
+        "splits" => Some(MusiqueGroups::Splits),
+        "pooled" => Some(MusiqueGroups::Pooled),
+        _ => None,
+    };
+    let overrides = Overrides {
+        musique: rule("musique", musique, musique_groups, &["splits", "pooled"])?,
+        holm_family: rule(
+            "holm_family",
+            holm_family,
+            HolmFamily::parse,
+            &HolmFamily::NAMES,
+        )?,
+        holm_size,
+        bootstrap_p: rule(
+            "bootstrap_p",
+            bootstrap_p,
+            BootstrapP::parse,
+            &BootstrapP::NAMES,
+        )?,
+        error_classes: rule(
+            "error_classes",
+            error_classes,
+            |v| v.parse::<ErrorClasses>().ok(),
+            ErrorClasses::NAMES,
+        )?,
+        reasoning_evidence: rule(
+            "reasoning_evidence",
+            reasoning_evidence,
+            |v| v.parse::<ReasoningEvidence>().ok(),
+            ReasoningEvidence::NAMES,
+        )?,
+        direction: rule("direction", direction, Direction::parse, &Direction::NAMES)?,
+    };
     let job = ReportJob {
         dirs: runs,
         options: Options {
@@ -134,13 +161,15 @@ pub fn report(
             cohort_turns: cohort,
             resamples,
             seed,
-            holm_family,
-            holm_size,
-            reasoning_evidence,
-            error_classes,
-            bootstrap_p,
-            direction,
+            ..Options::default()
         },
+        conventions: rule(
+            "conventions",
+            conventions,
+            Conventions::parse,
+            &Conventions::NAMES,
+        )?,
+        overrides,
         tables,
     };
     py.allow_threads(|| build(&job, out.as_deref(), html))

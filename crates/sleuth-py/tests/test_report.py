@@ -155,3 +155,13 @@ def test_the_files_and_pages_are_the_clis_byte_for_byte(run, repo, tmp_path):
         assert (tmp_path / "cli" / f).read_bytes() == (tmp_path / "py" / f).read_bytes(), f
     # What the CLI prints is the Markdown the Report carries.
     assert done.stdout == rep.markdown
+
+
+def test_conventions_choose_whose_rules_and_a_keyword_sets_one_over_them(run):
+    eir = sleuth.report(run, baseline="react", conventions="eir")
+    assert eir.markdown.startswith("_conventions: eir (the EIR paper's): MuSiQue pooled; Holm families: baseline; bootstrap p: add-one")
+    split = sleuth.report(run, baseline="react", conventions="eir", musique="splits", holm_family="all")
+    assert split.markdown.startswith("_conventions: eir (the EIR paper's): MuSiQue by hop split; Holm families: all;")
+    assert sleuth.report(run).markdown.startswith("_conventions: ours")
+    with pytest.raises(sleuth.SleuthError, match='conventions="nope": expected one of ours, sleuth, eir'):
+        sleuth.report(run, conventions="nope")

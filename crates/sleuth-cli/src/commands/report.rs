@@ -9,7 +9,10 @@
 //! Everything but the printing is `sleuth::study::ReportJob` and `Report`, which the
 //! Python package's `report()` calls too.
 
-use sleuth::eval::analysis::{Direction, ErrorClasses, HolmFamily, Options, ReasoningEvidence};
+use sleuth::eval::analysis::{
+    Conventions, Direction, ErrorClasses, HolmFamily, MusiqueGroups, Options, Overrides,
+    ReasoningEvidence,
+};
 use sleuth::eval::stats::{BootstrapP, DEFAULT_RESAMPLES, DEFAULT_SEED};
 use sleuth::study::{ReportJob, Wrote};
 use sleuth::terminal::{terminal_safe, terminal_safe_lines};
@@ -42,18 +45,30 @@ pub struct Args {
     /// episode).
     #[arg(long, value_name = "TURNS", value_parser = clap::value_parser!(u32).range(1..))]
     pub cohort: Option<u32>,
+    /// Whose rules the report follows: sleuth (the SLEUTH paper's: MuSiQue by hop
+    /// split, Holm per compared arm, Table 15's error-class sums), eir (the EIR paper's:
+    /// MuSiQue pooled, Holm per compared method, add-one bootstrap p) or ours (MuSiQue by split, one Holm family, App. J's classes). Default:
+    /// the conventions the recipe names (its experiment.json under DIR), else ours. The
+    /// flags below each set one rule over them.
+    #[arg(long, value_name = "NAME", value_parser = parse_conventions)]
+    pub conventions: Option<Conventions>,
+    /// MuSiQue as one benchmark per hop split (splits) or one over every hop (pooled).
+    /// Default: the conventions'.
+    #[arg(long, value_name = "GROUPING", value_parser = parse_musique)]
+    pub musique: Option<MusiqueGroups>,
     /// Which comparisons share one Holm correction: all (every comparison), dataset (one
     /// family per dataset and model), arm (one per compared arm across datasets: a
     /// baseline row of the SLEUTH paper's Table 1), or baseline (one per compared method
     /// across datasets and models: the EIR paper's six comparisons per baseline).
-    #[arg(long, value_name = "FAMILY", default_value = "all", value_parser = parse_family)]
-    pub holm_family: HolmFamily,
+    /// Default: the conventions'.
+    #[arg(long, value_name = "FAMILY", value_parser = parse_family)]
+    pub holm_family: Option<HolmFamily>,
     /// Count each Holm family as at least N comparisons, those the report does not hold
     /// taken as p = 1 (the largest adjusted values such a family could give). The EIR
     /// paper's Table 20 keeps groups of five per metric and model, four of them shown:
-    /// `--holm-family dataset --holm-size 5`. 0: each family as the rows it holds.
-    #[arg(long, value_name = "N", default_value_t = 0)]
-    pub holm_size: usize,
+    /// `--holm-family dataset --holm-size 5`. Default 0: each family as the rows it holds.
+    #[arg(long, value_name = "N")]
+    pub holm_size: Option<usize>,
     /// The tables to show and write, in order, comma-separated: paper tables
     /// (sleuth_table1, sleuth_table7, eir_table1, ...), the report's own (summary,
     /// comparison, agent, errors, by_hops, eir_support_f1, ...), or `all`. Default: the
@@ -62,15 +77,16 @@ pub struct Args {
     pub tables: Vec<String>,
     /// What a reasoning error of the error decomposition needs retrieved (SLEUTH App. J's
     /// "relevant evidence"): any (at least one gold paragraph) or all (every one); a
-    /// wrong answer without it is counted as other.
-    #[arg(long, value_name = "RULE", default_value = "any", value_parser = parse_evidence)]
-    pub reasoning_evidence: ReasoningEvidence,
+    /// wrong answer without it is counted as other. Default: any.
+    #[arg(long, value_name = "RULE", value_parser = parse_evidence)]
+    pub reasoning_evidence: Option<ReasoningEvidence>,
     /// Which account of SLEUTH App. J's error classes to follow: defined (the appendix's
     /// definitions: a partial match, or a wrong answer without the evidence, is other) or
     /// sums (Table 15's rows, which add up to 100 without other: every wrong, finished,
-    /// non-verbose answer is a reasoning error).
-    #[arg(long, value_name = "READING", default_value = "defined", value_parser = parse_classes)]
-    pub error_classes: ErrorClasses,
+    /// non-verbose answer is a reasoning error). Default: the conventions' (sums under
+    /// sleuth, defined otherwise).
+    #[arg(long, value_name = "READING", value_parser = parse_classes)]
+    pub error_classes: Option<ErrorClasses>,
     /// Bootstrap seed.
     #[arg(long, default_value_t = DEFAULT_SEED)]
     pub seed: u64,
@@ -80,13 +96,28 @@ pub struct Args {
     /// How a bootstrap p-value is read from the resamples, k of R on the smaller side of
     /// zero: twice-tail (2k/R, 0 when none crosses) or add-one (2(k+1)/(R+1), never 0).
     /// The EIR paper gives no formula: its Table 6 fits twice-tail, its Table 20 add-one.
-    #[arg(long, value_name = "READING", default_value = "twice-tail", value_parser = parse_bootstrap_p)]
-    pub bootstrap_p: BootstrapP,
+    /// Default: the conventions' (add-one under eir, twice-tail otherwise).
+    #[arg(long, value_name = "READING", value_parser = parse_bootstrap_p)]
+    pub bootstrap_p: Option<BootstrapP>,
     /// Which way paired differences subtract: method-minus-baseline (default, b = right
     /// only under the baseline) or baseline-minus-method, the EIR paper's "EIR minus each
     /// baseline" (Tables 6-8, 12, 18, 20) under `--baseline eir`, with its b and c.
-    #[arg(long, value_name = "DIRECTION", default_value = "method-minus-baseline", value_parser = parse_direction)]
-    pub direction: Direction,
+    /// Default: method-minus-baseline.
+    #[arg(long, value_name = "DIRECTION", value_parser = parse_direction)]
+    pub direction: Option<Direction>,
+}
+
+fn parse_conventions(value: &str) -> Result<Conventions, String> {
+    Conventions::parse(value)
+        .ok_or_else(|| format!("expected one of {}", Conventions::NAMES.join(", ")))
+}
+
+fn parse_musique(value: &str) -> Result<MusiqueGroups, String> {
+    match value {
+        "splits" => Ok(MusiqueGroups::Splits),
+        "pooled" => Ok(MusiqueGroups::Pooled),
+        _ => Err("expected one of splits, pooled".into()),
+    }
 }
 
 fn parse_direction(value: &str) -> Result<Direction, String> {
@@ -124,11 +155,16 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             cohort_turns: args.cohort,
             resamples: args.resamples,
             seed: args.seed,
+            ..Options::default()
+        },
+        conventions: args.conventions,
+        overrides: Overrides {
+            musique: args.musique,
             holm_family: args.holm_family,
             holm_size: args.holm_size,
-            reasoning_evidence: args.reasoning_evidence,
-            error_classes: args.error_classes,
             bootstrap_p: args.bootstrap_p,
+            error_classes: args.error_classes,
+            reasoning_evidence: args.reasoning_evidence,
             direction: args.direction,
         },
         tables: args.tables.clone(),

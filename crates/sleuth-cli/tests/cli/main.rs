@@ -6,6 +6,7 @@ mod agents;
 mod batch;
 mod beyond;
 mod cluster;
+mod conventions;
 mod corpus;
 mod data;
 mod eir;

@@ -626,12 +626,14 @@ def report(
     cohort: Optional[int] = None,
     seed: Optional[int] = None,
     resamples: Optional[int] = None,
-    holm_family: str = "all",
-    holm_size: int = 0,
-    reasoning_evidence: str = "any",
-    error_classes: str = "defined",
-    bootstrap_p: str = "twice-tail",
-    direction: str = "method-minus-baseline",
+    conventions: Optional[str] = None,
+    musique: Optional[str] = None,
+    holm_family: Optional[str] = None,
+    holm_size: Optional[int] = None,
+    reasoning_evidence: Optional[str] = None,
+    error_classes: Optional[str] = None,
+    bootstrap_p: Optional[str] = None,
+    direction: Optional[str] = None,
 ) -> Report:
     """``sleuth report`` from Python, through the same library entry point: the tables
     the report shows as DataFrames (with ``baseline``, a method or one labelled arm
@@ -642,6 +644,8 @@ def report(
     report.json and SVG figures there; ``html`` writes a trace viewer per run (into
     ``out``, else the run directory) and ``index.html`` and the side-by-side
     ``questions.html`` (into ``out``, else the one run directory given).
+    ``conventions`` (ours, sleuth, eir; default: the recipe's, else ours) chooses whose
+    rules the report follows; ``musique`` (splits, pooled),
     ``holm_family`` (all, dataset, arm, baseline) and ``holm_size`` shape the Holm
     correction, ``reasoning_evidence`` (any, all) and ``error_classes`` (defined, sums) the error decomposition, ``bootstrap_p`` (twice-tail, add-one) the bootstrap p-value,
     ``direction`` (method-minus-baseline, baseline-minus-method) the paired differences, ``cohort``
@@ -656,6 +660,10 @@ def report(
         "tables": list(tables or []),
         "html": html,
         "cohort": cohort,
+    }
+    rules = {
+        "conventions": conventions,
+        "musique": musique,
         "holm_family": holm_family,
         "holm_size": holm_size,
         "reasoning_evidence": reasoning_evidence,
@@ -663,6 +671,7 @@ def report(
         "bootstrap_p": bootstrap_p,
         "direction": direction,
     }
+    kwargs.update({k: v for k, v in rules.items() if v is not None})
     if out is not None:
         kwargs["out"] = os.fspath(out)
     if seed is not None:

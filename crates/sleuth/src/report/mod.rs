@@ -19,7 +19,7 @@ pub mod tables;
 pub use figures::{slug, Figure};
 pub use paper::Selection;
 
-use crate::eval::analysis::{Analysis, ArmKey, RecordDigest, RecordSet};
+use crate::eval::analysis::{Analysis, ArmKey, Conventions, RecordDigest, RecordSet};
 use crate::{Error, Result};
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -42,11 +42,16 @@ pub fn markdown(a: &Analysis) -> String {
 /// that had nothing to show.
 pub fn markdown_of(a: &Analysis, selection: &Selection) -> (String, Vec<String>) {
     let (tables, empty) = paper::select(a, selection);
-    let mut out = tables
+    let body = tables
         .iter()
         .map(|(t, _)| t.to_markdown())
         .collect::<Vec<_>>()
         .join("\n");
+    // Whose rules made these numbers, before them (issue 42).
+    let mut out = match body.is_empty() {
+        true => body,
+        false => format!("_{}_\n\n{body}", Conventions::describe(a)),
+    };
     if a.max_turn > 0 && *selection == Selection::Terminal {
         out.push_str("\n(Accuracy at turn t and working-memory dynamics: see --out or --json.)\n");
     }

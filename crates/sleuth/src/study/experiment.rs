@@ -48,6 +48,7 @@ use super::model::ModelSetup;
 use super::selection::{Sample, Selection, Source};
 use super::{Job, Shard};
 use crate::data::Dataset;
+use crate::eval::analysis::Conventions;
 use crate::llm::middleware::CacheScope;
 use crate::{Error, Result};
 use serde::Deserialize;
@@ -102,6 +103,8 @@ struct Recipe {
     /// Every call through the provider's batch API (`--batch`).
     #[serde(default)]
     batch: bool,
+    /// Whose rules its report follows: `sleuth`, `eir` or `ours` (default).
+    conventions: Option<String>,
     /// `shared` (default) or `method`: whose cached responses a method may reuse
     /// ([`CacheScope`]; EIR Table 1's arms sample on their own under `method`).
     cache_scope: Option<String>,
@@ -184,10 +187,13 @@ pub struct Experiment {
     pub batch: bool,
     /// The recipe's `cache_scope`, when it gives one (`--cache-scope` overrides it).
     pub cache_scope: Option<CacheScope>,
+    /// Whose rules its report follows (issue 42); `sleuth report --conventions`
+    /// overrides it.
+    pub conventions: Conventions,
 }
 
 /// The file an experiment leaves at its output root, so `sleuth report OUT` shows the
-/// recipe's tables: `{"name", "description", "tables"}`.
+/// recipe's tables and conventions: `{"name", "description", "tables", "conventions"}`.
 pub const MANIFEST: &str = "experiment.json";
 
 /// How a recipe's jobs are run: the model, the output root, and what every job shares.
@@ -253,7 +259,17 @@ impl Experiment {
                 ))
             })?),
         };
+        let conventions = match &recipe.conventions {
+            None => Conventions::Ours,
+            Some(v) => Conventions::parse(v).ok_or_else(|| {
+                Error::Invalid(format!(
+                    "in {shown}: conventions = \"{v}\": expected one of {}",
+                    Conventions::NAMES.join(", ")
+                ))
+            })?,
+        };
         let experiment = Experiment {
+            conventions,
             name: recipe.name,
             description: recipe.description,
             jobs,
@@ -275,6 +291,7 @@ impl Experiment {
             "name": self.name,
             "description": self.description,
             "tables": self.tables,
+            "conventions": self.conventions.name(),
         })
     }
 

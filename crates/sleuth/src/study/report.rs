@@ -6,7 +6,7 @@
 //! write the same files and pages in the same places.
 
 use super::MANIFEST;
-use crate::eval::analysis::{load, Analysis, Options, RecordSet};
+use crate::eval::analysis::{load, Analysis, Conventions, Options, Overrides, RecordSet};
 use crate::report::site::{self, IndexPages, PageError, TraceWritten};
 use crate::report::{self, table::Table, Selection};
 use serde::Serialize;
@@ -18,8 +18,14 @@ use std::path::{Path, PathBuf};
 pub struct ReportJob {
     /// Run directories, records files (shards) or directories holding run directories.
     pub dirs: Vec<PathBuf>,
-    /// Baseline, cohort, bootstrap, Holm families, the reasoning-error rule.
+    /// Baseline, cohort, bootstrap seed and resamples; the rules a paper's conventions
+    /// decide are set from `conventions` and `overrides` when the job opens.
     pub options: Options,
+    /// Whose rules to follow; `None`: the conventions the recipes under `dirs` name
+    /// (their `experiment.json`), else ours.
+    pub conventions: Option<Conventions>,
+    /// The rules set one by one (a flag each), over the conventions' choice.
+    pub overrides: Overrides,
     /// The tables to show and write, in order (`all`, or names from
     /// [`report::paper::known`]); empty: the tables the recipes under `dirs` name
     /// (their `experiment.json`), else the report's own.
@@ -107,13 +113,19 @@ impl ReportJob {
         if self.dirs.is_empty() {
             return Err(ReportError::NoRuns);
         }
-        check_ranges(&self.options)?;
-        let selection = self.selection()?;
+        let manifests = self.manifests()?;
+        let conventions = match self.conventions {
+            Some(c) => c,
+            None => recipes_conventions(&manifests)?,
+        };
+        let options = conventions.apply(self.options.clone(), &self.overrides);
+        check_ranges(&options)?;
+        let selection = self.selection(&manifests)?;
         let set = load(&self.dirs)?;
-        if let Some(b) = &self.options.baseline {
+        if let Some(b) = &options.baseline {
             check_baseline(&set, b)?;
         }
-        let analysis = Analysis::build(&set, &self.options);
+        let analysis = Analysis::build(&set, &options);
         Ok(Report {
             dirs: self.dirs.clone(),
             set,
@@ -122,20 +134,33 @@ impl ReportJob {
         })
     }
 
-    /// The job's tables, else the recipes' (`experiment.json` in a directory), else
-    /// the report's own tables.
-    fn selection(&self) -> Result<Selection, ReportError> {
-        if !self.tables.is_empty() {
-            return Selection::parse(&self.tables).map_err(ReportError::Tables);
-        }
-        let mut names: Vec<String> = Vec::new();
+    /// The recipes' manifests (`experiment.json`) in the job's directories.
+    fn manifests(&self) -> Result<Vec<(PathBuf, serde_json::Value)>, ReportError> {
+        let mut out = Vec::new();
         for dir in &self.dirs {
             let path = dir.join(MANIFEST);
             let Ok(text) = std::fs::read_to_string(&path) else {
                 continue;
             };
-            let manifest: serde_json::Value = serde_json::from_str(&text)
-                .map_err(|source| ReportError::Manifest { path, source })?;
+            let manifest = serde_json::from_str(&text).map_err(|source| ReportError::Manifest {
+                path: path.clone(),
+                source,
+            })?;
+            out.push((path, manifest));
+        }
+        Ok(out)
+    }
+
+    /// The job's tables, else the recipes', else the report's own tables.
+    fn selection(
+        &self,
+        manifests: &[(PathBuf, serde_json::Value)],
+    ) -> Result<Selection, ReportError> {
+        if !self.tables.is_empty() {
+            return Selection::parse(&self.tables).map_err(ReportError::Tables);
+        }
+        let mut names: Vec<String> = Vec::new();
+        for (_, manifest) in manifests {
             for t in manifest["tables"].as_array().into_iter().flatten() {
                 if let Some(t) = t.as_str().filter(|t| !names.iter().any(|n| n == t)) {
                     names.push(t.to_string());
@@ -147,6 +172,37 @@ impl ReportJob {
         }
         Selection::parse(&names).map_err(|e| ReportError::Tables(format!("{e} (in {MANIFEST})")))
     }
+}
+
+/// The conventions the recipes name: one for all of them (ours when none names any); two
+/// recipes naming different ones must be told apart by `--conventions`.
+fn recipes_conventions(
+    manifests: &[(PathBuf, serde_json::Value)],
+) -> Result<Conventions, ReportError> {
+    let mut named: Vec<(Conventions, &PathBuf)> = Vec::new();
+    for (path, manifest) in manifests {
+        let Some(name) = manifest["conventions"].as_str() else {
+            continue;
+        };
+        let c = Conventions::parse(name).ok_or_else(|| {
+            ReportError::Invalid(format!(
+                "{}: conventions `{name}` (expected one of {})",
+                path.display(),
+                Conventions::NAMES.join(", ")
+            ))
+        })?;
+        if let Some((other, at)) = named.iter().find(|(o, _)| *o != c) {
+            return Err(ReportError::Invalid(format!(
+                "the recipes name different conventions ({} in {}, {} in {}); choose one with --conventions",
+                other.name(),
+                at.display(),
+                c.name(),
+                path.display()
+            )));
+        }
+        named.push((c, path));
+    }
+    Ok(named.first().map_or(Conventions::Ours, |(c, _)| *c))
 }
 
 /// The most bootstrap resamples a report takes (the CLI's `--resamples` bound).
@@ -328,6 +384,8 @@ mod tests {
                 resamples: 50,
                 ..Options::default()
             },
+            conventions: None,
+            overrides: Overrides::default(),
             tables: tables.iter().map(|t| t.to_string()).collect(),
         }
     }

@@ -59,6 +59,16 @@ impl HolmFamily {
         }
     }
 
+    /// The name `--holm-family` takes.
+    pub fn name(self) -> &'static str {
+        match self {
+            HolmFamily::All => Self::NAMES[0],
+            HolmFamily::Dataset => Self::NAMES[1],
+            HolmFamily::Arm => Self::NAMES[2],
+            HolmFamily::Baseline => Self::NAMES[3],
+        }
+    }
+
     /// How a table note names the family.
     pub fn describe(self) -> &'static str {
         match self {

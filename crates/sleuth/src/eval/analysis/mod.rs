@@ -8,6 +8,7 @@
 //! numbers.
 
 mod compare;
+mod conventions;
 mod digest;
 mod direction;
 mod duplicates;
@@ -27,6 +28,7 @@ pub use compare::{
     arm_order, compare_to_baseline, compare_to_baseline_in, compare_to_baseline_sized, sweep_order,
     sweeps, Comparison, HolmFamily, Sweep, SweepPoint,
 };
+pub use conventions::{Conventions, MusiqueGroups, Overrides};
 pub use digest::{ExtraReadsDigest, FinalDigest, RecordDigest, TurnDigest};
 pub use direction::Direction;
 pub use dynamics::{
@@ -80,11 +82,17 @@ pub struct Options {
     pub error_classes: ErrorClasses,
     /// Which way the paired comparisons subtract ([`Direction`]).
     pub direction: Direction,
+    /// Whose rules chose the ones above ([`Conventions::apply`]).
+    pub conventions: Conventions,
+    /// MuSiQue by hop split or pooled.
+    pub musique: MusiqueGroups,
 }
 
 impl Default for Options {
     fn default() -> Self {
         Options {
+            conventions: Conventions::Ours,
+            musique: MusiqueGroups::Splits,
             baseline: None,
             cohort_turns: None,
             holm_family: HolmFamily::All,
@@ -135,6 +143,9 @@ pub struct Analysis {
     pub holm_size: usize,
     /// Which way every paired difference subtracts (`--direction`).
     pub direction: Direction,
+    /// Whose rules the report follows, and how it grouped MuSiQue.
+    pub conventions: Conventions,
+    pub musique: MusiqueGroups,
     pub comparisons: Vec<Comparison>,
     pub sweeps: Vec<Sweep>,
     /// The EIR paper's further analyses (empty without EIR-setting records).
@@ -225,9 +236,13 @@ impl Analysis {
         // Reflexion's first trial is an arm of its own (EIR paper Table 1 Panel B, Table 8).
         let (pooled, first_trial_warnings) = with_first_trials(&set.arms);
         let pooled = &pooled;
-        // MuSiQue's hop splits are datasets of their own (SLEUTH §4, Tables 1, 13, 14):
-        // every per-benchmark analysis runs on them, the hop breakdown on the pool.
-        let arms = &by_split(pooled);
+        // MuSiQue's hop splits are datasets of their own under the SLEUTH conventions
+        // (§4, Tables 1, 13, 14): every per-benchmark analysis runs on them, the hop
+        // breakdown on the pool. The EIR paper pools MuSiQue (§4.1).
+        let arms = &match options.musique {
+            MusiqueGroups::Splits => by_split(pooled),
+            MusiqueGroups::Pooled => pooled.clone(),
+        };
         let mut warnings = set.warnings.clone();
         warnings.extend(first_trial_warnings);
         let max_turn = arms
@@ -289,6 +304,8 @@ impl Analysis {
             holm_family: options.holm_family,
             holm_size: options.holm_size,
             direction: options.direction,
+            conventions: options.conventions,
+            musique: options.musique,
             comparisons,
             sweeps: sweeps(arms),
             // The EIR section keeps the loader's arms (its tables are the EIR paper's).
