@@ -356,6 +356,71 @@ fn a_lookup_reaches_the_second_paragraph_of_a_repeated_title() {
     assert!(a < b, "pool order: {both}");
 }
 
+/// App. M with pool names (issue 43 item 2, a cold read's case): a paragraph whose own
+/// title looks like a pool name (`T (2)`, after two paragraphs titled T) neither hides
+/// the second `T`, shown as `[T (2)]`, nor is lost: it is shown as `[T (2) (2)]`, and a
+/// lookup of each name returns the paragraph that heading names.
+#[test]
+#[cfg_attr(not(shared_data), ignore = "needs ../shared/data")]
+fn a_title_that_looks_like_a_pool_name_hides_no_paragraph() {
+    const SECOND: &str = "The UAP had been formed as a new conservative alliance";
+    const TITLE: &str = "Liberal Party of Australia";
+    let dir = tempfile::tempdir().unwrap();
+    let data = repeated_title_question(dir.path());
+    let mut q: Value =
+        serde_json::from_str(std::fs::read_to_string(&data).unwrap().trim()).unwrap();
+    let paragraphs = q["paragraphs"].as_array_mut().unwrap();
+    let second = paragraphs
+        .iter()
+        .enumerate()
+        .filter(|(_, p)| p["title"] == TITLE)
+        .map(|(i, _)| i)
+        .nth(1)
+        .unwrap();
+    let renamed = paragraphs.len() - 1;
+    assert!(
+        renamed > second,
+        "the renamed paragraph must come after the second {TITLE}"
+    );
+    paragraphs[renamed]["title"] = Value::from(format!("{TITLE} (2)"));
+    let text = paragraphs[renamed]["paragraph_text"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    std::fs::write(&data, format!("{q}\n")).unwrap();
+    let server = MockServer::spawn(|req| {
+        Reply::text(match turn_of(req) {
+            1 => "Thought: The second paragraph under that title.\nAction: lookup[Liberal Party of Australia (2)]",
+            2 => "Thought: And the one titled so itself.\nAction: lookup[Liberal Party of Australia (2) (2)]",
+            _ => "Thought: Enough.\nAction: finish[Lyons' death in 1939]",
+        })
+    });
+    let out = tempfile::tempdir().unwrap();
+    let url = format!("openai-compat:{}#test-model", server.url());
+    Eval::new("musique", data.clone(), "react", &url, out.path()).ok();
+    let r = crate::agents::read_records(out.path()).remove(0);
+    let observed = |turn: usize| {
+        r["trace"][turn]["observations"][0]["text"]
+            .as_str()
+            .unwrap()
+    };
+    assert!(
+        observed(0).starts_with(&format!("[{TITLE} (2)] {SECOND}")),
+        "{}",
+        observed(0)
+    );
+    let head: String = text.chars().take(40).collect();
+    assert!(
+        observed(1).starts_with(&format!("[{TITLE} (2) (2)] {head}")),
+        "{}",
+        observed(1)
+    );
+    assert_eq!(
+        r["retrieved"],
+        serde_json::json!([format!("{TITLE} (2)"), format!("{TITLE} (2) (2)")])
+    );
+}
+
 /// §4: EM is the best over the gold answer and its aliases, which 2Wiki keeps in
 /// `id_aliases.json` beside its data. Without that file the answers are scored against
 /// the gold alone: the run says so once (however many questions), naming the file and

@@ -167,10 +167,18 @@ impl PoolEnv {
             .collect()
     }
 
-    /// The paragraphs a lookup of `wanted` names: every paragraph of that title (the
-    /// first only under [`LookupRepeats::First`]), or for `T (n)`, no paragraph being
-    /// titled so, the n-th paragraph titled `T`.
+    /// The paragraphs a lookup of `wanted` names. A name the agent was shown wins: the
+    /// paragraph headed `[wanted]` (and, when that is the first paragraph of its title,
+    /// every paragraph of the title under [`LookupRepeats::All`]), so in a pool titled
+    /// `A, A, A (2)` (shown `A, A (2), A (2) (2)`) `A (2)` is the second `A`, as its
+    /// heading says. Otherwise every paragraph of that title, case-insensitively (the
+    /// first only under [`LookupRepeats::First`]), or for `T (n)` the n-th titled `T`.
     fn named(&self, wanted: &str) -> Vec<usize> {
+        if let Some(i) = self.names.iter().position(|n| n == wanted) {
+            if self.paragraphs[i].title != wanted {
+                return vec![i];
+            }
+        }
         let found = self.titled(wanted);
         if !found.is_empty() {
             let keep = match self.repeats {
@@ -280,6 +288,36 @@ mod tests {
             ],
             2,
         )
+    }
+
+    /// Issue 43 item 2 (cold read): a raw title that looks like a pool name must not
+    /// hide the paragraph shown under that name, nor make a shown name unreachable.
+    #[test]
+    fn every_shown_name_looks_up_the_paragraph_it_heads() {
+        for titles in [
+            ["A", "A", "A (2)"],
+            ["X (2)", "X", "X"],
+            ["B", "B (2)", "B"],
+        ] {
+            let paragraphs: Vec<Paragraph> = titles
+                .iter()
+                .enumerate()
+                .map(|(i, t)| Paragraph::new(*t, vec![format!("Paragraph number {i}.")]))
+                .collect();
+            for repeats in [LookupRepeats::First, LookupRepeats::All] {
+                let mut env = PoolEnv::new(paragraphs.clone(), 2).with_repeats(repeats);
+                let names = env.names.clone();
+                for (i, name) in names.iter().enumerate() {
+                    let obs = env.step(&Action::Lookup(name.clone()));
+                    assert!(
+                        obs.text
+                            .starts_with(&format!("[{name}] Paragraph number {i}.")),
+                        "{titles:?} {repeats:?} lookup[{name}]: {}",
+                        obs.text
+                    );
+                }
+            }
+        }
     }
 
     #[test]
