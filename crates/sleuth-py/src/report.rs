@@ -6,7 +6,7 @@ use crate::errors;
 use pyo3::prelude::*;
 use sleuth::data::{self, Dataset};
 use sleuth::eval::analysis::{
-    Conventions, Direction, ErrorClasses, HolmFamily, MusiqueGroups, Options, Overrides,
+    Aliases, Conventions, Direction, ErrorClasses, HolmFamily, MusiqueGroups, Options, Overrides,
     ReasoningEvidence,
 };
 use sleuth::eval::stats::BootstrapP;
@@ -62,6 +62,11 @@ pub fn record_fields() -> Vec<String> {
     record.conditions = Some(String::new());
     record.usage_unknown = 1;
     record.cache_marks_dropped = 1;
+    record.before_extra_reads = Some(sleuth::eval::SupportScores {
+        support_f1: None,
+        gold_recall: None,
+        calls: 0,
+    });
     record.call_stops = vec![sleuth::methods::CallStop {
         call: 1,
         kind: sleuth::methods::CallKind::Action,
@@ -81,7 +86,7 @@ pub fn record_fields() -> Vec<String> {
 #[allow(clippy::too_many_arguments)]
 #[pyo3(signature = (runs, *, baseline=None, tables=vec![], out=None, html=false, cohort=None,
     seed=DEFAULT_SEED, resamples=DEFAULT_RESAMPLES, conventions=None, musique=None,
-    holm_family=None, holm_size=None, reasoning_evidence=None, error_classes=None,
+    aliases="on", holm_family=None, holm_size=None, reasoning_evidence=None, error_classes=None,
     bootstrap_p=None, direction=None))]
 pub fn report(
     py: Python<'_>,
@@ -95,6 +100,7 @@ pub fn report(
     resamples: usize,
     conventions: Option<&str>,
     musique: Option<&str>,
+    aliases: &str,
     holm_family: Option<&str>,
     holm_size: Option<usize>,
     reasoning_evidence: Option<&str>,
@@ -161,6 +167,8 @@ pub fn report(
             cohort_turns: cohort,
             resamples,
             seed,
+            aliases: rule("aliases", Some(aliases), Aliases::parse, &Aliases::NAMES)?
+                .unwrap_or_default(),
             ..Options::default()
         },
         conventions: rule(

@@ -10,7 +10,7 @@
 //! Python package's `report()` calls too.
 
 use sleuth::eval::analysis::{
-    Conventions, Direction, ErrorClasses, HolmFamily, MusiqueGroups, Options, Overrides,
+    Aliases, Conventions, Direction, ErrorClasses, HolmFamily, MusiqueGroups, Options, Overrides,
     ReasoningEvidence,
 };
 use sleuth::eval::stats::{BootstrapP, DEFAULT_RESAMPLES, DEFAULT_SEED};
@@ -56,6 +56,12 @@ pub struct Args {
     /// Default: the conventions'.
     #[arg(long, value_name = "GROUPING", value_parser = parse_musique)]
     pub musique: Option<MusiqueGroups>,
+    /// Whether EM and F1 count a gold answer's aliases (MuSiQue's answer_aliases, 2Wiki's
+    /// id_aliases.json), as both papers and the official scripts do (on), or score
+    /// against the first gold answer alone (off; the records are re-scored as they are
+    /// read, their files untouched). The report's first line says which.
+    #[arg(long, value_name = "ON|OFF", default_value = "on", value_parser = parse_aliases)]
+    pub aliases: Aliases,
     /// Which comparisons share one Holm correction: all (every comparison), dataset (one
     /// family per dataset and model), arm (one per compared arm across datasets: a
     /// baseline row of the SLEUTH paper's Table 1), or baseline (one per compared method
@@ -120,6 +126,10 @@ fn parse_musique(value: &str) -> Result<MusiqueGroups, String> {
     }
 }
 
+fn parse_aliases(value: &str) -> Result<Aliases, String> {
+    Aliases::parse(value).ok_or_else(|| format!("expected one of {}", Aliases::NAMES.join(", ")))
+}
+
 fn parse_direction(value: &str) -> Result<Direction, String> {
     Direction::parse(value)
         .ok_or_else(|| format!("expected one of {}", Direction::NAMES.join(", ")))
@@ -155,6 +165,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             cohort_turns: args.cohort,
             resamples: args.resamples,
             seed: args.seed,
+            aliases: args.aliases,
             ..Options::default()
         },
         conventions: args.conventions,

@@ -156,3 +156,198 @@ fn every_recipe_names_its_conventions() {
     }
     assert!(seen >= 14, "{seen} recipes");
 }
+
+/// Item 4: under the SLEUTH conventions Table 15 follows the paper's arithmetic (its
+/// 4-hop rows sum to 100 with no Other column): every finished, wrong, non-verbose
+/// answer is a reasoning error, and the table's note says so; ours keep App. J's
+/// definitions (a partial match is Other). `--error-classes` sets the rule over either.
+#[test]
+fn the_sleuth_conventions_class_every_other_wrong_answer_as_reasoning() {
+    use crate::sleuth_cold_read::{class_totals, scripted_errors};
+    let dir = tempfile::tempdir().unwrap();
+    let server = MockServer::spawn(scripted_errors);
+    let model = format!("openai-compat:{}#m", server.url());
+    let out = dir.path().join("musique");
+    Eval::new(
+        "musique",
+        crate::golden::fixture("musique"),
+        "react",
+        &model,
+        &out,
+    )
+    .opt("--limit", 4)
+    .set("turns=2")
+    .ok();
+    let run = out.to_str().unwrap();
+    let totals = |extra: &[&str]| class_totals(&report_json(&[&[run], extra].concat())["analysis"]);
+    let sleuth = totals(&["--conventions", "sleuth"]);
+    let ours = totals(&["--conventions", "ours"]);
+    assert_eq!(sleuth["other"], 0, "{sleuth:?}");
+    assert!(
+        ours["other"] > 0,
+        "the fixture has partial matches: {ours:?}"
+    );
+    assert_eq!(sleuth["reasoning"], ours["reasoning"] + ours["other"]);
+    assert_eq!(
+        ours,
+        totals(&["--conventions", "sleuth", "--error-classes", "defined"])
+    );
+    let table = ok(&[
+        "report",
+        run,
+        "--conventions",
+        "sleuth",
+        "--tables",
+        "sleuth_table15",
+    ]);
+    assert!(
+        table.contains("reasoning = every other wrong answer (no Other class"),
+        "{table}"
+    );
+}
+
+/// Item 9: EIR Table 19 totals calls and costs over all the questions (not per
+/// question), the cost at the fixed list prices: a run answered wholly from the
+/// response cache (billed 0) shows what its calls cost at list prices, summed.
+#[test]
+fn table_nineteen_totals_calls_and_list_costs_over_every_question() {
+    use crate::eir_cold_read::{cell, table};
+    let dir = tempfile::tempdir().unwrap();
+    let prices = dir.path().join("prices.toml");
+    std::fs::write(&prices, "[m]\ninput = 1000.0\noutput = 3000.0\n").unwrap();
+    let server = MockServer::spawn(crate::eir_cold_read3::read_once_then_submit);
+    let url = format!("openai-compat:{}#m", server.url());
+    let cache = dir.path().join("cache");
+    for name in ["paid", "cached"] {
+        Eval::new(
+            "musique",
+            crate::golden::fixture("musique"),
+            "eir,direct",
+            &url,
+            dir.path().join(name),
+        )
+        .opt("--prices", prices.display())
+        .opt("--cache", cache.display())
+        .ok();
+    }
+    let cached = dir.path().join("cached");
+    let records = crate::agents::read_records(&cached);
+    let report = ok(&[
+        "report",
+        cached.to_str().unwrap(),
+        "--conventions",
+        "eir",
+        "--tables",
+        "eir_table19",
+    ]);
+    let (header, rows) = table(&report, "(EIR App. H.3, Table 19)");
+    // The model's block heading is a row with only its first cell.
+    let rows: Vec<&Vec<String>> = rows
+        .iter()
+        .filter(|r| !cell(&header, r, "benchmark").is_empty())
+        .collect();
+    assert_eq!(rows.len(), 2, "{report}");
+    for row in rows {
+        let method = cell(&header, row, "method");
+        let of: Vec<&Value> = records
+            .iter()
+            .filter(|r| r["method"] == method.as_str())
+            .collect();
+        let sum = |key: &str| of.iter().map(|r| r[key].as_f64().unwrap()).sum::<f64>();
+        assert_eq!(cell(&header, row, "questions"), of.len().to_string());
+        assert_eq!(
+            cell(&header, row, "benchmark"),
+            "MuSiQue",
+            "pooled under EIR's rules"
+        );
+        let calls: f64 = cell(&header, row, "calls")
+            .trim_matches('*')
+            .parse()
+            .unwrap();
+        let cost = cell(&header, row, "cost (USD, list prices)");
+        assert_eq!(calls, sum("calls"), "{method}: total, not per question");
+        assert!(
+            sum("calls") > of.len() as f64,
+            "more than one call a question"
+        );
+        assert_eq!(sum("cost_usd"), 0.0, "every call a cache hit");
+        let cost: f64 = cost.parse().unwrap();
+        assert!(
+            cost > 0.0 && (cost - sum("list_cost_usd")).abs() < 0.006,
+            "{method}: {cost}"
+        );
+    }
+}
+
+/// Item 11: EM and F1 count a gold answer's aliases (MuSiQue's `answer_aliases`) by
+/// default, as the official scripts do; `report --aliases off` re-scores every record
+/// against its first gold answer alone (the records' file untouched), and the header
+/// says which was used.
+#[test]
+fn aliases_off_scores_against_the_first_gold_answer_alone_and_says_so() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("musique.jsonl");
+    let fixture = std::fs::read_to_string(crate::golden::fixture("musique")).unwrap();
+    let lines: Vec<String> = fixture
+        .lines()
+        .map(|l| {
+            let mut q: Value = serde_json::from_str(l).unwrap();
+            if q["answer"] == "Lana Wood" {
+                q["answer_aliases"] = serde_json::json!(["Svetlana Gurdin"]);
+            }
+            q.to_string()
+        })
+        .collect();
+    std::fs::write(&data, lines.join("\n") + "\n").unwrap();
+    let server = MockServer::spawn(|req| {
+        let user = req.body["messages"][1]["content"].as_str().unwrap_or("");
+        let answer = match user.contains("Susan Walker") {
+            true => "Svetlana Gurdin",
+            false => "Stanley",
+        };
+        Reply::text(format!("Thought: done.\nAction: finish[{answer}]"))
+    });
+    let out = dir.path().join("run");
+    let url = format!("openai-compat:{}#m", server.url());
+    Eval::new("musique", &data, "react", &url, &out).ok();
+    let records_file = out.join("records.jsonl");
+    let before = std::fs::read(&records_file).unwrap();
+    let run = out.to_str().unwrap();
+    let em = |extra: &[&str]| -> f64 {
+        let r = report_json(&[&[run, "--musique", "pooled"], extra].concat());
+        r["analysis"]["summaries"][0]["em"].as_f64().unwrap()
+    };
+    // Stanley is right on its own question; the alias on Lana Wood's.
+    assert_eq!(em(&[]), 50.0);
+    assert_eq!(em(&["--aliases", "on"]), 50.0);
+    assert_eq!(em(&["--aliases", "off"]), 25.0);
+    assert_eq!(
+        std::fs::read(&records_file).unwrap(),
+        before,
+        "records untouched"
+    );
+    let header = |extra: &[&str]| {
+        ok(&[&["report", run], extra].concat())
+            .lines()
+            .next()
+            .unwrap()
+            .to_string()
+    };
+    assert!(
+        header(&[]).contains("EM and F1 against gold answers and their aliases"),
+        "{}",
+        header(&[])
+    );
+    let off = header(&["--aliases", "off"]);
+    assert!(
+        off.contains("the first gold answer alone (--aliases off)"),
+        "{off}"
+    );
+    let bad = crate::util::sleuth(&["report", run, "--aliases", "maybe"]);
+    assert!(!bad.status.success());
+    assert!(
+        crate::util::stderr(&bad).contains("on, off"),
+        "{}",
+        crate::util::stderr(&bad)
+    );
+}

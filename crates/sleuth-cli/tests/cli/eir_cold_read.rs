@@ -404,6 +404,128 @@ fn table_seventeen_pairs_each_records_first_answer_with_its_answer_after_more_re
     }
 }
 
+/// EIR App. F.4 (issue 42 item 10): Table 17 also gives Support F1, the share of
+/// annotated paragraphs read and calls per question before and after the extra reads.
+/// Each record keeps its first final answer's scores (`before_extra_reads`): its
+/// citations' Support F1, the gold recall of what was read before the extra reads, and
+/// the calls up to that answer; the table's cells are their means beside the final ones.
+#[test]
+fn table_seventeen_gives_support_recall_and_calls_before_and_after_the_extra_reads() {
+    let dir = tempfile::tempdir().unwrap();
+    let inner = right_with_two_paragraphs();
+    let server = MockServer::spawn(move |req| {
+        let p = prompt(req);
+        if !is_final(&p) {
+            return inner(req);
+        }
+        // The final answer cites sentence 0 of every paragraph in its evidence.
+        let Reply::Text(reply) = inner(req) else {
+            unreachable!("final calls are answered in text")
+        };
+        let answer: Value = serde_json::from_str(&reply).unwrap();
+        let cited: Vec<Value> = crate::eir_fidelity::evidence_titles(&p)
+            .iter()
+            .map(|t| json!({"title": t, "sentence": 0}))
+            .collect();
+        Reply::text(json!({"answer": answer["answer"], "evidence": cited}).to_string())
+    });
+    let url = format!("openai-compat:{}#m", server.url());
+    let out = dir.path().join("more");
+    Eval::new("musique", fixture("musique"), "eir", &url, &out)
+        .set("extra_reads=2")
+        .ok();
+    let records = read_records(&out);
+    let mean =
+        |f: &dyn Fn(&Value) -> f64| records.iter().map(f).sum::<f64>() / records.len() as f64;
+    let before = |r: &Value, key: &str| r["before_extra_reads"][key].as_f64().unwrap();
+    let mut read_more = 0;
+    for r in &records {
+        let read: Vec<&str> = r["outputs"]["final_call"]["extra_reads"]["read"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t.as_str().unwrap())
+            .collect();
+        let gold: Vec<&str> = r["gold_titles"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t.as_str().unwrap())
+            .collect();
+        let earlier = r["retrieved"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t.as_str().unwrap())
+            .filter(|t| !read.contains(t) && gold.contains(t))
+            .count();
+        assert!(
+            (before(r, "gold_recall") - earlier as f64 / gold.len() as f64).abs() < 1e-9,
+            "{}: {}",
+            r["id"],
+            r["before_extra_reads"]
+        );
+        if read.is_empty() {
+            assert_eq!(
+                r["before_extra_reads"]["calls"],
+                r["calls"].as_f64().unwrap() - 1.0,
+                "the deciding call only"
+            );
+            assert_eq!(before(r, "support_f1"), r["support_f1"].as_f64().unwrap());
+        } else {
+            read_more += 1;
+            assert_eq!(
+                r["before_extra_reads"]["calls"],
+                r["calls"].as_f64().unwrap() - 2.0,
+                "deciding and final calls"
+            );
+        }
+    }
+    assert!(
+        read_more > 0 && read_more < records.len(),
+        "a mixed run: {read_more}"
+    );
+    let report = ok(&["report", out.to_str().unwrap(), "--conventions", "eir"]);
+    let (header, rows) = table(&report, "(EIR App. F.4, Table 17)");
+    assert_eq!(rows.len(), 1, "MuSiQue pooled: {report}");
+    let pair = |name: &str| -> (f64, f64) {
+        let shown = cell(&header, &rows[0], name);
+        let (a, b) = shown
+            .split_once(" → ")
+            .unwrap_or_else(|| panic!("{name}: {shown}"));
+        (a.parse().unwrap(), b.parse().unwrap())
+    };
+    let close = |shown: (f64, f64), want: (f64, f64)| {
+        assert!(
+            (shown.0 - want.0).abs() < 0.006 && (shown.1 - want.1).abs() < 0.006,
+            "{shown:?} vs {want:?}"
+        );
+    };
+    close(
+        pair("Support F1 before → after"),
+        (
+            mean(&|r| 100.0 * before(r, "support_f1")),
+            mean(&|r| 100.0 * r["support_f1"].as_f64().unwrap()),
+        ),
+    );
+    close(
+        pair("support read % before → after"),
+        (
+            mean(&|r| 100.0 * before(r, "gold_recall")),
+            mean(&|r| 100.0 * r["gold_recall"].as_f64().unwrap()),
+        ),
+    );
+    let calls = pair("calls/q before → after");
+    close(
+        calls,
+        (
+            mean(&|r| before(r, "calls")),
+            mean(&|r| r["calls"].as_f64().unwrap()),
+        ),
+    );
+    assert!(calls.0 < calls.1);
+}
+
 /// EIR App. F.2, F.3, Table 16: each recovery arm's exact matches with a Wilson 95%
 /// interval of their share of the known failures, the exact McNemar test against the
 /// earlier answers, the paired F1 gain, the model-selected matches that follow a

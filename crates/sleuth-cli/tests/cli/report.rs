@@ -203,7 +203,7 @@ fn single_run_prints_the_basic_table() {
     // sleuth: EM 4/6; F1 (4 + .5)/6 = 75; cond. acc 4/5; turns 60/6 = 10; 400 of
     // every 1000 input tokens read from the prompt cache: 40%.
     let want = "\
-_conventions: ours (sleuth's own): MuSiQue by hop split; Holm families: all; bootstrap p: twice-tail; error classes: defined; differences: method minus baseline_
+_conventions: ours (sleuth's own): MuSiQue by hop split; Holm families: all; bootstrap p: twice-tail; error classes: defined; differences: method minus baseline; EM and F1 against gold answers and their aliases_
 
 ### Accuracy and cost per method
 

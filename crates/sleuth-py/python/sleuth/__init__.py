@@ -628,6 +628,7 @@ def report(
     resamples: Optional[int] = None,
     conventions: Optional[str] = None,
     musique: Optional[str] = None,
+    aliases: Optional[str] = None,
     holm_family: Optional[str] = None,
     holm_size: Optional[int] = None,
     reasoning_evidence: Optional[str] = None,
@@ -645,7 +646,8 @@ def report(
     ``out``, else the run directory) and ``index.html`` and the side-by-side
     ``questions.html`` (into ``out``, else the one run directory given).
     ``conventions`` (ours, sleuth, eir; default: the recipe's, else ours) chooses whose
-    rules the report follows; ``musique`` (splits, pooled),
+    rules the report follows; ``musique`` (splits, pooled), ``aliases`` (on, the
+    default: EM and F1 count the gold answers' aliases; off: the first gold alone),
     ``holm_family`` (all, dataset, arm, baseline) and ``holm_size`` shape the Holm
     correction, ``reasoning_evidence`` (any, all) and ``error_classes`` (defined, sums) the error decomposition, ``bootstrap_p`` (twice-tail, add-one) the bootstrap p-value,
     ``direction`` (method-minus-baseline, baseline-minus-method) the paired differences, ``cohort``
@@ -664,6 +666,7 @@ def report(
     rules = {
         "conventions": conventions,
         "musique": musique,
+        "aliases": aliases,
         "holm_family": holm_family,
         "holm_size": holm_size,
         "reasoning_evidence": reasoning_evidence,

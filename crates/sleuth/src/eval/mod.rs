@@ -13,6 +13,6 @@ pub mod stats;
 pub mod store;
 
 pub use conditions::{RunConditions, RunConfig, RunDifference};
-pub use record::{FirstAttempt, RecordContext, RunRecord, RECORD_VERSION};
+pub use record::{FirstAttempt, RecordContext, RunRecord, SupportScores, RECORD_VERSION};
 pub use runner::{run_episode, Outcome, Progress, Quiet, RunSummary, Runner};
 pub use store::{RecordedRuns, RunStore};

@@ -115,6 +115,11 @@ pub struct RunRecord {
     /// The retry wrappers' first attempt, scored on its own (Reflexion's first trial).
     #[serde(default)]
     pub first_attempt: Option<FirstAttempt>,
+    /// The additional-retrieval control's first final answer, scored on its own (EIR
+    /// App. F.4: Support F1 and the share of annotated paragraphs read, before the
+    /// extra reads; `support_f1` and `gold_recall` are after them).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub before_extra_reads: Option<SupportScores>,
     /// What the method produced besides the answer (typed; see `methods::outputs`).
     #[serde(default)]
     pub outputs: Outputs,
@@ -197,6 +202,15 @@ pub struct FirstAttempt {
     pub list_cost_usd: f64,
 }
 
+/// Support F1 and gold recall of an answer other than the record's own, with the calls
+/// made up to it.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct SupportScores {
+    pub support_f1: Option<f64>,
+    pub gold_recall: Option<f64>,
+    pub calls: u32,
+}
+
 /// Who produced a record, besides the episode itself.
 pub struct RecordContext<'a> {
     pub method: &'a str,
@@ -213,6 +227,31 @@ pub struct RecordContext<'a> {
 }
 
 impl RunRecord {
+    /// The record scored against its first gold answer alone (`sleuth report --aliases
+    /// off`): MuSiQue's `answer_aliases` and 2Wiki's aliases no longer count, for the
+    /// answer and the first attempt. A record whose dataset is unknown is left as it is.
+    pub fn without_aliases(&mut self) {
+        let Ok(dataset) = self.dataset.parse::<crate::data::Dataset>() else {
+            return;
+        };
+        if self.gold.len() <= 1 {
+            return;
+        }
+        self.gold.truncate(1);
+        let score = |answer: Option<&str>| {
+            answer.map_or((0.0, 0.0), |a| {
+                let s = super::metrics::answer::score_answer(dataset, a, &self.gold);
+                (s.em, s.f1)
+            })
+        };
+        (self.em, self.f1) = score(self.answer.as_deref());
+        if let Some(first) = &self.first_attempt {
+            let (em, f1) = score(first.answer.as_deref());
+            let first = self.first_attempt.as_mut().expect("checked above");
+            (first.em, first.f1) = (em, f1);
+        }
+    }
+
     /// Scores an episode against its question and flattens it into a record.
     pub fn from_episode(
         question: &Question,
@@ -228,6 +267,25 @@ impl RunRecord {
             cites.and_then(|e| super::metrics::citation_support_f1(question, &e.cited));
         let gold_recall =
             cites.and_then(|_| super::metrics::gold_recall(question, &episode.retrieved));
+        let before_extra_reads = episode
+            .outputs
+            .final_call
+            .as_ref()
+            .and_then(|f| f.extra_reads.as_ref())
+            .and_then(|x| {
+                let before = x.before.as_ref()?;
+                let retrieved: Vec<String> = episode
+                    .retrieved
+                    .iter()
+                    .filter(|t| !x.read.contains(t))
+                    .cloned()
+                    .collect();
+                Some(SupportScores {
+                    support_f1: super::metrics::citation_support_f1(question, &before.cited),
+                    gold_recall: super::metrics::gold_recall(question, &retrieved),
+                    calls: before.calls,
+                })
+            });
         let first_attempt = episode.outputs.attempts.first().map(|a| {
             let scores = super::metrics::answer_scores(question, a.answer.as_deref());
             FirstAttempt {
@@ -297,6 +355,7 @@ impl RunRecord {
             support_f1,
             gold_recall,
             first_attempt,
+            before_extra_reads,
             outputs: episode.outputs,
             trace: episode.turns,
         }

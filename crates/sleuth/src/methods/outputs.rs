@@ -171,4 +171,16 @@ pub struct ExtraReads {
     pub requested: Vec<String>,
     pub read: Vec<String>,
     pub answer_before: Option<String>,
+    /// What stood when the extra reading began (App. F.4 reports Support F1, the share
+    /// of annotated paragraphs read and calls before and after it); absent from records
+    /// written before it was kept.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub before: Option<BeforeExtraReads>,
+}
+
+/// The first final answer's citations and the calls made up to and including it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct BeforeExtraReads {
+    pub cited: Vec<Citation>,
+    pub calls: u32,
 }

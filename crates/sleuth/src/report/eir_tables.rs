@@ -3,7 +3,7 @@
 //! so a report of SLEUTH-setting runs shows none of them.
 
 use super::{ci, counts, p_cell, Dims};
-use crate::eval::analysis::Analysis;
+use crate::eval::analysis::{Analysis, BeforeAfter};
 use crate::report::table::{Cell, Table};
 
 pub(super) fn tables(a: &Analysis, d: Dims) -> Vec<Table> {
@@ -218,11 +218,14 @@ fn more_reads(a: &Analysis, d: Dims) -> Table {
     let mut t = Table::new(
         "eir_more_reads",
         "Additional retrieval on every question (EIR App. F.4, Table 17)",
-        &d.columns(&["n", "more requested %", "read more %", "EM before", "EM after", "F1 before", "F1 after", "ΔF1 [95% CI]", "gained/lost", "McNemar p"]),
+        &d.columns(&["n", "more requested %", "read more %", "EM before", "EM after", "F1 before", "F1 after", "ΔF1 [95% CI]", "gained/lost", "McNemar p", "Support F1 before → after", "support read % before → after", "calls/q before → after"]),
     )
     .split("ΔF1 [95% CI]", &["f1_gain", "f1_gain_ci_lo", "f1_gain_ci_hi"])
     .split("gained/lost", &["gained", "lost"])
-    .with_note("Before: the first final answer; after: the answer once the extra reads (if any) were added, paired within each record. ΔF1: after minus before, paired bootstrap; gained/lost count exact matches, McNemar p tests them.");
+    .split("Support F1 before → after", &["support_f1_before", "support_f1_after"])
+    .split("support read % before → after", &["recall_before", "recall_after"])
+    .split("calls/q before → after", &["calls_before", "calls_after"])
+    .with_note("Before: the first final answer; after: the answer once the extra reads (if any) were added, paired within each record. ΔF1: after minus before, paired bootstrap; gained/lost count exact matches, McNemar p tests them. Support F1 of the cited evidence and the share of annotated supporting paragraphs read (MuSiQue's paragraph annotations; - where a benchmark has none), before and after; calls per question up to the first final answer, and in all.");
     for m in &a.eir.more_reads {
         let mut row = d.cells(&m.arm);
         row.extend([
@@ -236,6 +239,9 @@ fn more_reads(a: &Analysis, d: Dims) -> Table {
             m.f1_gain.as_ref().map_or(Cell::Missing, ci),
             counts(&[m.gained as u64, m.lost as u64]),
             p_cell(m.em_p),
+            before_after(m.support_f1, 2),
+            before_after(m.recall, 2),
+            before_after(m.calls, 2),
         ]);
         t.push(row);
     }
@@ -366,4 +372,14 @@ fn rejected(a: &Analysis, d: Dims) -> Table {
         t.push(row);
     }
     t
+}
+
+/// `before → after`, or missing.
+fn before_after(x: Option<BeforeAfter>, decimals: usize) -> Cell {
+    x.map_or(Cell::Missing, |x| {
+        Cell::Multi(
+            format!("{:.d$} → {:.d$}", x.before, x.after, d = decimals),
+            vec![Cell::Num(x.before, decimals), Cell::Num(x.after, decimals)],
+        )
+    })
 }

@@ -6,7 +6,7 @@
 //! write the same files and pages in the same places.
 
 use super::MANIFEST;
-use crate::eval::analysis::{load, Analysis, Conventions, Options, Overrides, RecordSet};
+use crate::eval::analysis::{load_with, Analysis, Conventions, Options, Overrides, RecordSet};
 use crate::report::site::{self, IndexPages, PageError, TraceWritten};
 use crate::report::{self, table::Table, Selection};
 use serde::Serialize;
@@ -121,7 +121,7 @@ impl ReportJob {
         let options = conventions.apply(self.options.clone(), &self.overrides);
         check_ranges(&options)?;
         let selection = self.selection(&manifests)?;
-        let set = load(&self.dirs)?;
+        let set = load_with(&self.dirs, options.aliases)?;
         if let Some(b) = &options.baseline {
             check_baseline(&set, b)?;
         }

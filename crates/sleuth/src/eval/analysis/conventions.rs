@@ -8,7 +8,7 @@
 //! own flag ([`Overrides`]). Ours is the default: MuSiQue split, one Holm family, the
 //! plain bootstrap p and App. J's definitions of the error classes.
 
-use super::{Analysis, Direction, ErrorClasses, HolmFamily, Options, ReasoningEvidence};
+use super::{Aliases, Analysis, Direction, ErrorClasses, HolmFamily, Options, ReasoningEvidence};
 use crate::eval::stats::BootstrapP;
 use serde::Serialize;
 
@@ -133,8 +133,12 @@ impl Conventions {
             MusiqueGroups::Splits => "MuSiQue by hop split",
             MusiqueGroups::Pooled => "MuSiQue pooled",
         };
+        let gold = match a.aliases {
+            Aliases::On => "gold answers and their aliases",
+            Aliases::Off => "the first gold answer alone (--aliases off)",
+        };
         format!(
-            "conventions: {} ({paper}): {musique}; Holm families: {}; bootstrap p: {}; error classes: {}; differences: {}",
+            "conventions: {} ({paper}): {musique}; Holm families: {}; bootstrap p: {}; error classes: {}; differences: {}; EM and F1 against {gold}",
             a.conventions.name(),
             a.holm_family.name(),
             a.bootstrap_p.name(),

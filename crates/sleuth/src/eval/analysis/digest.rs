@@ -13,6 +13,7 @@ use super::trials::{completing_turn, first_trial_record, opens_trial};
 use crate::data::Dataset;
 use crate::eval::metrics::answer::score_answer;
 use crate::eval::RunRecord;
+use crate::eval::SupportScores;
 use crate::methods::eir::RejectCause;
 use crate::methods::{CallKind, StopReason, Turn};
 
@@ -98,6 +99,9 @@ pub struct ExtraReadsDigest {
     pub before: (f64, f64),
     pub requested: bool,
     pub read: bool,
+    /// Support F1, gold recall and calls up to the first final answer (None in records
+    /// written before they were kept).
+    pub support_before: Option<SupportScores>,
 }
 
 /// What the analyses read of one turn.
@@ -167,6 +171,7 @@ impl RecordDigest {
                     before: score(r, x.answer_before.as_deref()),
                     requested: !x.requested.is_empty(),
                     read: !x.read.is_empty(),
+                    support_before: r.before_extra_reads,
                 }),
             })
         });

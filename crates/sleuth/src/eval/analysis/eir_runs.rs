@@ -89,6 +89,34 @@ pub struct MoreReads {
     pub f1_gain: Option<BootstrapCi>,
     /// Exact two-sided McNemar test of `gained` against `lost` (F.4: "p = 5.14e-14").
     pub em_p: f64,
+    /// F.4's other before/after figures, means over the records that keep both sides
+    /// (None without any: no support annotations, or records older than the field):
+    /// Support F1 (0-100) of the cited evidence, ...
+    pub support_f1: Option<BeforeAfter>,
+    /// ... the share of annotated paragraphs read (%), ...
+    pub recall: Option<BeforeAfter>,
+    /// ... and model calls per question (before: up to the first final answer).
+    pub calls: Option<BeforeAfter>,
+}
+
+/// A mean before and after the extra reads, over the same records.
+#[derive(Debug, Clone, Copy, Serialize)]
+pub struct BeforeAfter {
+    pub n: usize,
+    pub before: f64,
+    pub after: f64,
+}
+
+impl BeforeAfter {
+    /// The means of the pairs `of` yields, scaled by `scale`; None without pairs.
+    fn of(pairs: impl Iterator<Item = (f64, f64)>, scale: f64) -> Option<BeforeAfter> {
+        let pairs: Vec<(f64, f64)> = pairs.collect();
+        (!pairs.is_empty()).then(|| BeforeAfter {
+            n: pairs.len(),
+            before: scale * mean(pairs.iter().map(|p| p.0)),
+            after: scale * mean(pairs.iter().map(|p| p.1)),
+        })
+    }
 }
 
 pub fn more_reads(arm: &Arm, boot: Resampling) -> Option<MoreReads> {
@@ -133,6 +161,22 @@ pub fn more_reads(arm: &Arm, boot: Resampling) -> Option<MoreReads> {
         lost,
         f1_gain: boot.paired(&after_f1, &before_f1),
         em_p: mcnemar_exact(gained as u64, lost as u64),
+        support_f1: BeforeAfter::of(
+            runs.iter()
+                .filter_map(|(r, x)| Some((x.support_before?.support_f1?, r.support_f1?))),
+            100.0,
+        ),
+        recall: BeforeAfter::of(
+            runs.iter()
+                .filter_map(|(r, x)| Some((x.support_before?.gold_recall?, r.gold_recall?))),
+            100.0,
+        ),
+        calls: BeforeAfter::of(
+            runs.iter().filter_map(|(r, x)| {
+                Some((f64::from(x.support_before?.calls), f64::from(r.calls)))
+            }),
+            1.0,
+        ),
     })
 }
 

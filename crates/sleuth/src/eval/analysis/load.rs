@@ -132,12 +132,48 @@ pub struct RecordSet {
 
 /// Loads run directories, records files, or trees of run directories.
 pub fn load(paths: &[PathBuf]) -> Result<RecordSet> {
+    load_with(paths, Aliases::On)
+}
+
+/// Whether a record's EM and F1 count its gold answer's aliases (MuSiQue's
+/// `answer_aliases`, 2Wiki's `id_aliases.json`), as both papers and the official
+/// scripts do, or its first gold answer alone.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Aliases {
+    #[default]
+    On,
+    Off,
+}
+
+impl Aliases {
+    pub const NAMES: [&'static str; 2] = ["on", "off"];
+
+    pub fn parse(name: &str) -> Option<Aliases> {
+        match name {
+            "on" => Some(Aliases::On),
+            "off" => Some(Aliases::Off),
+            _ => None,
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Aliases::On => Self::NAMES[0],
+            Aliases::Off => Self::NAMES[1],
+        }
+    }
+}
+
+/// [`load`], with every record scored as `aliases` says (re-scored against its first
+/// gold answer under [`Aliases::Off`]; the records' files are not touched).
+pub fn load_with(paths: &[PathBuf], aliases: Aliases) -> Result<RecordSet> {
     let sources = sources(paths)?;
     let mut warnings = Vec::new();
     let mut tables = Tables::default();
     let mut per_source: Vec<Vec<Loaded>> = Vec::new();
     for source in &sources {
-        let records = read_records(source, &mut tables, &mut warnings)?;
+        let records = read_records(source, aliases, &mut tables, &mut warnings)?;
         let groups = &tables.groups;
         warnings.extend(super::duplicates::within_file(
             &source.records_file,
@@ -332,12 +368,16 @@ impl Tables {
 /// Read a line at a time: only the digests are held, never a record or the file's text.
 fn read_records(
     source: &Source,
+    aliases: Aliases,
     tables: &mut Tables,
     warnings: &mut Vec<String>,
 ) -> Result<Vec<Loaded>> {
     let path = &source.records_file;
     let mut records = Vec::new();
-    let torn = crate::eval::store::each_record_at(path, |offset, _, r| {
+    let torn = crate::eval::store::each_record_at(path, |offset, _, mut r| {
+        if aliases == Aliases::Off {
+            r.without_aliases();
+        }
         let group = tables.group(&r);
         let own = tables.settings(&r.settings);
         // A record carries its method's resolved settings; records written before they

@@ -42,10 +42,10 @@ pub use eir_analyses::{
 pub use eir_averages::{budget_calls, cell_averages, BudgetCalls, CellAverage};
 pub use eir_recovery::{recovery, recovery_overlaps, Recovery, RecoveryOverlap};
 pub use eir_runs::{
-    after_support, final_vs_retrieval, more_reads, rejected_actions, AfterSupport,
+    after_support, final_vs_retrieval, more_reads, rejected_actions, AfterSupport, BeforeAfter,
     FinalVsRetrieval, MoreReads, RejectedActions,
 };
-pub use load::{load, Arm, ArmKey, RecordSet, RunConfig, Source};
+pub use load::{load, load_with, Aliases, Arm, ArmKey, RecordSet, RunConfig, Source};
 pub use outcome::{
     answer_class, answer_turn, classify, classify_under, classify_with, correct, gold_in_history,
     missing_gold, support_recall, AnswerClass, ErrorClasses, Outcome, ReasoningEvidence,
@@ -86,6 +86,9 @@ pub struct Options {
     pub conventions: Conventions,
     /// MuSiQue by hop split or pooled.
     pub musique: MusiqueGroups,
+    /// Whether EM and F1 count the gold answer's aliases (the records are loaded so:
+    /// [`load_with`]).
+    pub aliases: Aliases,
 }
 
 impl Default for Options {
@@ -93,6 +96,7 @@ impl Default for Options {
         Options {
             conventions: Conventions::Ours,
             musique: MusiqueGroups::Splits,
+            aliases: Aliases::On,
             baseline: None,
             cohort_turns: None,
             holm_family: HolmFamily::All,
@@ -146,6 +150,8 @@ pub struct Analysis {
     /// Whose rules the report follows, and how it grouped MuSiQue.
     pub conventions: Conventions,
     pub musique: MusiqueGroups,
+    /// Whether EM and F1 counted the gold answers' aliases.
+    pub aliases: Aliases,
     pub comparisons: Vec<Comparison>,
     pub sweeps: Vec<Sweep>,
     /// The EIR paper's further analyses (empty without EIR-setting records).
@@ -306,6 +312,7 @@ impl Analysis {
             direction: options.direction,
             conventions: options.conventions,
             musique: options.musique,
+            aliases: options.aliases,
             comparisons,
             sweeps: sweeps(arms),
             // The EIR section keeps the loader's arms (its tables are the EIR paper's).

@@ -20,7 +20,7 @@ use super::Shared;
 use crate::data::Question;
 use crate::env::titles::named;
 use crate::env::Observation;
-use crate::methods::outputs::{ExtraReads, FinalCall, Repair, RepairPart};
+use crate::methods::outputs::{BeforeExtraReads, ExtraReads, FinalCall, Repair, RepairPart};
 use crate::methods::settings::{DependencyRepair, ListErrors, RequirementRefresh};
 use crate::methods::{AgentError, CallKind, Episode, Method, RunContext, StopReason, Turn};
 use async_trait::async_trait;
@@ -236,6 +236,12 @@ impl Eir {
         mode: MoreReading,
     ) -> Result<(FinalAnswer, ExtraReads), AgentError> {
         let limit = self.shared.settings.extra_reads as usize;
+        // F.4's before/after figures; F.3's recovery starts from an earlier run's answer,
+        // which this episode did not pay for, and Table 16 reports no such figures.
+        let before = (mode == MoreReading::Decide).then(|| BeforeExtraReads {
+            cited: first.evidence.clone(),
+            calls: t.episode.total_calls(),
+        });
         let prompt = self
             .shared
             .prompts
@@ -255,6 +261,7 @@ impl Eir {
                 requested: Vec::new(),
                 read: Vec::new(),
                 answer_before: first.answer.clone(),
+                before,
             };
             return Ok((first, reads));
         };
@@ -291,6 +298,7 @@ impl Eir {
             requested: wanted,
             answer_before: first.answer.clone(),
             read,
+            before,
         };
         if reads.read.is_empty() && mode != MoreReading::Select {
             return Ok((first, reads));

@@ -57,3 +57,51 @@ pub fn accuracy_and_calls(a: &Analysis, name: &str, title: &str, em: bool) -> Ta
     }
     t
 }
+
+/// EIR App. H.3, Table 19: the full-corpus results with calls and costs *totaled* over
+/// every scored question (not per question), the cost at the fixed list prices of
+/// Table 4 (D.5: tokens priced, no cache savings, so a response-cache hit costs what
+/// the call would have). One row per method and benchmark, one block per model.
+pub fn totals(a: &Analysis) -> Table {
+    let mut t = Table::new(
+        "eir_table19",
+        "Full-corpus results, calls and costs totaled over the questions (EIR App. H.3, Table 19)",
+        &[
+            "method",
+            "benchmark",
+            "questions",
+            "Answer F1 (0-100)",
+            "EM (0-100)",
+            "calls",
+            "cost (USD, list prices)",
+        ],
+    )
+    .with_note(
+        "Scores averaged over every question (failed outputs score 0); calls and cost summed over every question: final answers, reflections and every Reflexion trial included, provider retries excluded; cost at the fixed list prices, no cache savings. Bold = highest Answer F1 and fewest calls per benchmark within each model's block.",
+    );
+    for model in models(a) {
+        t.block(&model);
+        for d in datasets(a, &EIR_ORDER) {
+            let start = t.rows.len();
+            for row in rows(a, &model) {
+                let Some(s) = summary(a, &row, &d) else {
+                    continue;
+                };
+                let n = s.n as f64;
+                t.push(vec![
+                    Cell::text(row.name()),
+                    Cell::text(dataset_label(&d)),
+                    Cell::Num(n, 0),
+                    Cell::Num(s.f1, 2),
+                    Cell::Num(s.em, 2),
+                    Cell::Num((s.calls * n).round(), 0),
+                    Cell::Num(s.list_cost_usd * n, 2),
+                ]);
+            }
+            let end = t.rows.len();
+            t.bold_best(&[3], false, &|r| (start..end).contains(&r));
+            t.bold_best(&[5], true, &|r| (start..end).contains(&r));
+        }
+    }
+    t
+}

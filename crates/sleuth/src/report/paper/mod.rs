@@ -160,6 +160,11 @@ pub const PAPER_TABLES: &[PaperTable] = &[
         },
     },
     PaperTable {
+        name: "eir_table19",
+        what: "EIR Table 19: full-corpus results, calls and list-price costs totaled",
+        build: eir::totals,
+    },
+    PaperTable {
         name: "eir_table5",
         what: "EIR Table 5: Exact Match and calls per question",
         build: |a| {
