@@ -165,3 +165,12 @@ def test_conventions_choose_whose_rules_and_a_keyword_sets_one_over_them(run):
     assert sleuth.report(run).markdown.startswith("_conventions: ours")
     with pytest.raises(sleuth.SleuthError, match='conventions="nope": expected one of ours, sleuth, eir'):
         sleuth.report(run, conventions="nope")
+
+
+def test_aliases_off_is_said_in_the_header_and_a_bad_value_is_refused(run):
+    first = sleuth.report(run).markdown.splitlines()[0]
+    assert first.endswith("EM and F1 against gold answers and their aliases_")
+    off = sleuth.report(run, aliases="off").markdown.splitlines()[0]
+    assert off.endswith("EM and F1 against the first gold answer alone (--aliases off)_")
+    with pytest.raises(sleuth.SleuthError, match='aliases="maybe": expected one of on, off'):
+        sleuth.report(run, aliases="maybe")

@@ -387,8 +387,8 @@ fn the_beyond_recipe_runs_end_to_end_against_a_local_server() {
     }
     let recipe_text = std::fs::read_to_string(&recipe).unwrap();
     assert!(
-        recipe_text.contains(&format!("--baseline '{BEYOND_BASELINE}'")),
-        "the recipe names the baseline arm the report needs"
+        recipe_text.contains(&format!("baseline = '{BEYOND_BASELINE}'")),
+        "the recipe's report names the baseline arm it needs"
     );
 }
 

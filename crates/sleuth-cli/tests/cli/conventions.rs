@@ -351,3 +351,156 @@ fn aliases_off_scores_against_the_first_gold_answer_alone_and_says_so() {
         crate::util::stderr(&bad)
     );
 }
+
+/// Item 7: a recipe's report commands are generated from its conventions, never written
+/// by hand: each `[[reports]]` entry's Holm flags come from the rules of the paper tables
+/// it names. EIR §4.4 applies Holm "separately to the groups defined in Appendices E, D,
+/// G, and H": all 18 comparisons of Table 11, groups of four within each benchmark and
+/// model (Table 13), groups of five per metric and model (Table 20), and elsewhere the
+/// six comparisons of a baseline, the EIR conventions' own family (no flag). Every
+/// recipe's dry run prints its commands; they agree with the ledger's Holm row and with
+/// every report command experiments/README.md documents for that recipe.
+#[test]
+#[cfg_attr(not(shared_data), ignore = "needs ../shared/data")]
+fn every_recipes_report_commands_follow_the_papers_holm_rules() {
+    // (recipe, report) -> the Holm flags the paper's words give it; none elsewhere.
+    const FLAGGED: [(&str, &str, &str); 4] = [
+        ("eir-reads", "Tables 10-11, Figure 6", "--holm-family all"),
+        (
+            "eir-controls",
+            "Table 13",
+            "--holm-family dataset --holm-size 4",
+        ),
+        (
+            "eir-corpus",
+            "Tables 3, 19, 20",
+            "--holm-family dataset --holm-size 5",
+        ),
+        (
+            "cross-model",
+            "Table 3: cross-model",
+            "--holm-family dataset",
+        ),
+    ];
+    let repo = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let dir = tempfile::tempdir().unwrap();
+    let index = crate::util::musique_index(dir.path());
+    let mut generated: Vec<(String, String, Vec<String>)> = Vec::new();
+    let mut names: Vec<String> = std::fs::read_dir(repo.join("experiments"))
+        .unwrap()
+        .filter_map(|e| {
+            let p = e.unwrap().path();
+            let stem = p.file_stem()?.to_str()?.to_string();
+            (p.extension()? == "toml").then_some(stem)
+        })
+        .collect();
+    names.sort();
+    for name in &names {
+        let recipe = repo.join(format!("experiments/{name}.toml"));
+        let mut args = vec![
+            "experiment".to_string(),
+            recipe.display().to_string(),
+            "--model".into(),
+            "openai-compat:http://127.0.0.1:9#m".into(),
+            "--dry-run".into(),
+            "--index".into(),
+            index.display().to_string(),
+        ];
+        args.extend(crate::util::recipe_data());
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let plan = ok(&args);
+        let lines: Vec<&str> = plan
+            .lines()
+            .filter(|l| l.starts_with("sleuth report "))
+            .collect();
+        assert!(
+            !lines.is_empty(),
+            "{name}: no report command in its dry run:\n{plan}"
+        );
+        for line in lines {
+            let (command, about) = line.split_once("  # ").unwrap();
+            let words = crate::sleuth_paper::shell_words(command);
+            assert_eq!(words[2], format!("runs/{name}"), "{line}");
+            let holm: Vec<&str> = words
+                .iter()
+                .position(|w| w == "--holm-family")
+                .map_or(Vec::new(), |i| {
+                    words[i..].iter().map(String::as_str).collect()
+                });
+            let want = FLAGGED
+                .iter()
+                .find(|(r, a, _)| r == name && *a == about)
+                .map_or("", |f| f.2);
+            assert_eq!(holm.join(" "), want, "{name}, {about}: {line}");
+            generated.push((name.clone(), about.to_string(), words));
+        }
+    }
+    for (recipe, about, _) in FLAGGED {
+        assert!(
+            generated.iter().any(|(r, a, _)| r == recipe && a == about),
+            "{recipe} has no report `{about}`"
+        );
+    }
+    // The ledger's Holm row states the same flags per table.
+    let ledger = std::fs::read_to_string(repo.join("docs/fidelity/eir.md")).unwrap();
+    let row = ledger
+        .lines()
+        .find(|l| l.contains("every_recipes_report_commands_follow_the_papers_holm_rules"))
+        .expect("a ledger row names this test");
+    for stated in [
+        "Table 11: `--holm-family all`",
+        "Table 13: `--holm-family dataset --holm-size 4`",
+        "Table 20: `--holm-family dataset --holm-size 5`",
+    ] {
+        assert!(
+            row.contains(stated),
+            "the ledger row does not say {stated}: {row}"
+        );
+    }
+    // experiments/README.md: a documented command with a recipe's baseline takes the
+    // Holm family that recipe's generated command gives (its conventions' default when
+    // it names none).
+    let readme = std::fs::read_to_string(repo.join("experiments/README.md")).unwrap();
+    let flag = |words: &[String], name: &str| -> Option<String> {
+        let i = words.iter().position(|w| w == name)?;
+        words.get(i + 1).cloned()
+    };
+    let mut checked = 0;
+    for span in readme.split('`').skip(1).step_by(2) {
+        let Some(rest) = span.strip_prefix("sleuth report runs/") else {
+            continue;
+        };
+        let recipe = rest.split(['/', ' ']).next().unwrap();
+        let words = crate::sleuth_paper::shell_words(span);
+        let conventions: toml::Value = toml::from_str(
+            &std::fs::read_to_string(repo.join(format!("experiments/{recipe}.toml"))).unwrap(),
+        )
+        .unwrap();
+        let default = match conventions["conventions"].as_str().unwrap() {
+            "eir" => "baseline",
+            "sleuth" => "arm",
+            _ => "all",
+        };
+        let rule = |w: &[String]| {
+            (
+                flag(w, "--holm-family").unwrap_or_else(|| default.to_string()),
+                flag(w, "--holm-size").unwrap_or_else(|| "0".into()),
+            )
+        };
+        let same_baseline: Vec<&Vec<String>> = generated
+            .iter()
+            .filter(|(r, _, w)| r == recipe && flag(w, "--baseline") == flag(&words, "--baseline"))
+            .map(|(_, _, w)| w)
+            .collect();
+        if same_baseline.is_empty() {
+            continue;
+        }
+        assert!(
+            same_baseline.iter().any(|w| rule(w) == rule(&words)),
+            "experiments/README.md: `{span}` takes {:?}; the recipe's commands: {same_baseline:?}",
+            rule(&words)
+        );
+        checked += 1;
+    }
+    assert!(checked >= 10, "{checked} README commands checked");
+}

@@ -250,28 +250,6 @@ fn lists_help() -> impl Fn(&ReceivedRequest) -> Reply {
     }
 }
 
-/// The report commands `experiments/eir-controls.toml` documents, by the tables named
-/// in the comment line above each.
-fn documented_reports() -> Vec<(String, Vec<String>)> {
-    let recipe = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../experiments/eir-controls.toml");
-    let text = std::fs::read_to_string(recipe).unwrap();
-    let lines: Vec<&str> = text.lines().collect();
-    lines
-        .windows(2)
-        .filter_map(|w| {
-            let tables = w[0].strip_prefix("# Report (")?;
-            let command = w[1].trim_start_matches('#').trim();
-            command.starts_with("sleuth report").then(|| {
-                (
-                    tables.split(';').next().unwrap().to_string(),
-                    crate::sleuth_paper::shell_words(command),
-                )
-            })
-        })
-        .collect()
-}
-
 /// EIR Tables 12-14: Holm covers "the six comparisons" of a control (3 benchmarks x 2
 /// models) in Tables 12 and 14, and "groups of four comparisons within each benchmark and
 /// model" in Table 13. The recipe's documented commands, run on a scripted two-model run
@@ -302,12 +280,13 @@ fn the_documented_control_reports_give_tables_twelve_to_fourteen_their_holm_fami
         args.extend(data.iter().map(String::as_str));
         ok(&args);
     }
-    let reports = documented_reports();
+    let reports = crate::util::recipe_reports(&root.join("m1"));
     let tables: Vec<&str> = reports.iter().map(|(t, _)| t.as_str()).collect();
     assert_eq!(tables, ["Tables 12 and 17", "Table 13", "Table 14"]);
     for (tables, words) in &reports {
-        assert_eq!(words[..2], ["sleuth", "report"]);
-        let mut args: Vec<String> = words[1..].to_vec();
+        assert_eq!(words[0], "report");
+        let mut args: Vec<String> = words.to_vec();
+        // The root holding both models' folders.
         args[1] = root.to_string_lossy().into_owned();
         args.push("--json".into());
         let args: Vec<&str> = args.iter().map(String::as_str).collect();

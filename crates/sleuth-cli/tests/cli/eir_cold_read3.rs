@@ -569,18 +569,13 @@ fn the_corpus_recipe_refuses_a_turn_whose_list_changes_cite_unread_sentences() {
     assert!(r["trace"][1]["rejection"].is_null());
     assert_eq!(r["retrieved"].as_array().unwrap().len(), 1);
 
-    // The documented report line (Tables 3, 19, 20) runs on the recipe's output.
-    let text = std::fs::read_to_string(&recipe).unwrap();
-    let line = text
-        .lines()
-        .find_map(|l| l.strip_prefix("# Report (Tables 3, 19, 20): "))
-        .unwrap();
-    let command = line.split(" (").next().unwrap();
-    let mut words = crate::sleuth_paper::shell_words(command);
-    assert_eq!(words[..2], ["sleuth", "report"]);
-    words[2] = root.to_string_lossy().into_owned();
+    // The recipe's report command (Tables 3, 19, 20) runs on its output.
+    let reports = crate::util::recipe_reports(&root);
+    let (about, mut words) = reports[0].clone();
+    assert_eq!(about, "Tables 3, 19, 20");
+    assert_eq!(words[1], root.to_string_lossy(), "it reads the output root");
     words.push("--json".into());
-    let args: Vec<&str> = words[1..].iter().map(String::as_str).collect();
+    let args: Vec<&str> = words.iter().map(String::as_str).collect();
     let report: Value = serde_json::from_str(&ok(&args)).unwrap();
     assert_eq!(report["analysis"]["bootstrap_p"], "add-one");
     assert_eq!(report["analysis"]["holm_size"], 5);

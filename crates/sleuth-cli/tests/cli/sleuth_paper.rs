@@ -358,7 +358,6 @@ fn every_sleuth_recipe_runs_two_questions_and_its_report_command_works() {
     let dir = tempfile::tempdir().unwrap();
     for name in recipes {
         let recipe = root.join(format!("{name}.toml"));
-        let text = std::fs::read_to_string(&recipe).unwrap();
         let out = dir.path().join(name);
         ok(&[
             "experiment",
@@ -376,15 +375,17 @@ fn every_sleuth_recipe_runs_two_questions_and_its_report_command_works() {
             "--out",
             out.to_str().unwrap(),
         ]);
-        // The recipe's documented report command, on this run's output.
-        let line = text
-            .lines()
-            .find_map(|l| l.strip_prefix("# Report: "))
-            .unwrap_or_else(|| panic!("{name}: no `# Report:` line"));
-        let mut args = shell_words(line);
-        assert_eq!(args[..2], ["sleuth", "report"], "{name}");
-        args[2] = out.to_string_lossy().into_owned();
-        let args: Vec<&str> = args[1..].iter().map(String::as_str).collect();
+        // The recipe's first report command, generated for this run's output.
+        let reports = crate::util::recipe_reports(&out);
+        let (_, words) = reports
+            .first()
+            .unwrap_or_else(|| panic!("{name}: no [[reports]] entry"));
+        assert_eq!(
+            words[..2],
+            ["report".to_string(), out.to_string_lossy().into_owned()],
+            "{name}"
+        );
+        let args: Vec<&str> = words.iter().map(String::as_str).collect();
         let report = ok(&args);
         assert!(report.contains("EM"), "{name}: {report}");
         if name == "sleuth-table1" {

@@ -271,3 +271,26 @@ pub fn build_index(data: &Path, dataset: &str, corpus: &Path, index: &Path) -> P
     ]);
     index.to_path_buf()
 }
+
+/// The report commands an experiment wrote into `root/experiment.json` (generated from
+/// its recipe's `[[reports]]` and conventions): each one's `about` and its words after
+/// `sleuth`, reading `root`.
+pub fn recipe_reports(root: &std::path::Path) -> Vec<(String, Vec<String>)> {
+    let manifest: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(root.join("experiment.json")).unwrap())
+            .unwrap();
+    manifest["reports"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            let argv = r["argv"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|w| w.as_str().unwrap().to_string())
+                .collect();
+            (r["about"].as_str().unwrap().to_string(), argv)
+        })
+        .collect()
+}

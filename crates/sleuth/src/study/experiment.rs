@@ -45,6 +45,7 @@
 
 use super::methods::{CorpusChoice, MethodSetup};
 use super::model::ModelSetup;
+use super::report_command::{ReportCommand, ReportSpec};
 use super::selection::{Sample, Selection, Source};
 use super::{Job, Shard};
 use crate::data::Dataset;
@@ -105,6 +106,10 @@ struct Recipe {
     batch: bool,
     /// Whose rules its report follows: `sleuth`, `eir` or `ours` (default).
     conventions: Option<String>,
+    /// The report commands its output gives (their Holm flags generated from the
+    /// conventions).
+    #[serde(default)]
+    reports: Vec<ReportSpec>,
     /// `shared` (default) or `method`: whose cached responses a method may reuse
     /// ([`CacheScope`]; EIR Table 1's arms sample on their own under `method`).
     cache_scope: Option<String>,
@@ -190,6 +195,8 @@ pub struct Experiment {
     /// Whose rules its report follows (issue 42); `sleuth report --conventions`
     /// overrides it.
     pub conventions: Conventions,
+    /// The report commands its output gives, resolved against its conventions.
+    pub reports: Vec<ReportCommand>,
 }
 
 /// The file an experiment leaves at its output root, so `sleuth report OUT` shows the
@@ -268,8 +275,11 @@ impl Experiment {
                 ))
             })?,
         };
+        let reports = ReportCommand::resolve(&recipe.reports, conventions)
+            .map_err(|e| Error::Invalid(format!("in {shown}: {e}")))?;
         let experiment = Experiment {
             conventions,
+            reports,
             name: recipe.name,
             description: recipe.description,
             jobs,
@@ -285,13 +295,25 @@ impl Experiment {
         Ok(experiment)
     }
 
-    /// What [`MANIFEST`] holds.
-    pub fn manifest(&self) -> serde_json::Value {
+    /// What [`MANIFEST`] holds at `out_root`: the report commands read it.
+    pub fn manifest(&self, out_root: &Path) -> serde_json::Value {
+        let reports: Vec<serde_json::Value> = self
+            .reports
+            .iter()
+            .map(|r| {
+                serde_json::json!({
+                    "about": r.about,
+                    "command": r.shell_line(out_root),
+                    "argv": r.argv(out_root),
+                })
+            })
+            .collect();
         serde_json::json!({
             "name": self.name,
             "description": self.description,
             "tables": self.tables,
             "conventions": self.conventions.name(),
+            "reports": reports,
         })
     }
 

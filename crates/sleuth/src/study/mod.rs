@@ -20,6 +20,7 @@ mod methods;
 mod model;
 mod plan;
 mod report;
+mod report_command;
 mod selection;
 mod shard;
 
@@ -29,5 +30,6 @@ pub use methods::{CorpusChoice, MethodSetup, Methods};
 pub use model::{default_cache_dir, CacheChoice, ModelSetup, PriceCheck};
 pub use plan::{history, MethodPlan, Plan};
 pub use report::{Markdown, Report, ReportError, ReportJob, Written, Wrote, MAX_RESAMPLES};
+pub use report_command::{ReportCommand, ReportSpec, ReportSpecError};
 pub use selection::{known_failures, Sample, Selected, Selection, Source};
 pub use shard::Shard;

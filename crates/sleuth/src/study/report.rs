@@ -134,11 +134,29 @@ impl ReportJob {
         })
     }
 
-    /// The recipes' manifests (`experiment.json`) in the job's directories.
+    /// The recipes' manifests (`experiment.json`) in the job's directories, or, for a
+    /// directory without one, in its subdirectories: a recipe run once per model into
+    /// folders below one root (`--out runs/NAME/M`) is reported from that root.
     fn manifests(&self) -> Result<Vec<(PathBuf, serde_json::Value)>, ReportError> {
-        let mut out = Vec::new();
+        let mut paths = Vec::new();
         for dir in &self.dirs {
-            let path = dir.join(MANIFEST);
+            let own = dir.join(MANIFEST);
+            if own.is_file() {
+                paths.push(own);
+                continue;
+            }
+            let Ok(entries) = std::fs::read_dir(dir) else {
+                continue;
+            };
+            let mut below: Vec<PathBuf> = entries
+                .filter_map(|e| Some(e.ok()?.path().join(MANIFEST)))
+                .filter(|p| p.is_file())
+                .collect();
+            below.sort();
+            paths.extend(below);
+        }
+        let mut out = Vec::new();
+        for path in paths {
             let Ok(text) = std::fs::read_to_string(&path) else {
                 continue;
             };

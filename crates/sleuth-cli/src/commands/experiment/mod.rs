@@ -92,24 +92,37 @@ fn data_files(pairs: &[String]) -> anyhow::Result<BTreeMap<Dataset, PathBuf>> {
     Ok(files)
 }
 
-/// `experiment.json` at the output root (above any shard's tree), naming the recipe
-/// and the tables its report shows (`sleuth report OUT` reads it).
-fn write_manifest(
+/// The output root above any shard's tree: what `sleuth report` reads.
+fn report_root(
     experiment: &Experiment,
     out: Option<&PathBuf>,
     out_root: &std::path::Path,
-) -> anyhow::Result<()> {
+) -> PathBuf {
     let root = out
         .cloned()
         .unwrap_or_else(|| PathBuf::from("runs").join(&experiment.name));
-    let root = if out_root.starts_with(&root) {
+    if out_root.starts_with(&root) {
         root
     } else {
         out_root.to_path_buf()
-    };
-    std::fs::create_dir_all(&root).with_context(|| format!("creating {}", root.display()))?;
+    }
+}
+
+/// The recipe's report commands on `root`, one line each with what it gives.
+pub(super) fn report_lines(experiment: &Experiment, root: &std::path::Path) -> Vec<String> {
+    experiment
+        .reports
+        .iter()
+        .map(|r| format!("{}  # {}", r.shell_line(root), r.about))
+        .collect()
+}
+
+/// `experiment.json` at the output root (above any shard's tree), naming the recipe,
+/// the tables its report shows and its report commands (`sleuth report OUT` reads it).
+fn write_manifest(experiment: &Experiment, root: &std::path::Path) -> anyhow::Result<()> {
+    std::fs::create_dir_all(root).with_context(|| format!("creating {}", root.display()))?;
     let path = root.join(sleuth::study::MANIFEST);
-    let text = serde_json::to_string_pretty(&experiment.manifest())? + "\n";
+    let text = serde_json::to_string_pretty(&experiment.manifest(root))? + "\n";
     sleuth::atomic::write(&path, text.as_bytes())
         .with_context(|| format!("writing {}", path.display()))?;
     Ok(())
@@ -181,10 +194,11 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         job.concurrency = args.concurrency;
         job.retry_errors = args.retry_errors;
     }
+    let root = report_root(&experiment, args.out.as_ref(), &out_root);
     if args.dry_run {
-        return print_plan(&experiment, &jobs, &running);
+        return print_plan(&experiment, &jobs, &running, &root);
     }
-    write_manifest(&experiment, args.out.as_ref(), &out_root)?;
+    write_manifest(&experiment, &root)?;
     let budget = args.model.max_cost;
     let mut spent = 0.0;
     let count = jobs.len();
@@ -216,7 +230,15 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             "done: shard {s}; once every shard is done, `sleuth report {}` merges them",
             all.display()
         ),
-        _ => eprintln!("done: sleuth report {}", out_root.display()),
+        _ if experiment.reports.is_empty() => {
+            eprintln!("done: sleuth report {}", out_root.display())
+        }
+        _ => {
+            eprintln!("done; the recipe's reports:");
+            for line in report_lines(&experiment, &root) {
+                eprintln!("  {line}");
+            }
+        }
     }
     Ok(())
 }

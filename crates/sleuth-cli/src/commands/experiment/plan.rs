@@ -115,7 +115,12 @@ fn print_protocol(experiment: &Experiment, jobs: &[Job]) -> anyhow::Result<()> {
 
 /// `--dry-run`: every job with its questions, episodes and estimated spend, then the
 /// totals and the equivalent commands.
-pub fn print_plan(experiment: &Experiment, jobs: &[Job], running: &Running) -> anyhow::Result<()> {
+pub fn print_plan(
+    experiment: &Experiment,
+    jobs: &[Job],
+    running: &Running,
+    root: &std::path::Path,
+) -> anyhow::Result<()> {
     let title = format!("experiment {}: {}", experiment.name, experiment.description);
     let mut cols = vec![
         "#",
@@ -190,6 +195,13 @@ pub fn print_plan(experiment: &Experiment, jobs: &[Job], running: &Running) -> a
     println!("\nequivalent commands:");
     for job in jobs {
         println!("sleuth {}", shown(&eval_command(job)));
+    }
+    let reports = super::report_lines(experiment, root);
+    if !reports.is_empty() {
+        println!("\nreport commands (Holm flags from the recipe's conventions):");
+        for line in reports {
+            println!("{line}");
+        }
     }
     Ok(())
 }

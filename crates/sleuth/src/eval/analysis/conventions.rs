@@ -34,6 +34,14 @@ pub enum MusiqueGroups {
     Pooled,
 }
 
+/// One paper table's Holm correction: the family and the least size each family is
+/// counted as (0: the comparisons it holds).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct HolmRule {
+    pub family: HolmFamily,
+    pub size: usize,
+}
+
 /// The rules a command line set itself, each over its conventions' choice.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Overrides {
@@ -83,6 +91,28 @@ impl Conventions {
             Conventions::Ours => HolmFamily::All,
             Conventions::Sleuth => HolmFamily::Arm,
             Conventions::Eir => HolmFamily::Baseline,
+        }
+    }
+
+    /// How the comparisons behind the paper's table `table` (its number in the paper
+    /// these conventions follow) are Holm-corrected, where the paper says; None where it
+    /// names no family for that table (the conventions' default family then applies).
+    /// EIR §4.4 applies Holm "separately to the groups defined in Appendices E, D, G,
+    /// and H": the six comparisons of a baseline (Tables 1, 6, 8; 12 and 14: "the six
+    /// comparisons"), all 18 of Table 11, groups of four within each benchmark and
+    /// model (Table 13) and of five per metric and model, four shown (Table 20). The
+    /// SLEUTH paper names no Holm correction; ours for its cross-model Table 3 is one
+    /// family per benchmark (SLEUTH and its baselines on one model).
+    pub fn holm_rule(self, table: u32) -> Option<HolmRule> {
+        let rule = |family, size| Some(HolmRule { family, size });
+        match (self, table) {
+            (Conventions::Eir, 1 | 6 | 8 | 12 | 14) => rule(HolmFamily::Baseline, 0),
+            (Conventions::Eir, 11) => rule(HolmFamily::All, 0),
+            (Conventions::Eir, 13) => rule(HolmFamily::Dataset, 4),
+            (Conventions::Eir, 20) => rule(HolmFamily::Dataset, 5),
+            (Conventions::Sleuth, 1 | 13 | 14) => rule(HolmFamily::Arm, 0),
+            (Conventions::Sleuth, 3) => rule(HolmFamily::Dataset, 0),
+            _ => None,
         }
     }
 

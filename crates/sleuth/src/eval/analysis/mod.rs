@@ -28,7 +28,7 @@ pub use compare::{
     arm_order, compare_to_baseline, compare_to_baseline_in, compare_to_baseline_sized, sweep_order,
     sweeps, Comparison, HolmFamily, Sweep, SweepPoint,
 };
-pub use conventions::{Conventions, MusiqueGroups, Overrides};
+pub use conventions::{Conventions, HolmRule, MusiqueGroups, Overrides};
 pub use digest::{ExtraReadsDigest, FinalDigest, RecordDigest, TurnDigest};
 pub use direction::Direction;
 pub use dynamics::{
