@@ -421,3 +421,47 @@ fn a_subset_run_is_scored_on_its_own_questions_when_asked_and_the_set_is_named()
     assert_eq!(by_run["n"], 2);
     assert_eq!(by_run["em"], 50.0);
 }
+
+/// Answer F1 follows each benchmark's official script (EIR §4.1; SLEUTH Table 6): the
+/// same answer to a gold "yes" scores 0 under HotpotQA's rule (a yes/no/noanswer side
+/// that differs from the other gives 0) and its token overlap under MuSiQue's SQuAD 2.0
+/// rule, which has no yes/no case: "yes of course" shares one of three tokens, F1 50%.
+#[test]
+fn the_yes_no_rule_is_hotpotqas_and_not_musiques() {
+    let dir = tempfile::tempdir().unwrap();
+    let line = std::fs::read_to_string(crate::golden::fixture("musique")).unwrap();
+    let mut q: Value = serde_json::from_str(line.lines().next().unwrap()).unwrap();
+    q["answer"] = json!("yes");
+    q["answer_aliases"] = json!([]);
+    let id = q["id"].as_str().unwrap().to_string();
+    let data = write(dir.path(), "musique.jsonl", format!("{q}\n"));
+    let preds = write(
+        dir.path(),
+        "pred.jsonl",
+        format!(
+            "{}\n",
+            json!({"id": id, "predicted_answer": "yes of course"})
+        ),
+    );
+    let s = score("musique", &data, &preds, &[]);
+    assert_close(&s["f1"], 50.0);
+    let hotpot = crate::golden::fixture("hotpotqa");
+    let first: Value = serde_json::from_str(
+        std::fs::read_to_string(&hotpot)
+            .unwrap()
+            .lines()
+            .next()
+            .unwrap(),
+    )
+    .unwrap();
+    assert_eq!(first["answer"], "yes");
+    let preds = write(
+        dir.path(),
+        "pred.json",
+        json!({"answer": {first["_id"].as_str().unwrap(): "yes of course"}}).to_string(),
+    );
+    let s = score("hotpotqa", &hotpot, &preds, &[]);
+    assert_eq!(s["answered"], 1);
+    // Without the rule the one answer would score 50, and the mean more than 0.
+    assert_close(&s["f1"], 0.0);
+}
