@@ -152,8 +152,15 @@ pub fn run_job(job: &Job, local: &LocalArgs, failures_of: Option<&Path>) -> Resu
         summary.skipped_errors
     );
     let totals = &done.totals;
+    // EIR App. D.5: the papers' tables price tokens at fixed list prices; what was
+    // billed (cache hits free, cached input cheaper) is said beside it when it differs.
+    let list = if (totals.list_cost_usd - totals.cost_usd).abs() > 5e-5 {
+        format!(" (${:.4} at list prices)", totals.list_cost_usd)
+    } else {
+        String::new()
+    };
     eprintln!(
-        "model calls {} (retries {}, cache hits {}), tokens {} in / {} out, billed ${:.4}",
+        "model calls {} (retries {}, cache hits {}), tokens {} in / {} out, billed ${:.4}{list}",
         totals.calls,
         totals.retries,
         totals.cache_hits,

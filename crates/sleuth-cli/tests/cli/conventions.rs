@@ -218,8 +218,9 @@ fn table_nineteen_totals_calls_and_list_costs_over_every_question() {
     let server = MockServer::spawn(crate::eir_cold_read3::read_once_then_submit);
     let url = format!("openai-compat:{}#m", server.url());
     let cache = dir.path().join("cache");
+    let mut closing = Vec::new();
     for name in ["paid", "cached"] {
-        Eval::new(
+        let o = Eval::new(
             "musique",
             crate::golden::fixture("musique"),
             "eir,direct",
@@ -228,8 +229,24 @@ fn table_nineteen_totals_calls_and_list_costs_over_every_question() {
         )
         .opt("--prices", prices.display())
         .opt("--cache", cache.display())
-        .ok();
+        .output();
+        assert!(o.status.success(), "{}", crate::util::stderr(&o));
+        let err = crate::util::stderr(&o);
+        closing.push(
+            err.lines()
+                .find(|l| l.starts_with("model calls"))
+                .unwrap()
+                .to_string(),
+        );
     }
+    // Item 2: eval's closing line says the billed cost, and the list-price cost beside
+    // it where they differ (every call of the second run a cache hit, billed 0).
+    assert!(!closing[0].contains("at list prices"), "{}", closing[0]);
+    assert!(
+        closing[1].contains("billed $0.0000 ($") && closing[1].ends_with(" at list prices)"),
+        "{}",
+        closing[1]
+    );
     let cached = dir.path().join("cached");
     let records = crate::agents::read_records(&cached);
     let report = ok(&[
