@@ -109,7 +109,7 @@ pub struct RunRecord {
     /// Support F1 of the cited evidence against the annotations (methods that cite).
     #[serde(default)]
     pub support_f1: Option<f64>,
-    /// Share of gold paragraphs among those read (methods that cite).
+    /// Share of the gold paragraphs that were read (recall; methods that cite).
     #[serde(default)]
     pub gold_recall: Option<f64>,
     /// The retry wrappers' first attempt, scored on its own (Reflexion's first trial).

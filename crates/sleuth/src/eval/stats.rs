@@ -39,10 +39,10 @@ pub struct BootstrapCi {
 /// crosses zero; the add-one form never goes under 2/(R+1), nor under 6 × that after
 /// Holm over six); Table 20's note ("0.0010 rounds 0.0009999") is `5 × 2/(R + 1)` at
 /// R = 10,000 with Holm over five, which only the add-one form gives (`2k/R` moves in
-/// steps of 0.0002). So the default stays [`BootstrapP::TwiceTail`] (the main
-/// evaluation's tables, and every report computed so far), and
-/// `sleuth report --bootstrap-p add-one` gives the corpus tables' reading
-/// (`experiments/eir-corpus.toml` documents it for Tables 3, 19 and 20).
+/// steps of 0.0002). The EIR conventions read every p as [`BootstrapP::AddOne`]
+/// (Table 20's reading, never 0: issue 42), the SLEUTH ones and ours as
+/// [`BootstrapP::TwiceTail`] (the default); `sleuth report --bootstrap-p twice-tail`
+/// gives Table 6's reading under the EIR conventions.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum BootstrapP {

@@ -225,7 +225,7 @@ fn more_reads(a: &Analysis, d: Dims) -> Table {
     .split("Support F1 before → after", &["support_f1_before", "support_f1_after"])
     .split("support read % before → after", &["recall_before", "recall_after"])
     .split("calls/q before → after", &["calls_before", "calls_after"])
-    .with_note("Before: the first final answer; after: the answer once the extra reads (if any) were added, paired within each record. ΔF1: after minus before, paired bootstrap; gained/lost count exact matches, McNemar p tests them. Support F1 of the cited evidence and the share of annotated supporting paragraphs read (MuSiQue's paragraph annotations; - where a benchmark has none), before and after; calls per question up to the first final answer, and in all.");
+    .with_note("Before: the first final answer; after: the answer once the extra reads (if any) were added, paired within each record. ΔF1: after minus before, paired bootstrap; gained/lost count exact matches, McNemar p tests them. Support F1 of the cited evidence and the share of the benchmark's supporting paragraphs read (MuSiQue's annotated paragraphs; HotpotQA's and 2Wiki's supporting-fact titles; - without annotations), before and after; calls per question up to the first final answer, and in all.");
     for m in &a.eir.more_reads {
         let mut row = d.cells(&m.arm);
         row.extend([

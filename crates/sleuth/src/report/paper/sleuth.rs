@@ -208,8 +208,12 @@ pub fn errors(a: &Analysis) -> Table {
             "wrong, sharing no word with the gold, although every gold paragraph was retrieved"
         }
     };
+    let other = match a.error_classes {
+        ErrorClasses::Sums => "other = none under this reading (0)",
+        ErrorClasses::Defined => "other = the rest",
+    };
     let note = format!(
-        "Percent of all questions (rows sum to 100). Timeout = the turn budget ran out; unfinished = no answer before the budget (an error, an overflow, an unparsable reply); verbose = a wrong answer containing the gold one; reasoning = {reasoning}; other = the rest."
+        "Percent of all questions (rows sum to 100). Timeout = the turn budget ran out; unfinished = no answer before the budget (an error, an overflow, an unparsable reply; not a class of the paper's); verbose = a wrong answer containing the gold one; reasoning = {reasoning}; {other}."
     );
     let classes = [
         Outcome::Correct,
