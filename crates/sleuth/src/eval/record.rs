@@ -227,28 +227,28 @@ pub struct RecordContext<'a> {
 }
 
 impl RunRecord {
+    /// EM and F1 of `answer` against the record's gold answers, by its benchmark's
+    /// official rule; (0, 0) without an answer or for an unknown benchmark.
+    pub fn score(&self, answer: Option<&str>) -> (f64, f64) {
+        let (Some(a), Ok(d)) = (answer, self.dataset.parse::<crate::data::Dataset>()) else {
+            return (0.0, 0.0);
+        };
+        let s = super::metrics::answer::score_answer(d, a, &self.gold);
+        (s.em, s.f1)
+    }
+
     /// The record scored against its first gold answer alone (`sleuth report --aliases
     /// off`): MuSiQue's `answer_aliases` and 2Wiki's aliases no longer count, for the
     /// answer and the first attempt. A record whose dataset is unknown is left as it is.
     pub fn without_aliases(&mut self) {
-        let Ok(dataset) = self.dataset.parse::<crate::data::Dataset>() else {
-            return;
-        };
-        if self.gold.len() <= 1 {
+        if self.gold.len() <= 1 || self.dataset.parse::<crate::data::Dataset>().is_err() {
             return;
         }
         self.gold.truncate(1);
-        let score = |answer: Option<&str>| {
-            answer.map_or((0.0, 0.0), |a| {
-                let s = super::metrics::answer::score_answer(dataset, a, &self.gold);
-                (s.em, s.f1)
-            })
-        };
-        (self.em, self.f1) = score(self.answer.as_deref());
-        if let Some(first) = &self.first_attempt {
-            let (em, f1) = score(first.answer.as_deref());
-            let first = self.first_attempt.as_mut().expect("checked above");
-            (first.em, first.f1) = (em, f1);
+        (self.em, self.f1) = self.score(self.answer.as_deref());
+        let first = (self.first_attempt.as_ref()).map(|f| self.score(f.answer.as_deref()));
+        if let (Some(f), Some((em, f1))) = (self.first_attempt.as_mut(), first) {
+            (f.em, f.f1) = (em, f1);
         }
     }
 

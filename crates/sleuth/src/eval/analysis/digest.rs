@@ -10,8 +10,6 @@
 
 use super::outcome::{self, missing_gold, AnswerClass, ErrorClasses, Outcome, ReasoningEvidence};
 use super::trials::{completing_turn, first_trial_record, opens_trial};
-use crate::data::Dataset;
-use crate::eval::metrics::answer::score_answer;
 use crate::eval::RunRecord;
 use crate::eval::SupportScores;
 use crate::methods::eir::RejectCause;
@@ -140,15 +138,6 @@ impl TurnDigest {
     }
 }
 
-/// Official (EM, F1) of `answer` for `r`'s question; an absent answer scores 0.
-pub(super) fn score(r: &RunRecord, answer: Option<&str>) -> (f64, f64) {
-    let (Some(a), Ok(d)) = (answer, r.dataset.parse::<Dataset>()) else {
-        return (0.0, 0.0);
-    };
-    let s = score_answer(d, a, &r.gold);
-    (s.em, s.f1)
-}
-
 impl RecordDigest {
     /// The digest of `r`, which starts at byte `offset` of its file.
     pub fn of(r: &RunRecord, offset: u64) -> RecordDigest {
@@ -165,10 +154,10 @@ impl RecordDigest {
     fn own(r: &RunRecord, offset: u64) -> RecordDigest {
         let final_call = r.outputs.final_call.as_ref().map(|f| {
             Box::new(FinalDigest {
-                retrieval_score: f.retrieval_answer.as_deref().map(|a| score(r, Some(a))),
+                retrieval_score: f.retrieval_answer.as_deref().map(|a| r.score(Some(a))),
                 forced_end: f.forced_end,
                 extra_reads: f.extra_reads.as_ref().map(|x| ExtraReadsDigest {
-                    before: score(r, x.answer_before.as_deref()),
+                    before: r.score(x.answer_before.as_deref()),
                     requested: !x.requested.is_empty(),
                     read: !x.read.is_empty(),
                     support_before: r.before_extra_reads,
