@@ -26,7 +26,8 @@ pub struct QuestionArgs {
     /// Keep only questions with this many hops.
     #[arg(long, value_parser = clap::value_parser!(u8).range(1..))]
     pub hops: Option<u8>,
-    /// Keep the first N questions (after --hops and --sample).
+    /// Keep the first N questions: of the file (after --hops), or, with --sample, the
+    /// first N of the sample's seeded order.
     #[arg(long, value_parser = crate::bounds::count(1..))]
     pub limit: Option<usize>,
     /// Keep a random sample of N questions (after --hops), chosen by --seed.

@@ -857,3 +857,54 @@ fn recipes_hold_setup_questions_out_of_one_seeded_sample() {
     ]);
     assert_eq!(ids(&by_hand, "react"), react);
 }
+
+/// Issue 47 item 1: under a recipe's seeded sample, `--limit N` is the first N of the
+/// sample's seeded order after the setup questions, not the file's head (MuSiQue's file
+/// is ordered by hops: its head is 2-hop only). A smoke run is therefore a small sample
+/// of the same population, and the full run resumes it, adding the rest.
+#[test]
+#[cfg_attr(not(shared_data), ignore = "needs ../shared/data")]
+fn a_limited_recipe_run_is_the_head_of_its_seeded_sample() {
+    let dir = tempfile::tempdir().unwrap();
+    let recipe = dir.path().join("pooled.toml");
+    std::fs::write(
+        &recipe,
+        "name = \"pooled\"\nsample = 40\nseed = 20260806\nsetup = 5\nmethods = [\"react\"]\n\
+         [settings]\nturns = 1\n[[datasets]]\nname = \"musique\"\n",
+    )
+    .unwrap();
+    let data = format!("musique={}", musique().display());
+    let model = replies(dir.path(), "r.json", &["Action: finish[x]".to_string()]);
+    let out = dir.path().join("out");
+    let run = |limit: Option<&str>| {
+        let mut args = vec![
+            "experiment",
+            recipe.to_str().unwrap(),
+            "--model",
+            &model,
+            "--data",
+            &data,
+            "--out",
+            out.to_str().unwrap(),
+        ];
+        args.extend(limit.map(|l| ["--limit", l]).into_iter().flatten());
+        ok(&args);
+        let records = read_records(&out.join("musique/react"));
+        records
+            .iter()
+            .map(|r| r["id"].as_str().unwrap().to_string())
+            .collect::<Vec<String>>()
+    };
+    let smoke = run(Some("6"));
+    assert_eq!(smoke.len(), 6);
+    let hops: std::collections::BTreeSet<&str> = smoke.iter().map(|id| &id[..1]).collect();
+    assert!(
+        hops.len() > 1,
+        "a smoke run mixes hop counts like the sample does: {smoke:?}"
+    );
+    let full = run(None);
+    assert_eq!(full.len(), 40, "the full run adds to the smoke run");
+    let unique: std::collections::BTreeSet<&String> = full.iter().collect();
+    assert_eq!(unique.len(), 40, "no question answered twice");
+    assert!(smoke.iter().all(|id| full.contains(id)));
+}

@@ -12,7 +12,8 @@
 //! name = "nudge-sweep"
 //! description = "..."
 //! limit = 100                       # optional: first N questions of each split
-//! # sample = 1000 and seed = 1      # optional: a seeded random sample instead
+//! # sample = 1000 and seed = 1      # optional: a seeded random sample instead; a
+//! #                                 # limit then keeps the first N of its seeded order
 //! # setup = 20                      # optional: hold out the first 20 of the seeded
 //! #                                 # order as setup questions, never scored
 //! #                                 # (EIR App. B.1); the sample is drawn after them

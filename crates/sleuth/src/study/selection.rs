@@ -45,14 +45,19 @@ pub struct Sample {
     pub offset: usize,
 }
 
-/// A question selection, applied in this order: hops, then the sample or the first
+/// A question selection, applied in this order: hops, then the sample and the first
 /// `limit`, then the shard, then the ids.
+///
+/// Without a sample, `limit` keeps the file's first N. With one, it keeps the first N
+/// of the sample's seeded order (then put back in file order): a smoke run of a
+/// recipe's `sample = 1000` is a small sample of the same population (MuSiQue's file
+/// is ordered by hops; its head is 2-hop only), and a later full run only adds to it.
 #[derive(Debug, Clone)]
 pub struct Selection {
     pub source: Source,
     /// Keep only questions with this many hops (MuSiQue's splits).
     pub hops: Option<u8>,
-    /// Keep the first N (after hops and sample).
+    /// Keep the first N: of the file (after hops), or of the sample's seeded order.
     pub limit: Option<usize>,
     pub sample: Option<Sample>,
     /// This process's slice, dealt round-robin.
@@ -204,17 +209,15 @@ impl Selection {
         ))
     }
 
-    /// The positions hops, then the sample (or the first `limit`), keep.
+    /// The positions hops, then the sample and the first `limit`, keep.
     fn narrow(&self, all: &Questions) -> Vec<usize> {
         let mut keep: Vec<usize> = (0..all.len()).collect();
         if let Some(h) = self.hops {
             keep.retain(|&i| all.hops(i) == Some(h));
         }
-        if let Some(sample) = self.sample {
-            keep = sample.apply(keep);
-        }
-        if let Some(n) = self.limit {
-            keep.truncate(n);
+        match self.sample {
+            Some(sample) => keep = sample.first(keep, self.limit),
+            None => keep.truncate(self.limit.unwrap_or(usize::MAX)),
         }
         keep
     }
@@ -259,11 +262,18 @@ pub fn known_failures(run: &Path) -> Result<BTreeSet<String>> {
 impl Sample {
     /// The sampled items (questions, or their positions), in their original order.
     pub fn apply<T>(&self, questions: Vec<T>) -> Vec<T> {
+        self.first(questions, None)
+    }
+
+    /// The first `limit` items of the sample's seeded order (all of it without a
+    /// limit), in their original order. Every limit takes a prefix of the same order,
+    /// so a larger limit keeps every item a smaller one kept.
+    pub fn first<T>(&self, questions: Vec<T>, limit: Option<usize>) -> Vec<T> {
         let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(self.seed);
         let mut idx: Vec<usize> = (0..questions.len()).collect();
         idx.shuffle(&mut rng);
         idx.drain(..self.offset.min(idx.len()));
-        idx.truncate(self.size);
+        idx.truncate(self.size.min(limit.unwrap_or(usize::MAX)));
         idx.sort_unstable();
         let mut slots: Vec<Option<T>> = questions.into_iter().map(Some).collect();
         idx.into_iter()
@@ -361,5 +371,42 @@ mod tests {
         s.hops = Some(9);
         let err = s.select().unwrap_err().to_string();
         assert!(err.contains("no questions selected"), "{err}");
+    }
+
+    #[test]
+    fn a_limit_on_a_sample_takes_the_head_of_its_seeded_order() {
+        let mut qs = questions(60);
+        qs.sort_by_key(|q| q.hops);
+        let mut s = Selection::all(Source::Given {
+            dataset: Dataset::Jsonl,
+            questions: qs,
+            files: vec![],
+        });
+        s.sample = Some(Sample {
+            size: 40,
+            seed: 7,
+            offset: 5,
+        });
+        let full = ids(&s);
+        s.limit = Some(6);
+        let smoke = ids(&s);
+        assert_eq!(smoke.len(), 6);
+        // Drawn from the whole population, not the file's 2-hop head...
+        let hops: BTreeSet<char> = smoke.iter().map(|id| id_hops(id)).collect();
+        assert!(hops.len() > 1, "{smoke:?}");
+        // ...and a subset of the full sample, so the full run extends it.
+        assert!(smoke.iter().all(|id| full.contains(id)));
+        s.limit = Some(12);
+        let larger = ids(&s);
+        assert!(smoke.iter().all(|id| larger.contains(id)));
+        // The held-out setup questions stay out.
+        let setup = s.held_out().unwrap();
+        assert!(ids(&setup).iter().all(|id| !larger.contains(id)));
+    }
+
+    /// The hop count `questions` gave question `q{i}`, as a digit.
+    fn id_hops(id: &str) -> char {
+        let i: usize = id[1..].parse().unwrap();
+        char::from(b'2' + (i % 3) as u8)
     }
 }

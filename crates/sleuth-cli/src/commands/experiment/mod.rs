@@ -54,6 +54,8 @@ pub struct Args {
     #[arg(long = "data", value_name = "DATASET=FILE")]
     pub data: Vec<String>,
     /// Override the recipe's per-split question limit (e.g. a 5-question smoke run).
+    /// Under a recipe's seeded sample it keeps the first N of the sample's order (after
+    /// the setup questions), so a smoke run is a small sample of the same questions.
     #[arg(long, value_parser = crate::bounds::count(1..))]
     pub limit: Option<usize>,
     /// Run shard I of N of every job (`I/N`, or `auto` from a Slurm array or Kubernetes
