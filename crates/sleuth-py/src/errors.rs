@@ -73,9 +73,11 @@ pub fn to_py(e: sleuth::Error) -> PyErr {
         sleuth::Error::Llm(_) => ModelError::new_err(message),
         sleuth::Error::Agent(_) => ModelError::new_err(message),
         sleuth::Error::RunLocked { .. } => RunLockedError::new_err(message),
-        sleuth::Error::Io { .. } | sleuth::Error::Invalid(_) | sleuth::Error::RunDiffers { .. } => {
-            SleuthError::new_err(message)
-        }
+        sleuth::Error::Score(_) => DataError::new_err(message),
+        sleuth::Error::Io { .. }
+        | sleuth::Error::Invalid(_)
+        | sleuth::Error::RunDiffers { .. }
+        | sleuth::Error::Export(_) => SleuthError::new_err(message),
     }
 }
 

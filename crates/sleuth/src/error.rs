@@ -42,6 +42,12 @@ pub enum Error {
         dir: PathBuf,
         difference: crate::eval::difference::RunDifference,
     },
+    /// An export that could not choose its arm or its gold file.
+    #[error(transparent)]
+    Export(#[from] crate::eval::export::ExportError),
+    /// A prediction file that could not be scored.
+    #[error(transparent)]
+    Score(#[from] crate::eval::scoring::ScoreError),
     #[error("{0}")]
     Invalid(String),
 }

@@ -3,14 +3,10 @@
 //! official scripts), or over the questions predicted (`--only-predicted`) or recorded
 //! by a run (`--run`). The first line says which set was scored.
 
-use super::data::{load, resolve};
-use sleuth::data::Dataset;
-use sleuth::eval::metrics::{
-    explain, read_evidence_predictions, read_predictions, score_all, summarize_evidence,
-    EvidenceSummary, Summary,
-};
+use super::data::resolve;
+use sleuth::eval::metrics::{explain, EvidenceSummary, Summary};
+use sleuth::eval::scoring::{score_file, Scope, ScoreError, ScoreRequest};
 use sleuth::terminal::{terminal_safe, terminal_safe_lines};
-use std::collections::HashSet;
 use std::path::PathBuf;
 
 #[derive(clap::Args)]
@@ -29,7 +25,11 @@ pub struct Args {
     /// Only score questions with this many hops.
     #[arg(long, value_parser = clap::value_parser!(u8).range(1..))]
     pub hops: Option<u8>,
-    /// Print one JSON object instead of a table.
+    /// Print one JSON object instead of a table: the benchmark's official script's keys
+    /// on its scale (HotpotQA `em, f1, prec, recall, sp_*, joint_*` and MuSiQue
+    /// `answer_f1, answer_em, support_f1` as fractions 0-1; 2Wiki's keys, `evi_*`
+    /// included, as percentages 0-100), unrounded, with `scale` and `official_rounding`
+    /// (the decimals the script rounds to) saying which. The table prints percentages.
     #[arg(long)]
     pub json: bool,
     /// Score only the gold questions the predictions answer (the official scripts score
@@ -47,81 +47,39 @@ pub struct Args {
 
 pub fn run(args: Args) -> anyhow::Result<()> {
     let (dataset, data) = resolve(args.dataset.as_deref(), args.data.as_deref())?;
-    let mut questions = load(dataset, &data, args.hops)?;
-    let in_file = questions.len();
-    let predictions = read_predictions(dataset, &args.predictions).map_err(|e| {
-        // Run records are not predictions: say what turns one into the other.
-        let head = std::fs::read_to_string(&args.predictions)
-            .ok()
-            .and_then(|t| t.lines().next().map(str::to_string))
-            .unwrap_or_default();
-        if head.contains("\"record_version\"") {
-            anyhow::anyhow!(
-                "{} holds run records, not predictions: `sleuth export RUN --format {} --out FILE` writes them in the official format",
-                args.predictions.display(),
-                dataset.name()
-            )
-        } else {
-            e.into()
-        }
-    })?;
-    let scored = match (&args.run, args.only_predicted) {
-        (Some(run), _) => {
-            let file = if run.is_dir() {
-                run.join("records.jsonl")
-            } else {
-                run.clone()
-            };
-            let ids: HashSet<String> = sleuth::eval::store::read_records(&file)?
-                .into_iter()
-                .map(|r| r.id)
-                .collect();
-            questions.retain(|q| ids.contains(&q.id));
-            Scored::Run(run.display().to_string())
-        }
-        (None, true) => {
-            questions.retain(|q| predictions.by_id.contains_key(&q.id));
-            Scored::Predicted
-        }
-        (None, false) => Scored::All,
+    let scope = match (&args.run, args.only_predicted) {
+        (Some(run), _) => Scope::Run(run.clone()),
+        (None, true) => Scope::Predicted,
+        (None, false) => Scope::All,
     };
-    if questions.is_empty() {
-        anyhow::bail!(
-            "no gold question of {} is {}",
-            data.display(),
-            match scored {
-                Scored::Run(_) => "in the run",
-                _ => "predicted",
-            }
-        );
-    }
-    let scores = score_all(&questions, &predictions);
-    let summary = Summary::of(dataset, &scores, predictions.has_support);
-    let evidence = evidence(dataset, &data, &args.predictions, &scores)?;
-    // Predictions for ids outside the gold file (or outside the --hops filter) are not
-    // scored; count them so a wrong file pairing is visible.
-    let gold: HashSet<&str> = questions.iter().map(|q| q.id.as_str()).collect();
-    let unmatched = predictions
-        .by_id
-        .keys()
-        .filter(|id| !gold.contains(id.as_str()))
-        .count();
-
+    let request = ScoreRequest {
+        dataset,
+        data: data.clone(),
+        predictions: args.predictions.clone(),
+        hops: args.hops,
+        scope,
+    };
+    let scored = score_file(&request).map_err(|e| match e {
+        sleuth::Error::Score(ScoreError::RunRecords { path, dataset }) => anyhow::anyhow!(
+            "{} holds run records, not predictions: `sleuth export RUN --format {} --out FILE` writes them in the official format",
+            path.display(),
+            dataset.name()
+        ),
+        e => e.into(),
+    })?;
+    let summary = &scored.summary;
     if args.json {
-        let mut value = serde_json::to_value(&summary)?;
-        value["unmatched"] = unmatched.into();
-        value["scored"] = scored.name().into();
-        value["gold_questions"] = in_file.into();
-        if let Some(e) = &evidence {
-            for (key, v) in serde_json::to_value(e)?.as_object().expect("a struct") {
-                value[key] = v.clone();
-            }
-        }
-        println!("{}", serde_json::to_string_pretty(&value)?);
+        println!("{}", serde_json::to_string_pretty(&scored.to_json())?);
     } else {
-        println!("{}", scored.describe(summary.n, in_file, &data));
-        print!("{}", render(&summary, unmatched, evidence.as_ref()));
-        if matches!(scored, Scored::All) && summary.missing > 0 && summary.answered > 0 {
+        println!(
+            "{}",
+            describe(&scored.scope, summary.n, scored.gold_questions, &data)
+        );
+        print!(
+            "{}",
+            render(summary, scored.unmatched, scored.evidence.as_ref())
+        );
+        if scored.scope == Scope::All && summary.missing > 0 && summary.answered > 0 {
             eprintln!(
                 "{} gold questions have no prediction and score 0; to score only the predicted ones, pass --only-predicted (or --run RUN)",
                 summary.missing
@@ -129,9 +87,12 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         }
     }
     for id in &args.explain {
-        let question = questions.iter().find(|q| &q.id == id).ok_or_else(|| {
+        let at = scored.questions.iter().position(|q| &q.id == id);
+        let at = at.ok_or_else(|| {
             anyhow::anyhow!("--explain: no question `{id}` in {}", data.display())
         })?;
+        let question = &scored.questions[at];
+        let predictions = sleuth::eval::metrics::read_predictions(dataset, &args.predictions)?;
         match predictions.by_id.get(id).and_then(|p| p.answer.as_deref()) {
             Some(answer) => {
                 let line = format!("{id}: {}", explain(dataset, answer, &question.answers));
@@ -143,59 +104,20 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Which gold questions a score averages over.
-enum Scored {
-    All,
-    Predicted,
-    Run(String),
-}
-
-impl Scored {
-    fn name(&self) -> &'static str {
-        match self {
-            Scored::All => "all",
-            Scored::Predicted => "predicted",
-            Scored::Run(_) => "run",
+/// The first line: which gold questions the score averages over.
+fn describe(scope: &Scope, n: usize, in_file: usize, data: &std::path::Path) -> String {
+    let shown = data.display().to_string();
+    let file = terminal_safe(&shown);
+    match scope {
+        Scope::All => format!("scored: all {n} gold questions of {file}"),
+        Scope::Predicted => {
+            format!("scored: the {n} predicted questions (of {in_file} in {file})")
         }
+        Scope::Run(run) => format!(
+            "scored: the {n} questions of the run {} (of {in_file} in {file})",
+            terminal_safe(&run.display().to_string())
+        ),
     }
-
-    fn describe(&self, n: usize, in_file: usize, data: &std::path::Path) -> String {
-        let shown = data.display().to_string();
-        let file = terminal_safe(&shown);
-        match self {
-            Scored::All => format!("scored: all {n} gold questions of {file}"),
-            Scored::Predicted => {
-                format!("scored: the {n} predicted questions (of {in_file} in {file})")
-            }
-            Scored::Run(run) => format!(
-                "scored: the {n} questions of the run {} (of {in_file} in {file})",
-                terminal_safe(run)
-            ),
-        }
-    }
-}
-
-/// 2Wiki's evidence metrics and three-way joint, when the predictions carry evidence.
-fn evidence(
-    dataset: Dataset,
-    data: &std::path::Path,
-    predictions: &std::path::Path,
-    scores: &[sleuth::eval::metrics::QuestionScore],
-) -> anyhow::Result<Option<EvidenceSummary>> {
-    if dataset != Dataset::TwoWiki {
-        return Ok(None);
-    }
-    let Some(predicted) = read_evidence_predictions(predictions)? else {
-        return Ok(None);
-    };
-    let aliases_path = data.with_file_name("id_aliases.json");
-    let aliases = if aliases_path.is_file() {
-        Some(sleuth::data::read_aliases(&aliases_path)?)
-    } else {
-        None
-    };
-    let gold = sleuth::data::read_evidence(data, aliases.as_ref())?;
-    Ok(Some(summarize_evidence(scores, &predicted, &gold)))
 }
 
 fn render(s: &Summary, unmatched: usize, evidence: Option<&EvidenceSummary>) -> String {
@@ -207,9 +129,10 @@ fn render(s: &Summary, unmatched: usize, evidence: Option<&EvidenceSummary>) -> 
         out += &format!(" ({unmatched} predictions for ids not scored)");
     }
     out.push('\n');
+    // Percentages, as the papers print them.
     let mut row = |name: &str, v: Option<f64>| {
         if let Some(v) = v {
-            out += &format!("{name:<18}{v:>7.2}\n");
+            out += &format!("{name:<18}{:>7.2}\n", 100.0 * v);
         }
     };
     row("EM", Some(s.em));

@@ -20,6 +20,7 @@ mod eval;
 mod fetch;
 mod fetch_server;
 mod fidelity_ledger;
+mod first_hour;
 mod golden;
 mod hardening;
 mod hardening2;

@@ -252,11 +252,26 @@ fn export_then_score_gives_the_records_numbers_and_eval_prints_them() {
             ]))
             .unwrap();
             assert_eq!(scored["missing"], 0, "{dataset} {method}: {scored}");
-            close(&scored["em"], em, &format!("{dataset} {method} EM"));
-            close(&scored["f1"], f1, &format!("{dataset} {method} F1"));
+            // Each official script's keys on its scale: 2Wiki's in percent, the others
+            // as fractions.
+            let (em_key, f1_key, sp_key, scale) = match *dataset {
+                "musique" => ("answer_em", "answer_f1", "support_f1", 0.01),
+                "2wiki" => ("em", "f1", "sp_f1", 1.0),
+                _ => ("em", "f1", "sp_f1", 0.01),
+            };
             close(
-                &scored["support_f1"],
-                support,
+                &scored[em_key],
+                em * scale,
+                &format!("{dataset} {method} EM"),
+            );
+            close(
+                &scored[f1_key],
+                f1 * scale,
+                &format!("{dataset} {method} F1"),
+            );
+            close(
+                &scored[sp_key],
+                support * scale,
                 &format!("{dataset} {method} support F1"),
             );
             supports.push(support);

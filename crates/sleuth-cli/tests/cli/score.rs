@@ -108,11 +108,13 @@ fn hotpot_right_wrong_partial_and_missing() {
     assert_eq!(s["answered"], 25);
     assert_eq!(s["missing"], 371);
     assert_eq!(s["unmatched"], 1);
-    assert_close(&s["em"], 100.0 * 10.0 / 396.0);
-    assert_close(&s["f1"], 100.0 * (10.0 + partial_f1) / 396.0);
-    assert_close(&s["support_em"], 100.0 * 10.0 / 396.0);
-    assert_close(&s["support_f1"], 100.0 * (10.0 + partial_sp_f1) / 396.0);
-    assert_close(&s["joint_em"], 100.0 * 10.0 / 396.0);
+    // hotpot_evaluate_v1.py's keys and scale (fractions).
+    assert_eq!(s["scale"], "0-1");
+    assert_close(&s["em"], 10.0 / 396.0);
+    assert_close(&s["f1"], (10.0 + partial_f1) / 396.0);
+    assert_close(&s["sp_em"], 10.0 / 396.0);
+    assert_close(&s["sp_f1"], (10.0 + partial_sp_f1) / 396.0);
+    assert_close(&s["joint_em"], 10.0 / 396.0);
 }
 
 #[test]
@@ -130,9 +132,9 @@ fn hotpot_without_sp_reports_no_support() {
         json!({ "answer": answers }).to_string(),
     );
     let s = score("hotpotqa", &util::hotpot(), &preds, &[]);
-    assert_close(&s["em"], 100.0);
-    assert_close(&s["f1"], 100.0);
-    assert!(s["support_em"].is_null() && s["support_f1"].is_null());
+    assert_close(&s["em"], 1.0);
+    assert_close(&s["f1"], 1.0);
+    assert!(s["sp_em"].is_null() && s["sp_f1"].is_null());
 
     let table = ok(&[
         "score",
@@ -234,11 +236,13 @@ fn musique_aliases_support_and_hop_filter() {
     assert_eq!(s["n"], 200);
     assert_eq!(s["answered"], 150);
     assert_eq!(s["missing"], 50);
-    assert_close(&s["em"], 100.0 * expected_em / 200.0);
-    assert_close(&s["f1"], 100.0 * expected_em / 200.0);
-    assert_close(&s["support_em"], 100.0 * expected_sp_em / 200.0);
-    assert_close(&s["support_f1"], 100.0 * expected_sp_f1 / 200.0);
-    assert!(s["joint_em"].is_null());
+    // evaluate_v1.0.py's keys and scale (fractions).
+    assert_eq!(s["scale"], "0-1");
+    assert_close(&s["answer_em"], expected_em / 200.0);
+    assert_close(&s["answer_f1"], expected_em / 200.0);
+    assert_close(&s["support_em"], expected_sp_em / 200.0);
+    assert_close(&s["support_f1"], expected_sp_f1 / 200.0);
+    assert!(s["em"].is_null() && s["joint_em"].is_null());
 
     // With --hops 4 only the 4-hop questions count, and the other predictions are unmatched.
     let four = score("musique", &util::musique(), &preds, &["--hops", "4"]);
@@ -272,11 +276,13 @@ fn twowiki_support_titles_are_case_insensitive() {
         json!({"answer": answers, "sp": sp}).to_string(),
     );
     let s = score("2wiki", &util::twowiki(), &preds, &[]);
+    // 2wikimultihop_evaluate_v1.1.py's scale: percentages.
+    assert_eq!(s["scale"], "0-100");
     assert_close(&s["em"], 100.0);
-    assert_close(&s["support_em"], 100.0);
+    assert_close(&s["sp_em"], 100.0);
     // The same lowercased titles are wrong under HotpotQA's rules wherever case changed.
     let hotpot_style = score("jsonl", &jsonl_from_twowiki(dir.path(), &gold), &preds, &[]);
-    assert!(hotpot_style["support_em"].as_f64().unwrap() < 100.0);
+    assert!(hotpot_style["sp_em"].as_f64().unwrap() < 1.0);
 }
 
 /// The 2Wiki file rewritten in our own jsonl schema (titles and sentences kept).
@@ -419,7 +425,7 @@ fn a_subset_run_is_scored_on_its_own_questions_when_asked_and_the_set_is_named()
     assert_eq!(by_run["scored"], "run");
     assert_eq!(by_run["gold_questions"], 4);
     assert_eq!(by_run["n"], 2);
-    assert_eq!(by_run["em"], 50.0);
+    assert_eq!(by_run["answer_em"], 0.5);
 }
 
 /// Answer F1 follows each benchmark's official script (EIR §4.1; SLEUTH Table 6): the
@@ -444,7 +450,7 @@ fn the_yes_no_rule_is_hotpotqas_and_not_musiques() {
         ),
     );
     let s = score("musique", &data, &preds, &[]);
-    assert_close(&s["f1"], 50.0);
+    assert_close(&s["answer_f1"], 0.5);
     let hotpot = crate::golden::fixture("hotpotqa");
     let first: Value = serde_json::from_str(
         std::fs::read_to_string(&hotpot)

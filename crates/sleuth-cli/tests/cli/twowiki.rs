@@ -65,7 +65,7 @@ fn answers_and_evidence_are_scored_through_id_aliases() {
     let s = score(&data, &predictions);
     assert_eq!(s["dataset"], "2wiki");
     assert_eq!(s["em"], 25.0);
-    assert_eq!(s["evidence_em"], 25.0);
+    assert_eq!(s["evi_em"], 25.0);
     assert_eq!(s["joint_em"], 0.0);
 
     let aliases = format!(
@@ -77,9 +77,9 @@ fn answers_and_evidence_are_scored_through_id_aliases() {
     let s = score(&data, &predictions);
     // A (by alias) and B right, C wrong, D missing.
     assert_eq!(s["em"], 50.0);
-    assert_eq!(s["support_em"], 75.0);
+    assert_eq!(s["sp_em"], 75.0);
     // A exact, B through the subject's alias (punctuation and case normalized), C none.
-    assert_eq!(s["evidence_em"], 50.0);
+    assert_eq!(s["evi_em"], 50.0);
     assert_eq!(s["joint_em"], 50.0);
     assert_eq!(s["n"], 4);
 

@@ -5,10 +5,12 @@ pub mod analysis;
 pub mod conditions;
 pub mod difference;
 pub mod estimate;
+pub mod export;
 pub mod lock;
 pub mod metrics;
 mod record;
 pub mod runner;
+pub mod scoring;
 pub mod stats;
 pub mod store;
 

@@ -1,5 +1,7 @@
-//! Averages of per-question scores over a whole gold file, on the 0-100 scale the
-//! official scripts print. Every gold question counts: a missing prediction adds 0.
+//! Averages of per-question scores over a whole gold file, as fractions (0-1, the
+//! records' scale), summed in gold order and divided as the official scripts do, so
+//! that [`super::official`] can print each script's own numbers. Every gold question
+//! counts: a missing prediction adds 0.
 
 use super::score::QuestionScore;
 use crate::data::Dataset;
@@ -27,6 +29,8 @@ pub struct Summary {
     /// needs evidence triples, so it is not reported there).
     pub joint_em: Option<f64>,
     pub joint_f1: Option<f64>,
+    pub joint_precision: Option<f64>,
+    pub joint_recall: Option<f64>,
 }
 
 impl Summary {
@@ -36,7 +40,7 @@ impl Summary {
             if scores.is_empty() {
                 0.0
             } else {
-                100.0 * scores.iter().map(f).sum::<f64>() / scores.len() as f64
+                scores.iter().map(f).sum::<f64>() / scores.len() as f64
             }
         };
         let answer =
@@ -61,6 +65,8 @@ impl Summary {
             support_recall: support(|s| s.recall),
             joint_em: joint.then(|| mean(&|s| s.joint().em)),
             joint_f1: joint.then(|| mean(&|s| s.joint().f1)),
+            joint_precision: joint.then(|| mean(&|s| s.joint().precision)),
+            joint_recall: joint.then(|| mean(&|s| s.joint().recall)),
         }
     }
 }
@@ -103,7 +109,7 @@ mod tests {
         });
         let s = Summary::of(Dataset::Musique, &scores, false);
         assert_eq!((s.n, s.answered, s.missing), (4, 2, 2));
-        assert_eq!((s.em, s.f1), (25.0, 37.5));
+        assert_eq!((s.em, s.f1), (0.25, 0.375));
         assert_eq!((s.support_em, s.joint_em), (None, None));
     }
 
@@ -111,10 +117,10 @@ mod tests {
     fn support_and_joint_when_scored() {
         let scores = vec![score("a", 1.0, 1.0, Some(1.0)), score("b", 1.0, 1.0, None)];
         let s = Summary::of(Dataset::HotpotQa, &scores, true);
-        assert_eq!((s.support_em, s.support_f1), (Some(50.0), Some(50.0)));
-        assert_eq!((s.joint_em, s.joint_f1), (Some(50.0), Some(50.0)));
+        assert_eq!((s.support_em, s.support_f1), (Some(0.5), Some(0.5)));
+        assert_eq!((s.joint_em, s.joint_f1), (Some(0.5), Some(0.5)));
         let s = Summary::of(Dataset::TwoWiki, &scores, true);
-        assert_eq!((s.support_em, s.joint_em), (Some(50.0), None));
+        assert_eq!((s.support_em, s.joint_em), (Some(0.5), None));
     }
 
     #[test]

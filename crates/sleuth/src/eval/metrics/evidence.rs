@@ -68,7 +68,7 @@ pub fn score_evidence(predicted: &[Triple], gold: &[GoldEvidence]) -> EvidenceSc
     }
 }
 
-/// Evidence and three-way joint averages over a gold file, on the 0-100 scale.
+/// Evidence and three-way joint averages over a gold file, as fractions (0-1).
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct EvidenceSummary {
     pub evidence_em: f64,
@@ -77,6 +77,8 @@ pub struct EvidenceSummary {
     pub evidence_recall: f64,
     pub joint_em: f64,
     pub joint_f1: f64,
+    pub joint_precision: f64,
+    pub joint_recall: f64,
 }
 
 /// Averages over `scores` (one per gold question, in any order), with the evidence
@@ -86,8 +88,8 @@ pub fn summarize_evidence(
     predicted: &HashMap<String, Vec<Triple>>,
     gold: &HashMap<String, Vec<GoldEvidence>>,
 ) -> EvidenceSummary {
-    let (mut em, mut f1, mut precision, mut recall, mut joint_em, mut joint_f1) =
-        (0.0, 0.0, 0.0, 0.0, 0.0, 0.0);
+    let (mut em, mut f1, mut precision, mut recall) = (0.0, 0.0, 0.0, 0.0);
+    let (mut joint_em, mut joint_f1, mut joint_precision, mut joint_recall) = (0.0, 0.0, 0.0, 0.0);
     for s in scores {
         let evidence = predicted
             .get(&s.id)
@@ -107,17 +109,21 @@ pub fn summarize_evidence(
                 0.0
             };
             joint_em += a.em * sp.em * e.em;
+            joint_precision += p;
+            joint_recall += r;
         }
     }
     let n = scores.len().max(1) as f64;
-    let pct = |x: f64| 100.0 * x / n;
+    let mean = |x: f64| x / n;
     EvidenceSummary {
-        evidence_em: pct(em),
-        evidence_f1: pct(f1),
-        evidence_precision: pct(precision),
-        evidence_recall: pct(recall),
-        joint_em: pct(joint_em),
-        joint_f1: pct(joint_f1),
+        evidence_em: mean(em),
+        evidence_f1: mean(f1),
+        evidence_precision: mean(precision),
+        evidence_recall: mean(recall),
+        joint_em: mean(joint_em),
+        joint_f1: mean(joint_f1),
+        joint_precision: mean(joint_precision),
+        joint_recall: mean(joint_recall),
     }
 }
 

@@ -13,6 +13,7 @@
 //! - [`evidence`]: 2Wiki's evidence-triple metrics and its answer x support x evidence
 //!   joint metric.
 //! - [`explain`]: why a prediction scored what it did (normalized strings, tokens, rule).
+//! - [`official`]: the averages under each official script's own keys and scale.
 //! - [`predictions`]: the official prediction file formats.
 //! - [`score`]: one question's scores; [`aggregate`]: averages over a gold file, kept
 //!   apart so per-question scores can also feed paired statistics.
@@ -23,6 +24,7 @@ pub mod cited;
 pub mod evidence;
 pub mod explain;
 pub mod normalize;
+pub mod official;
 pub mod predictions;
 pub mod score;
 pub mod support;
@@ -35,6 +37,7 @@ pub use evidence::{
 };
 pub use explain::{explain, Explanation};
 pub use normalize::{answer_tokens, normalize_answer};
+pub use official::{official, Official};
 pub use predictions::{read_predictions, Prediction, PredictionSet, SupportPrediction};
 pub use score::{score_all, score_question, QuestionScore};
 pub use support::{support_paragraphs, support_sentences, SupportScore};

@@ -22,6 +22,8 @@ pub struct QuestionScore {
 pub struct JointScore {
     pub em: f64,
     pub f1: f64,
+    pub precision: f64,
+    pub recall: f64,
 }
 
 impl QuestionScore {
@@ -40,6 +42,8 @@ impl QuestionScore {
         JointScore {
             em: a.em * s.em,
             f1,
+            precision,
+            recall,
         }
     }
 }
