@@ -49,3 +49,58 @@ fn export_of_a_root_spanning_datasets_says_so_and_dataset_picks_one() {
     assert_eq!(lines, gold.lines().count());
     assert_eq!(lines, 4, "the musique fixture's four questions");
 }
+
+/// Item 4: a run whose every EIR action is rejected shows it in eval's problems column
+/// (and the report's): the rejected actions, and the trajectories that ended without a
+/// submission, per method.
+#[test]
+fn rejected_actions_and_forced_endings_are_problems() {
+    let dir = tempfile::tempdir().unwrap();
+    let model = replies(dir.path(), "r.json", &["{}".to_string()]);
+    let out = dir.path().join("run");
+    let o = sleuth(&[
+        "eval",
+        "--dataset",
+        "hotpotqa",
+        "--data",
+        fixture("hotpotqa").to_str().unwrap(),
+        "--methods",
+        "eir,direct",
+        "--model",
+        &model,
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let closing = stderr(&o);
+    let eir = closing
+        .lines()
+        .find(|l| l.starts_with("eir "))
+        .unwrap_or_else(|| panic!("{closing}"));
+    assert!(
+        eir.contains("actions rejected") && eir.contains("2 ended without a submission"),
+        "{closing}"
+    );
+    let records = records_under(&out);
+    let rejected: u64 = records
+        .iter()
+        .filter(|r| r["method"] == "eir")
+        .flat_map(|r| {
+            let causes = r["outputs"]["evidence"]["rejected"].as_object().unwrap();
+            causes
+                .values()
+                .map(|n| n.as_u64().unwrap())
+                .collect::<Vec<_>>()
+        })
+        .sum();
+    assert!(rejected > 0);
+    assert!(
+        eir.contains(&format!("{rejected} actions rejected")),
+        "{eir}"
+    );
+    let report = ok(&["report", out.to_str().unwrap()]);
+    assert!(
+        report.contains(&format!("{rejected} actions rejected")),
+        "{report}"
+    );
+}

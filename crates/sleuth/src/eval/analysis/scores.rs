@@ -28,27 +28,28 @@ pub struct ArmScores {
     /// Mean Support F1 over the records that carry evidence (None without any).
     pub support_f1: Option<f64>,
     errors: usize,
+    context_overflows: usize,
     parse_failures: usize,
     constraints_dropped: u64,
     truncated_calls: u64,
     refusals: u64,
+    rejected_actions: u64,
+    forced_endings: usize,
 }
 
 impl ArmScores {
     /// What went wrong in the arm, as [`super::Summary::problems`] says it.
     pub fn problems(&self) -> Vec<String> {
-        let counts = [
+        super::summary::problem_lines(&[
             (self.errors as u64, "with errors"),
+            (self.context_overflows as u64, "context overflows"),
             (self.parse_failures as u64, "unparseable"),
             (self.constraints_dropped, "calls unconstrained"),
             (self.truncated_calls, "calls truncated"),
             (self.refusals, "calls refused"),
-        ];
-        counts
-            .iter()
-            .filter(|(n, _)| *n > 0)
-            .map(|(n, what)| format!("{n} {what}"))
-            .collect()
+            (self.rejected_actions, "actions rejected"),
+            (self.forced_endings as u64, "ended without a submission"),
+        ])
     }
 }
 
@@ -62,10 +63,13 @@ struct Totals {
     with_evidence: usize,
     support_f1: f64,
     errors: usize,
+    context_overflows: usize,
     parse_failures: usize,
     constraints_dropped: u64,
     truncated_calls: u64,
     refusals: u64,
+    rejected_actions: u64,
+    forced_endings: usize,
 }
 
 impl Totals {
@@ -83,10 +87,15 @@ impl Totals {
             self.support_f1 += r.support_f1.unwrap_or(0.0);
         }
         self.errors += usize::from(r.error.is_some());
+        self.context_overflows += usize::from(r.stop == StopReason::ContextOverflow);
         self.parse_failures += usize::from(r.stop == StopReason::ParseFailure);
         self.constraints_dropped += r.constraints_dropped;
         self.truncated_calls += u64::from(r.truncated_calls);
         self.refusals += u64::from(r.refusals);
+        let evidence = r.outputs.evidence.as_ref();
+        self.rejected_actions += evidence.map_or(0, |e| u64::from(e.rejected_total()));
+        let final_call = r.outputs.final_call.as_ref();
+        self.forced_endings += usize::from(final_call.is_some_and(|f| f.forced_end));
     }
 
     fn scores(self, key: ArmKey) -> ArmScores {
@@ -99,10 +108,13 @@ impl Totals {
             support_f1: (self.with_evidence > 0)
                 .then(|| 100.0 * (self.support_f1 / self.with_evidence as f64)),
             errors: self.errors,
+            context_overflows: self.context_overflows,
             parse_failures: self.parse_failures,
             constraints_dropped: self.constraints_dropped,
             truncated_calls: self.truncated_calls,
             refusals: self.refusals,
+            rejected_actions: self.rejected_actions,
+            forced_endings: self.forced_endings,
         }
     }
 }
@@ -215,14 +227,20 @@ mod tests {
     #[test]
     fn closing_scores_are_the_summaries_of_the_loaded_arms() {
         let dir = tempfile::tempdir().unwrap();
-        let evidence = json!({"outputs": {"evidence": {"cited": [], "dropped_citations": 0, "rejected": {}}}, "support_f1": 0.25});
+        let evidence = json!({"outputs": {"evidence": {"cited": [], "dropped_citations": 0, "rejected": {"missing_field": 2}}}, "support_f1": 0.25});
         let lines = [
             record("q2", "react", "0.5", 1.0 / 3.0, json!({})),
             record("q1", "react", "0.5", 1.0, json!({"error": "boom"})),
             record("q1", "react", "0.7", 0.2, json!({"stop": "parse_failure"})),
             record("q2", "react", "0.5", 0.0, json!({})), // a duplicate: the first counts
             record("q1", "eir", "0.5", 0.6, evidence.clone()),
-            record("q2", "eir", "0.5", 1.0, json!({"truncated_calls": 2})),
+            record(
+                "q2",
+                "eir",
+                "0.5",
+                1.0,
+                json!({"truncated_calls": 2, "stop": "context_overflow"}),
+            ),
         ];
         std::fs::write(dir.path().join("records.jsonl"), lines.join("\n") + "\n").unwrap();
         let paths = [dir.path().to_path_buf()];
@@ -245,5 +263,13 @@ mod tests {
         assert_eq!(react.problems(), ["1 with errors"]);
         let eir = folded.iter().find(|a| a.key.method == "eir").unwrap();
         assert_eq!(eir.support_f1, Some(25.0));
+        assert_eq!(
+            eir.problems(),
+            [
+                "1 context overflows",
+                "2 calls truncated",
+                "2 actions rejected"
+            ]
+        );
     }
 }

@@ -61,6 +61,13 @@ pub struct Summary {
     /// Calls sent without their output constraint (the server refused it), in total.
     #[serde(skip_serializing_if = "is_zero")]
     pub constraints_dropped: u64,
+    /// Actions the EIR setting's framework rejected (every cause), in total.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub rejected_actions: u64,
+    /// EIR trajectories that ended without a submission (budget spent, overflow), so
+    /// the final call answered from whatever evidence there was.
+    #[serde(skip_serializing_if = "is_zero_count")]
+    pub forced_endings: usize,
     /// Adherence to the memory notation, in %: the share of all the arm's turns that
     /// report it which were written in the notation, pooled over turns (SLEUTH §5.5 and
     /// Table 4 give it "of turns": ~15% and ~99% of turns on GLM-5).
@@ -207,6 +214,11 @@ impl Summary {
                 .filter(|r| r.stop == StopReason::ParseFailure)
                 .count(),
             constraints_dropped: records.iter().map(|r| r.constraints_dropped).sum(),
+            rejected_actions: records.iter().map(|r| u64::from(r.rejected_total())).sum(),
+            forced_endings: records
+                .iter()
+                .filter(|r| r.final_call.as_ref().is_some_and(|f| f.forced_end))
+                .count(),
             adherence: pooled_adherence(records).map(|v| 100.0 * v),
             adherence_per_episode: mean_of(records.iter().filter_map(|r| r.adherence))
                 .map(|v| 100.0 * v),
@@ -217,23 +229,22 @@ impl Summary {
     }
 
     /// What went wrong in this arm, counted: episodes that ended in an error, on a
-    /// context overflow or on an unparseable response, calls sent without their output constraint, cut by the
-    /// output-token limit, or refused. Empty when nothing did: a run whose every answer
-    /// failed to parse must not read as a clean run that scored zero.
+    /// context overflow or on an unparseable response, calls sent without their output
+    /// constraint, cut by the output-token limit, or refused, actions the EIR framework
+    /// rejected, and EIR trajectories that ended without a submission. Empty when
+    /// nothing did: a run whose every answer failed to parse, or whose every action was
+    /// rejected, must not read as a clean run that scored zero.
     pub fn problems(&self) -> Vec<String> {
-        let counts = [
+        problem_lines(&[
             (self.errors as u64, "with errors"),
             (self.context_overflows as u64, "context overflows"),
             (self.parse_failures as u64, "unparseable"),
             (self.constraints_dropped, "calls unconstrained"),
             (self.truncated_calls, "calls truncated"),
             (self.refusals, "calls refused"),
-        ];
-        counts
-            .iter()
-            .filter(|(n, _)| *n > 0)
-            .map(|(n, what)| format!("{n} {what}"))
-            .collect()
+            (self.rejected_actions, "actions rejected"),
+            (self.forced_endings as u64, "ended without a submission"),
+        ])
     }
 
     /// Summarizes a whole arm.
@@ -241,6 +252,17 @@ impl Summary {
         let records: Vec<&RecordDigest> = arm.records.iter().map(|r| &**r).collect();
         Summary::of(&arm.key, &records)
     }
+}
+
+/// The problem counts that are not zero, each as `N what`, in the order given: the
+/// one wording of [`Summary::problems`] and eval's closing line
+/// ([`super::scores::ArmScores::problems`]).
+pub(super) fn problem_lines(counts: &[(u64, &str)]) -> Vec<String> {
+    counts
+        .iter()
+        .filter(|(n, _)| *n > 0)
+        .map(|(n, what)| format!("{n} {what}"))
+        .collect()
 }
 
 /// Input tokens read from a prompt cache as a % of all input tokens.
