@@ -44,10 +44,10 @@ pub enum Error {
     },
     /// An export that could not choose its arm or its gold file.
     #[error(transparent)]
-    Export(#[from] crate::eval::export::ExportError),
+    Export(#[from] crate::eval::refusals::ExportError),
     /// A prediction file that could not be scored.
     #[error(transparent)]
-    Score(#[from] crate::eval::scoring::ScoreError),
+    Score(#[from] crate::eval::refusals::ScoreError),
     #[error("{0}")]
     Invalid(String),
 }

@@ -18,6 +18,7 @@
 //! The CLI's `sleuth export` and Python's `sleuth.export` both call [`export`].
 
 use super::analysis::{self, Arm};
+pub use super::refusals::{ArmChoice, ExportError};
 use super::RunRecord;
 use crate::data::{self, Dataset, Question};
 use crate::env::titles::display_titles;
@@ -41,58 +42,6 @@ pub struct ExportRequest {
     pub dataset: Option<String>,
     /// The benchmark file the run answered (default: the first `data` of its run.json).
     pub data: Option<PathBuf>,
-}
-
-/// Why an export could not choose its arm or its gold. Worded by each front end, which
-/// knows what its users pass (flags, keywords).
-#[derive(Debug, Clone, thiserror::Error)]
-pub enum ExportError {
-    /// No arm matches the method asked for.
-    #[error("no records of `{wanted}` (present: {})", quoted(present))]
-    NoSuchArm {
-        wanted: String,
-        present: Vec<String>,
-    },
-    /// Several arms match: `choices` says which, with their datasets and run folders.
-    #[error("the run holds {} arms; choose one", choices.len())]
-    SeveralArms {
-        wanted: Option<String>,
-        choices: Vec<ArmChoice>,
-    },
-    /// The run's run.json names no benchmark file.
-    #[error("{}: run.json names no data file", dir.display())]
-    NoDataFile { dir: PathBuf },
-    /// Our own schema has no official format.
-    #[error("export writes hotpotqa, musique or 2wiki files, not jsonl")]
-    NoOfficialFormat,
-}
-
-/// One arm an ambiguous export could mean.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ArmChoice {
-    pub name: String,
-    pub dataset: String,
-    /// The run directories its records came from.
-    pub dirs: Vec<PathBuf>,
-}
-
-impl ExportError {
-    /// The datasets of an ambiguous choice when they, not the methods, differ: an
-    /// experiment root spanning several benchmarks, asked for one method.
-    pub fn datasets(&self) -> Option<Vec<String>> {
-        let ExportError::SeveralArms { choices, .. } = self else {
-            return None;
-        };
-        let names: BTreeSet<&str> = choices.iter().map(|c| c.name.as_str()).collect();
-        let datasets: BTreeSet<&str> = choices.iter().map(|c| c.dataset.as_str()).collect();
-        (names.len() == 1 && datasets.len() > 1)
-            .then(|| datasets.into_iter().map(str::to_string).collect())
-    }
-}
-
-fn quoted(names: &[String]) -> String {
-    let v: Vec<String> = names.iter().map(|n| format!("'{n}'")).collect();
-    v.join(", ")
 }
 
 /// An exported arm: the official prediction file and gold subset, as text.

@@ -9,6 +9,7 @@ pub mod export;
 pub mod lock;
 pub mod metrics;
 mod record;
+pub(crate) mod refusals;
 pub mod runner;
 pub mod scoring;
 pub mod stats;

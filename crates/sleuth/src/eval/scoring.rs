@@ -10,32 +10,11 @@ use super::metrics::{
     official, read_evidence_predictions, read_predictions, score_all, summarize_evidence,
     EvidenceSummary, Official, QuestionScore, Summary,
 };
+pub use super::refusals::{Scope, ScoreError};
 use crate::data::{self, Dataset, Question};
 use crate::Result;
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
-
-/// Which gold questions a score averages over.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub enum Scope {
-    /// Every gold question, as the official scripts do.
-    #[default]
-    All,
-    /// Only the gold questions the predictions answer.
-    Predicted,
-    /// Only the questions this run directory (or records file) recorded.
-    Run(PathBuf),
-}
-
-impl Scope {
-    pub fn name(&self) -> &'static str {
-        match self {
-            Scope::All => "all",
-            Scope::Predicted => "predicted",
-            Scope::Run(_) => "run",
-        }
-    }
-}
 
 /// What to score.
 #[derive(Debug, Clone)]
@@ -47,17 +26,6 @@ pub struct ScoreRequest {
     /// Only questions with this many hops.
     pub hops: Option<u8>,
     pub scope: Scope,
-}
-
-/// Why a prediction file could not be scored; worded by each front end.
-#[derive(Debug, Clone, thiserror::Error)]
-pub enum ScoreError {
-    /// The file holds run records, which export turns into predictions.
-    #[error("{} holds run records, not predictions", .path.display())]
-    RunRecords { path: PathBuf, dataset: Dataset },
-    /// The scope left no gold question.
-    #[error("no gold question of {} is {}", .data.display(), if matches!(.scope, Scope::Run(_)) { "in the run" } else { "predicted" })]
-    NothingScored { data: PathBuf, scope: Scope },
 }
 
 /// A scored prediction file.
