@@ -59,7 +59,7 @@ pub fn footer(total: &Estimate, model: &str, usages: &[(String, Usage)]) -> Stri
         |v| format!("${v:.2}"),
     );
     let mut out = format!(
-        "total: {:.0} calls, {:.0} input + {:.0} output tokens, {usd} with {model} (built-in prices checked {PRICES_CHECKED}; cached prompt tokens priced as fresh)\n",
+        "estimate: {:.0} calls, {:.0} input + {:.0} output tokens, {usd} with {model} (calls per question measured in earlier records of each method where there are any, else its budget bound; built-in prices checked {PRICES_CHECKED}; cached prompt tokens priced as fresh)\n",
         total.calls, total.input_tokens, total.output_tokens
     );
     let mut measured = Vec::new();

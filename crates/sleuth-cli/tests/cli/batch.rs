@@ -271,7 +271,7 @@ fn the_dry_run_of_a_batched_run_shows_both_prices_and_its_rounds() {
         dollars[1] > 0.0 && (dollars[0] * 2.0 - dollars[1]).abs() <= 0.011,
         "{line}"
     );
-    let total = out.lines().find(|l| l.starts_with("total: ")).unwrap();
+    let total = out.lines().find(|l| l.starts_with("estimate: ")).unwrap();
     assert!(total.contains(&format!("${:.2}", dollars[1])), "{total}");
     // One round per call of the longest episode: every budget is 12 turns here.
     assert!(line.contains("in at most 12 rounds"), "{line}");

@@ -104,3 +104,43 @@ fn rejected_actions_and_forced_endings_are_problems() {
         "{report}"
     );
 }
+
+/// Item 6: the dry run names its two call counts for what they are: the bound if every
+/// budget were spent, and the estimate the dollars come from.
+#[test]
+fn the_dry_run_names_the_bound_and_the_estimate() {
+    let dir = tempfile::tempdir().unwrap();
+    let recipe = dir.path().join("r.toml");
+    std::fs::write(
+        &recipe,
+        "name = \"r\"\nmethods = [\"react\", \"sleuth\"]\n[settings]\nturns = 5\n\
+         [[datasets]]\nname = \"musique\"\n",
+    )
+    .unwrap();
+    let data = format!("musique={}", fixture("musique").display());
+    let plan = ok(&[
+        "experiment",
+        recipe.to_str().unwrap(),
+        "--model",
+        "openai:gpt-4o-mini",
+        "--data",
+        &data,
+        "--out",
+        dir.path().join("out").to_str().unwrap(),
+        "--dry-run",
+    ]);
+    let bound = plan
+        .lines()
+        .find(|l| l.contains("upper bound:"))
+        .unwrap_or_else(|| panic!("{plan}"));
+    assert!(
+        bound.contains("model calls if every episode used its whole budget"),
+        "{bound}"
+    );
+    let estimate = plan
+        .lines()
+        .find(|l| l.starts_with("estimate: "))
+        .unwrap_or_else(|| panic!("{plan}"));
+    assert!(estimate.contains("calls per question measured"), "{estimate}");
+    assert!(!plan.contains("at most") && !plan.contains("\ntotal: "), "{plan}");
+}

@@ -611,7 +611,7 @@ fn dry_runs_estimate_tokens_and_dollars_and_unpriced_models_are_flagged() {
         "{out}"
     );
     assert!(
-        out.contains("total: 112 calls, 280000 input + 22400 output tokens, $0.06"),
+        out.contains("estimate: 112 calls, 280000 input + 22400 output tokens, $0.06"),
         "{out}"
     );
     assert!(out.contains("built-in prices checked 20"), "{out}");

@@ -172,7 +172,7 @@ pub fn print_plan(
     }
     print!("{}", table.to_markdown());
     println!(
-        "\n{} jobs, {episodes} episodes, at most {calls:.0} model calls (every budget used up; `sleuth methods NAME` shows each method's estimate)",
+        "\n{} jobs, {episodes} episodes; upper bound: {calls:.0} model calls if every episode used its whole budget (`sleuth methods NAME` shows each method's bound and estimate)",
         jobs.len()
     );
     let total = sleuth::eval::estimate::Estimate::total(&totals);
