@@ -141,6 +141,78 @@ fn the_dry_run_names_the_bound_and_the_estimate() {
         .lines()
         .find(|l| l.starts_with("estimate: "))
         .unwrap_or_else(|| panic!("{plan}"));
-    assert!(estimate.contains("calls per question measured"), "{estimate}");
-    assert!(!plan.contains("at most") && !plan.contains("\ntotal: "), "{plan}");
+    assert!(
+        estimate.contains("calls per question measured"),
+        "{estimate}"
+    );
+    assert!(
+        !plan.contains("at most") && !plan.contains("\ntotal: "),
+        "{plan}"
+    );
+}
+
+/// The cells of every table's `dataset` column in a markdown report, but for the hop
+/// breakdown's (the pool, with its `hops` column beside).
+fn dataset_cells(report: &str) -> std::collections::BTreeSet<String> {
+    let mut cells = std::collections::BTreeSet::new();
+    let mut column = None;
+    for line in report.lines() {
+        if !line.starts_with('|') {
+            column = None;
+            continue;
+        }
+        let row: Vec<&str> = line.split('|').map(str::trim).collect();
+        match column {
+            None if row.contains(&"hops") => column = Some(usize::MAX),
+            None => column = row.iter().position(|c| *c == "dataset"),
+            Some(usize::MAX) => {}
+            Some(i) if !row[i].starts_with("---") && !row[i].is_empty() => {
+                cells.insert(row[i].to_string());
+            }
+            Some(_) => {}
+        }
+    }
+    cells
+}
+
+/// Item 7: one report names MuSiQue one way in every table: its hop splits under our
+/// conventions (the EIR tables included), pooled under the EIR paper's; and the Support
+/// F1 caption names the Holm family the table used, not a flag.
+#[test]
+fn every_table_of_a_report_names_datasets_alike() {
+    let dir = tempfile::tempdir().unwrap();
+    let model = replies(dir.path(), "r.json", &["{}".to_string()]);
+    let out = dir.path().join("run");
+    Eval::new("musique", fixture("musique"), "eir,direct", &model, &out).ok();
+    let split = ok(&["report", out.to_str().unwrap(), "--baseline", "eir"]);
+    let cells = dataset_cells(&split);
+    assert!(
+        cells.len() > 1 && cells.iter().all(|c| c.starts_with("musique_")),
+        "{cells:?}"
+    );
+    assert!(split.contains("Support F1, paired"), "{split}");
+    let pooled = ok(&[
+        "report",
+        out.to_str().unwrap(),
+        "--baseline",
+        "eir",
+        "--conventions",
+        "eir",
+    ]);
+    // One dataset left: the tables drop the column, or show `musique` alone.
+    assert!(
+        dataset_cells(&pooled).iter().all(|c| c == "musique"),
+        "{pooled}"
+    );
+    assert!(!pooled.contains("musique_"), "{pooled}");
+    let caption = pooled
+        .lines()
+        .skip_while(|l| !l.contains("Support F1, paired"))
+        .find(|l| l.contains("paired bootstrap; Holm"))
+        .unwrap_or_else(|| panic!("{pooled}"));
+    assert!(
+        caption.contains("Holm within each compared method across datasets and models")
+            && !caption.contains("--holm"),
+        "{caption}"
+    );
 }

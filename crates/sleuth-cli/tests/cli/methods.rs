@@ -222,7 +222,7 @@ fn planned_and_spent(recipe: &Path, model: &str, out: &Path) -> (f64, f64) {
         "--dry-run",
     ]);
     let planned: f64 = plan
-        .split("at most ")
+        .split("upper bound: ")
         .nth(1)
         .and_then(|s| s.split(' ').next())
         .and_then(|n| n.parse().ok())

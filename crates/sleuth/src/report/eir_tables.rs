@@ -100,7 +100,11 @@ fn support(a: &Analysis, d: Dims) -> Table {
         &["support_f1_diff", "support_f1_ci_lo", "support_f1_ci_hi"],
     )
     .split("Holm p", &["p_holm"])
-    .with_note(&format!("{} in points on every question both ran (Tables 5, 8: all questions; one without a Support F1, such as no answer, counts as 0), paired bootstrap; Holm within the report's --holm-family (all: across these rows), each family counted as at least --holm-size comparisons.", capitalized(a.direction.describe())));
+    .with_note(&format!(
+        "{} in points on every question both ran (Tables 5, 8: all questions; one without a Support F1, such as no answer, counts as 0), paired bootstrap; Holm {}.",
+        capitalized(a.direction.describe()),
+        super::holm_note(a)
+    ));
     for c in &a.eir.support {
         let mut row = d.cells(&c.arm);
         row.extend([

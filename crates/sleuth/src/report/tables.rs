@@ -230,8 +230,8 @@ fn summary(a: &Analysis, d: Dims) -> Table {
     t
 }
 
-/// `<1e-4`-style p-values keep the table narrow without hiding tiny values.
-/// How the comparison note names its Holm families (and their counted size).
+/// How the comparison notes name their Holm families (and their counted size): the
+/// paired comparison and the EIR Support F1 table share the report's families.
 fn holm_note(a: &Analysis) -> String {
     match a.holm_size {
         0 => a.holm_family.describe().to_string(),
@@ -242,6 +242,7 @@ fn holm_note(a: &Analysis) -> String {
     }
 }
 
+/// `<1e-4`-style p-values keep the table narrow without hiding tiny values.
 fn p_cell(p: f64) -> Cell {
     if p < 1e-4 {
         Cell::Multi(format!("{p:.1e}"), vec![Cell::Num(p, 4)])

@@ -301,10 +301,30 @@ impl RecordDigest {
         self.trace.iter().any(|t| t.memory.is_some())
     }
 
+    /// Whether the EIR-setting trajectory ended without a submission ([`forced_end`]).
+    pub fn forced_end(&self) -> bool {
+        forced_end(
+            self.final_call.as_ref().map(|f| f.forced_end),
+            self.evidence.is_some(),
+            self.stop,
+        )
+    }
+
     /// Rejected actions in total (`Evidence::rejected_total`).
     pub fn rejected_total(&self) -> u32 {
         self.evidence
             .as_ref()
             .map_or(0, |e| e.iter().map(|(_, n)| n).sum())
+    }
+}
+
+/// Whether an EIR-setting trajectory ended without a submission: its final call says so
+/// (budget spent, overflow), or, for a method without a final call (Direct, Agentic
+/// SSR), it recorded evidence and timed out. One rule for eval's problems, the report's
+/// problems and EIR Table 22.
+pub fn forced_end(final_call_forced: Option<bool>, has_evidence: bool, stop: StopReason) -> bool {
+    match final_call_forced {
+        Some(forced) => forced,
+        None => has_evidence && stop == StopReason::Timeout,
     }
 }

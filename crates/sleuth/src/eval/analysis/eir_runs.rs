@@ -264,11 +264,7 @@ pub fn rejected_actions(arm: &Arm) -> Option<RejectedActions> {
                 *out.by_cause.entry(cause.name().to_string()).or_default() += 1;
             }
         }
-        let forced = match &r.final_call {
-            Some(f) => f.forced_end,
-            None => r.evidence.is_some() && r.stop == crate::methods::StopReason::Timeout,
-        };
-        out.forced_endings += usize::from(forced);
+        out.forced_endings += usize::from(r.forced_end());
     }
     if out.actions > 0 {
         out.rate = 100.0 * out.rejected as f64 / out.actions as f64;

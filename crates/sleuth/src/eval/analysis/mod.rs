@@ -315,8 +315,10 @@ impl Analysis {
             aliases: options.aliases,
             comparisons,
             sweeps: sweeps(arms),
-            // The EIR section keeps the loader's arms (its tables are the EIR paper's).
-            eir: EirSection::build(pooled, options),
+            // The same arms as every other table, so that one report speaks of its
+            // datasets in one vocabulary (issue 47 item 7): MuSiQue pooled under the EIR
+            // conventions (as the EIR paper's tables are), split where the report splits.
+            eir: EirSection::build(arms, options),
             warnings,
         };
         a.orient();

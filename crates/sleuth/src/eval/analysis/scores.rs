@@ -94,8 +94,9 @@ impl Totals {
         self.refusals += u64::from(r.refusals);
         let evidence = r.outputs.evidence.as_ref();
         self.rejected_actions += evidence.map_or(0, |e| u64::from(e.rejected_total()));
-        let final_call = r.outputs.final_call.as_ref();
-        self.forced_endings += usize::from(final_call.is_some_and(|f| f.forced_end));
+        let final_call = r.outputs.final_call.as_ref().map(|f| f.forced_end);
+        let forced = super::digest::forced_end(final_call, evidence.is_some(), r.stop);
+        self.forced_endings += usize::from(forced);
     }
 
     fn scores(self, key: ArmKey) -> ArmScores {

@@ -215,10 +215,7 @@ impl Summary {
                 .count(),
             constraints_dropped: records.iter().map(|r| r.constraints_dropped).sum(),
             rejected_actions: records.iter().map(|r| u64::from(r.rejected_total())).sum(),
-            forced_endings: records
-                .iter()
-                .filter(|r| r.final_call.as_ref().is_some_and(|f| f.forced_end))
-                .count(),
+            forced_endings: records.iter().filter(|r| r.forced_end()).count(),
             adherence: pooled_adherence(records).map(|v| 100.0 * v),
             adherence_per_episode: mean_of(records.iter().filter_map(|r| r.adherence))
                 .map(|v| 100.0 * v),
