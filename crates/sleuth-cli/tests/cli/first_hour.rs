@@ -216,3 +216,58 @@ fn every_table_of_a_report_names_datasets_alike() {
         "{caption}"
     );
 }
+
+/// Item 8: a confirmed fact citing a source is flagged on the trace page when no
+/// earlier observation showed that source, also when every search came back empty.
+#[test]
+fn a_source_cited_after_empty_searches_is_flagged() {
+    let dir = tempfile::tempdir().unwrap();
+    let memory = |fact: &str, action: &str| {
+        format!(
+            "Confirmed Facts:\n{fact}\nActive Hypotheses:\n- [H1] yes | confidence: low | supports: - | contradicts: -\n\
+             Open Questions:\n- [Q1] anything | action: search | priority: high\nAction: {action}"
+        )
+    };
+    let model = replies(
+        dir.path(),
+        "r.json",
+        &[
+            memory("- none", "search[qqxqzv wwvvkkj]"),
+            memory(
+                "- [F1] the answer is settled (source: Somewhere Unseen)",
+                "finish[yes]",
+            ),
+        ],
+    );
+    let out = dir.path().join("run");
+    Eval::new("hotpotqa", fixture("hotpotqa"), "sleuth", &model, &out)
+        .opt("--limit", 1)
+        .ok();
+    let records = records_under(&out);
+    let observations: Vec<&serde_json::Value> = records[0]["trace"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|t| t["observations"].as_array().into_iter().flatten())
+        .collect();
+    assert!(!observations.is_empty(), "the search ran");
+    assert!(
+        observations
+            .iter()
+            .all(|o| o["shown"].as_array().is_none_or(|s| s.is_empty())),
+        "the search showed nothing: {observations:?}"
+    );
+    let html = dir.path().join("html");
+    ok(&[
+        "report",
+        out.to_str().unwrap(),
+        "--html",
+        "--out",
+        html.to_str().unwrap(),
+    ]);
+    let page = std::fs::read_to_string(html.join("trace.html")).unwrap();
+    assert!(
+        page.contains("(source: Somewhere Unseen)</span> <span class=\"badge unseen\""),
+        "{page}"
+    );
+}

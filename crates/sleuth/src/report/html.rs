@@ -137,11 +137,11 @@ fn question(h: &mut String, r: &RunRecord) {
         );
     }
     facts_table(h, r);
-    // Titles shown before each turn; only tracked where the environment reports them.
-    let tracks_shown = r
-        .trace
-        .iter()
-        .any(|t| t.observations.iter().any(|o| !o.shown.is_empty()));
+    // Titles shown before each turn. Every environment reports what an observation
+    // showed, so an episode with observations is tracked even when they all showed
+    // nothing (searches with no result): a fact citing a source then was never shown
+    // it. An episode without observations (no tools) has nothing to check against.
+    let tracks_shown = r.trace.iter().any(|t| !t.observations.is_empty());
     let mut seen: BTreeSet<String> = BTreeSet::new();
     for t in &r.trace {
         turn(
