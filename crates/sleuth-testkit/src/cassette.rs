@@ -37,9 +37,17 @@ pub struct Cassette {
 }
 
 impl Cassette {
-    /// The folder of the cassettes (`crates/sleuth-testkit/cassettes`).
+    /// The folder of the cassettes (`crates/sleuth-testkit/cassettes`) of the clone
+    /// being tested. Cargo does not rebuild a crate whose clone moved, so in a build
+    /// folder shared between clones (CI's cache) the path `env!` compiled in can name
+    /// another clone, or one since deleted; the running test's package (cargo sets
+    /// `CARGO_MANIFEST_DIR` when it runs one) sits beside this crate, so that is
+    /// looked at first.
     pub fn dir() -> PathBuf {
-        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("cassettes")
+        let running = std::env::var_os("CARGO_MANIFEST_DIR")
+            .map(|d| PathBuf::from(d).join("../sleuth-testkit/cassettes"))
+            .filter(|d| d.is_dir());
+        running.unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("cassettes"))
     }
 
     /// The names of every cassette, sorted.
