@@ -12,6 +12,7 @@
 
 mod errors;
 mod model;
+mod official;
 mod question;
 mod report;
 mod run;
@@ -77,6 +78,8 @@ fn native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(report::records, m)?)?;
     m.add_function(wrap_pyfunction!(report::record_fields, m)?)?;
     m.add_function(wrap_pyfunction!(report::report, m)?)?;
+    m.add_function(wrap_pyfunction!(official::export, m)?)?;
+    m.add_function(wrap_pyfunction!(official::score, m)?)?;
     m.add_function(wrap_pyfunction!(wording::pythonic_message, m)?)?;
     Ok(())
 }

@@ -12,7 +12,7 @@
 //! are skipped loudly, unless `SLEUTH_REQUIRE_SERVERS` is set (CI sets it).
 
 use crate::agents::read_records;
-use crate::util::{musique, stderr, stdout, Eval};
+use crate::util::{stderr, stdout, Eval};
 use serde_json::Value;
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};

@@ -46,6 +46,8 @@ __all__ = [
     "experiment",
     "records",
     "report",
+    "export",
+    "score",
     "methods",
     "Question",
     "Questions",
@@ -682,6 +684,81 @@ def report(
     if resamples is not None:
         kwargs["resamples"] = resamples
     return Report(json.loads(_native.report([os.fspath(r) for r in runs], **kwargs)))
+
+
+class Export:
+    """An arm of a run as the benchmark's official files (``sleuth export``): ``arm``,
+    ``format``, ``count``, ``predictions`` (the file's text), and, when ``out`` was
+    given, the paths ``out`` (the predictions), ``gold`` (the gold subset of exactly
+    the questions exported, in the official format) and ``aliases`` (2Wiki), with
+    ``official_command``: the official script's command line on them (the script's
+    file name first; ``script`` says where it comes from)."""
+
+    def __init__(self, raw: Dict[str, Any]) -> None:
+        self.arm: str = raw["arm"]
+        self.format: str = raw["format"]
+        self.count: int = raw["count"]
+        self.predictions: str = raw["predictions"]
+        self.data = Path(raw["data"])
+        written = raw["written"] or {}
+        self.out = Path(written["predictions"]) if written.get("predictions") else None
+        self.gold = Path(written["gold"]) if written.get("gold") else None
+        self.aliases = Path(written["aliases"]) if written.get("aliases") else None
+        self.official_command: Optional[List[str]] = raw["official_command"]
+        self.script: Optional[Dict[str, str]] = raw["script"]
+
+    def __repr__(self) -> str:
+        where = f" -> {self.out}" if self.out else ""
+        return f"<Export {self.arm!r} as {self.format}: {self.count} predictions{where}>"
+
+
+def export(
+    run: PathLike,
+    *,
+    out: Optional[PathLike] = None,
+    format: Optional[str] = None,  # noqa: A002 - the CLI's flag
+    method: Optional[str] = None,
+    dataset: Optional[str] = None,
+    data: Optional[PathLike] = None,
+) -> Export:
+    """``sleuth export`` from Python: one arm of ``run`` (a run directory, records file
+    or experiment root) as the benchmark's official prediction file. ``method`` names
+    the arm (a method or ``"sleuth [nudge=none]"``) when the run holds several,
+    ``dataset`` picks one benchmark of a root spanning several, ``format`` (hotpotqa,
+    musique, 2wiki; default the records' own) and ``data`` (the benchmark file; default
+    the run's) as the CLI's flags. With ``out`` the predictions are written there and
+    the gold subset beside them, so the unmodified official script scores the run on
+    its own questions."""
+    kwargs: Dict[str, Any] = {"format": format, "method": method, "dataset": dataset}
+    if out is not None:
+        kwargs["out"] = os.fspath(out)
+    if data is not None:
+        kwargs["data"] = os.fspath(data)
+    return Export(json.loads(_native.export(os.fspath(run), **kwargs)))
+
+
+def score(
+    predictions: PathLike,
+    *,
+    dataset: Optional[str] = None,
+    data: Optional[PathLike] = None,
+    hops: Optional[int] = None,
+    only_predicted: bool = False,
+    run: Optional[PathLike] = None,
+) -> Dict[str, Any]:
+    """``sleuth score --json`` from Python: a prediction file in the official format
+    scored against ``data`` (a gold file; default the fetched dev set of ``dataset``).
+    Returns the official script's keys on its scale (HotpotQA and MuSiQue fractions,
+    2Wiki percentages; ``scale`` says which, ``official_rounding`` how the script
+    rounds) with ``n``, ``answered``, ``missing``, ``unmatched`` and ``scored``. Like
+    the scripts it averages over every gold question; ``only_predicted`` or ``run``
+    (a run directory) score a subset on its own questions, ``hops`` one MuSiQue split."""
+    kwargs: Dict[str, Any] = {"dataset": dataset, "hops": hops, "only_predicted": only_predicted}
+    if data is not None:
+        kwargs["data"] = os.fspath(data)
+    if run is not None:
+        kwargs["run"] = os.fspath(run)
+    return json.loads(_native.score(os.fspath(predictions), **kwargs))
 
 
 def methods():

@@ -127,6 +127,25 @@ def report(
     direction: str = "method-minus-baseline",
 ) -> str: ...
 
+def export(
+    run: str,
+    *,
+    out: Optional[str] = None,
+    format: Optional[str] = None,
+    method: Optional[str] = None,
+    dataset: Optional[str] = None,
+    data: Optional[str] = None,
+) -> str: ...
+def score(
+    predictions: str,
+    *,
+    dataset: Optional[str] = None,
+    data: Optional[str] = None,
+    hops: Optional[int] = None,
+    only_predicted: bool = False,
+    run: Optional[str] = None,
+) -> str: ...
+
 def default_data_file(dataset: str) -> str:
     """The file `sleuth data fetch DATASET` installed; DataError naming the fetch command when absent."""
     ...
