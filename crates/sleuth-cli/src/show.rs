@@ -39,11 +39,6 @@ pub fn width() -> usize {
         .unwrap_or(DEFAULT_WIDTH)
 }
 
-/// One turn, unmarked (no previous turn to compare with).
-pub fn turn(turn: &Turn, full: bool) -> String {
-    turn_since(turn, None, full, width())
-}
-
 /// How an entry changed since the previous turn.
 fn mark(id: &str, rendered: &str, before: &[(String, String)], first: bool) -> &'static str {
     if first {

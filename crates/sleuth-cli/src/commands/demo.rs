@@ -1,20 +1,25 @@
 //! `sleuth demo`: the main job on this machine with nothing but the project — the
 //! embedded model (pulled on first use) runs `sleuth` and `react` on a few multi-hop
-//! questions we wrote ourselves, showing every turn as it happens.
+//! questions we wrote ourselves. It says first what it shows and why its model is tiny,
+//! then takes one question at a time: each method's turns as they happen, SLEUTH's
+//! working memory as what changed since the turn before; then the scores, and the
+//! trace page written for a closer look.
 
 use crate::resolve::{MethodArgs, ModelArgs};
 use crate::show;
-use anyhow::{bail, Result};
+use anyhow::{bail, Context, Result};
 use sleuth::data::{self, Dataset, Question};
 use sleuth::eval::{run_episode, Outcome, RunRecord};
+use sleuth::memory::WorkingMemory;
 use sleuth::methods::{Turn, TurnObserver};
-use std::path::Path;
-use std::sync::Arc;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
-/// Method options that keep the demo to a few minutes on two cores: each question's pool
-/// holds four paragraphs, so five turns are enough, and a turn's memory fits 256 tokens.
-const DEMO_SETTINGS: [&str; 2] = ["turns=5", "max_tokens=256"];
+/// Method options that keep the demo near a minute on two cores with the embedded
+/// model: each bundled question's pool holds four paragraphs, so four turns can read
+/// the two it needs and answer, and a turn's memory fits 192 tokens.
+const DEMO_SETTINGS: [&str; 2] = ["turns=4", "max_tokens=192"];
 
 /// Our own bundled questions (paragraphs and all), in the `jsonl` schema.
 const QUESTIONS: &str = include_str!("../demo/questions.jsonl");
@@ -27,24 +32,40 @@ pub struct Args {
     /// Comma-separated methods to compare.
     #[arg(long, default_value = "sleuth,react")]
     pub methods: String,
-    /// How many of the bundled questions to run.
-    #[arg(long, default_value_t = 4, value_parser = crate::bounds::count(1..))]
+    /// How many of the bundled questions to run (four are bundled).
+    #[arg(long, default_value_t = 2, value_parser = crate::bounds::count(1..))]
     pub questions: usize,
-    /// Method options (`--set key=value`); the demo defaults to turns=5, max_tokens=256.
+    /// Method options (`--set key=value`); the demo defaults to turns=4, max_tokens=192.
     #[arg(long = "set", value_name = "KEY=VALUE")]
     pub set: Vec<String>,
     /// Print only the final table.
     #[arg(long)]
     pub quiet: bool,
+    /// Where to write the run's records and its trace page (default: `demo` beside the
+    /// response cache, e.g. ~/.cache/sleuth/demo; replaced on each run).
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
     #[command(flatten)]
     pub local: crate::local::LocalArgs,
 }
 
-struct Printer;
+/// Prints each turn as it ends: the working memory as what changed since the turn
+/// before (`+` new, `~` changed, `-` dropped), the actions and what they returned.
+#[derive(Default)]
+struct Printer {
+    previous: Mutex<Option<WorkingMemory>>,
+}
 
 impl TurnObserver for Printer {
     fn turn(&self, turn: &Turn) {
-        print!("{}", show::turn(turn, false));
+        let mut previous = self.previous.lock().expect("one episode at a time");
+        print!(
+            "{}",
+            show::turn_since(turn, previous.as_ref(), false, show::width())
+        );
+        if let Some(state) = &turn.state {
+            *previous = Some(state.clone());
+        }
     }
 }
 
@@ -56,14 +77,19 @@ pub fn bundled_questions() -> Result<Vec<Question>> {
     )?)
 }
 
-/// Said before the first turn with an embedded model, so nobody reads the table's EM as
-/// the methods' worth: a 135M-parameter model follows the protocol but seldom answers.
-const SMALL_MODEL_NOTE: &str = "note: the embedded SmolLM2-135M runs the whole machinery (memory, tools, protocol checks) on this machine, but a model this small is expected to score EM near 0; to see what the methods do, pass a real model (e.g. --model openai:gpt-4o-mini or any OpenAI-compatible server)";
+/// What the demo shows, said before anything runs.
+const INTRO: &str = "sleuth demo: SLEUTH, an agent that keeps a working memory (confirmed facts with their sources, hypotheses ranked by evidence, open questions that choose the next search), beside ReAct, which keeps none, on multi-hop questions we wrote. One question at a time: each turn shows what changed in the memory (+ new, ~ changed, - dropped), the action taken and what it returned; then the scores, and a trace page to look at every turn again.";
+
+/// Said with the intro when the model is the embedded one, so nobody reads the table's
+/// EM as the methods' worth.
+const SMALL_MODEL_NOTE: &str = "The model is the embedded SmolLM2-135M: 98 MB, offline, about a minute on two cores. It runs the whole machinery (memory, tools, protocol checks) but a model this small is expected to score EM near 0; to see what the methods do, pass a real model (--model openai:gpt-4o-mini, or any OpenAI-compatible server).";
 
 pub fn run(args: Args) -> Result<()> {
+    println!("{INTRO}");
     if args.model.starts_with("local:") {
-        eprintln!("{SMALL_MODEL_NOTE}\n");
+        println!("\n{SMALL_MODEL_NOTE}");
     }
+    println!();
     let mut questions = bundled_questions()?;
     questions.truncate(args.questions.max(1));
     let mut set = DEMO_SETTINGS
@@ -82,43 +108,89 @@ pub fn run(args: Args) -> Result<()> {
     let model_id = model.setup().name();
 
     let runtime = tokio::runtime::Runtime::new()?;
-    let mut rows = Vec::new();
-    for method in &methods {
-        let mut records = Vec::new();
-        let started = Instant::now();
-        for q in &questions {
+    let started = Instant::now();
+    let mut rows: Vec<(String, Vec<RunRecord>, f64)> = methods
+        .iter()
+        .map(|m| (m.name().to_string(), Vec::new(), 0.0))
+        .collect();
+    for (i, q) in questions.iter().enumerate() {
+        if !args.quiet {
+            println!(
+                "━━ Question {} of {} ({}) ━━\n{}\nGold: {}\n",
+                i + 1,
+                questions.len(),
+                q.id,
+                q.text,
+                q.answers.join(" | ")
+            );
+        }
+        for (method, row) in methods.iter().zip(&mut rows) {
             let observer: Option<Arc<dyn TurnObserver>> = if args.quiet {
                 None
             } else {
-                println!("━━ {} · {} ━━\nQuestion: {}\n", method.name(), q.id, q.text);
-                Some(Arc::new(Printer))
+                println!("── {} on {} ──", method.name(), q.id);
+                Some(Arc::new(Printer::default()))
             };
+            let clock = Instant::now();
             let record = match runtime.block_on(run_episode(&stack, &model_id, q, method, observer))
             {
                 Outcome::Record(record) => record,
                 Outcome::Halted(reason) => bail!("the demo stopped: {reason}"),
                 Outcome::Skipped => unreachable!("a single episode is never skipped"),
             };
+            row.2 += clock.elapsed().as_secs_f64();
             if !args.quiet {
-                println!(
-                    "{}\nGold: {}\n",
-                    show::outcome(&record),
-                    q.answers.join(" | ")
-                );
+                println!("{}\n", show::outcome(&record));
             }
             if let Some(e) = &record.error {
                 bail!("{} on {}: {e}", method.name(), q.id);
             }
-            records.push(*record);
+            row.1.push(*record);
         }
-        rows.push((
-            method.name().to_string(),
-            records,
-            started.elapsed().as_secs_f64(),
-        ));
     }
     println!("{}", table(&rows));
+    let dir = match &args.out {
+        Some(dir) => dir.clone(),
+        None => demo_dir()?,
+    };
+    let page = write_run(&dir, &rows, &model_id)?;
+    println!(
+        "{} questions, {} methods in {:.0} s; every turn again: {}",
+        questions.len(),
+        rows.len(),
+        started.elapsed().as_secs_f64(),
+        page.display()
+    );
     Ok(())
+}
+
+/// `demo` beside the default response cache (`~/.cache/sleuth/demo`).
+fn demo_dir() -> Result<PathBuf> {
+    let cache = sleuth::study::default_cache_dir()?;
+    Ok(cache
+        .parent()
+        .map_or_else(|| cache.join("demo"), |p| p.join("demo")))
+}
+
+/// Writes the records (`records.jsonl`, readable by `sleuth report`) and the trace page
+/// into `dir`, replacing an earlier demo's; returns the page's path.
+fn write_run(dir: &Path, rows: &[(String, Vec<RunRecord>, f64)], model: &str) -> Result<PathBuf> {
+    std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    let records: Vec<&RunRecord> = rows.iter().flat_map(|(_, r, _)| r).collect();
+    let mut lines = String::new();
+    for r in &records {
+        lines += &serde_json::to_string(r)?;
+        lines.push('\n');
+    }
+    let file = dir.join("records.jsonl");
+    sleuth::atomic::write(&file, lines.as_bytes())
+        .with_context(|| format!("writing {}", file.display()))?;
+    let config = vec![("model".to_string(), model.to_string())];
+    let html = sleuth::report::html::render("sleuth demo", &config, &records);
+    let page = dir.join("trace.html");
+    sleuth::atomic::write(&page, html.as_bytes())
+        .with_context(|| format!("writing {}", page.display()))?;
+    Ok(page)
 }
 
 fn table(rows: &[(String, Vec<RunRecord>, f64)]) -> String {

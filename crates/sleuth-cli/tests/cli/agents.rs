@@ -231,8 +231,11 @@ fn ask_prints_the_memory_turn_by_turn() {
     assert!(out.contains("Gold:"), "{out}");
 }
 
+/// Issue 47 item 10: the demo says first what it shows, then takes one question at a
+/// time (each method on it, the memory as what changed since the turn before), then the
+/// scores and where the trace page is; records and the page are written there.
 #[test]
-fn demo_runs_the_bundled_questions_and_prints_a_table() {
+fn demo_runs_the_bundled_questions_one_at_a_time_and_writes_its_trace() {
     let server = MockServer::spawn(|req| {
         Reply::text(match turn_of(req) {
             1 => memory(2, "search[observatory architect]"),
@@ -240,11 +243,44 @@ fn demo_runs_the_bundled_questions_and_prints_a_table() {
         })
     });
     let url = format!("openai-compat:{}#m", server.url());
-    let out = ok(&["demo", "--model", &url]);
-    assert!(out.contains("━━ sleuth · demo-1 ━━"), "{out}");
-    assert!(out.contains("→ search[observatory architect]"), "{out}");
-    assert!(out.contains("| sleuth | 4 | 25.0 |"), "{out}");
-    assert!(out.contains("| react | 4 | 25.0 |"), "{out}");
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("demo");
+    let printed = ok(&["demo", "--model", &url, "--out", out.to_str().unwrap()]);
+    assert!(
+        printed.starts_with("sleuth demo: SLEUTH, an agent that keeps a working memory"),
+        "{printed}"
+    );
+    assert!(
+        !printed.contains("SmolLM2"),
+        "a served model gets no small-model note"
+    );
+    // One question at a time: both methods on the first before the second.
+    let first = printed
+        .find("━━ Question 1 of 2 (demo-1) ━━")
+        .expect("question 1");
+    let second = printed
+        .find("━━ Question 2 of 2 (demo-2) ━━")
+        .expect("question 2");
+    let sleuth_on_1 = printed.find("── sleuth on demo-1 ──").expect("sleuth on 1");
+    let react_on_1 = printed.find("── react on demo-1 ──").expect("react on 1");
+    assert!(first < sleuth_on_1 && sleuth_on_1 < react_on_1 && react_on_1 < second);
+    assert!(
+        printed.contains("→ search[observatory architect]"),
+        "{printed}"
+    );
+    // The second turn's memory is shown as what changed: the same facts, unmarked.
+    assert!(printed.contains("── Turn 2"), "{printed}");
+    assert!(printed.contains("| sleuth | 2 | "), "{printed}");
+    assert!(printed.contains("| react | 2 | "), "{printed}");
+    let page = out.join("trace.html");
+    assert!(
+        printed.contains(&format!("every turn again: {}", page.display())),
+        "{printed}"
+    );
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert!(html.contains("demo-1") && html.contains("observatory architect"));
+    let records = std::fs::read_to_string(out.join("records.jsonl")).unwrap();
+    assert_eq!(records.lines().count(), 4, "2 questions x 2 methods");
     let first = server.requests()[0].raw_body.clone();
     assert!(
         first.contains("Larkfield Observatory"),
@@ -252,9 +288,9 @@ fn demo_runs_the_bundled_questions_and_prints_a_table() {
     );
 }
 
-/// With an embedded model the demo says first that a 135M model is expected to score
-/// near 0 (before any model is opened: here the file does not even exist); with a served
-/// model it does not.
+/// With an embedded model the demo says up front, before any model is opened (here the
+/// file does not even exist), why its model is tiny and that it is expected to score
+/// near 0; with a served model it does not.
 #[test]
 fn demo_warns_up_front_that_a_tiny_embedded_model_scores_near_zero() {
     let o = sleuth(&[
@@ -264,12 +300,26 @@ fn demo_warns_up_front_that_a_tiny_embedded_model_scores_near_zero() {
         "--questions",
         "1",
     ]);
-    let err = stderr(&o);
-    assert!(err.starts_with("note: the embedded SmolLM2-135M"), "{err}");
-    assert!(err.contains("expected to score EM near 0"), "{err}");
+    let out = stdout(&o);
+    assert!(out.starts_with("sleuth demo: "), "{out}");
+    assert!(
+        out.contains("The model is the embedded SmolLM2-135M")
+            && out.contains("expected to score EM near 0"),
+        "{out}"
+    );
     let server = MockServer::spawn(|_| Reply::text(memory(1, "finish[x]")));
     let url = format!("openai-compat:{}#m", server.url());
-    let o = sleuth(&["demo", "--model", &url, "--questions", "1", "--quiet"]);
+    let dir = tempfile::tempdir().unwrap();
+    let o = sleuth(&[
+        "demo",
+        "--model",
+        &url,
+        "--questions",
+        "1",
+        "--quiet",
+        "--out",
+        dir.path().to_str().unwrap(),
+    ]);
     assert!(o.status.success(), "{}", stderr(&o));
-    assert!(!stderr(&o).contains("EM near 0"), "{}", stderr(&o));
+    assert!(!stdout(&o).contains("EM near 0"), "{}", stdout(&o));
 }
