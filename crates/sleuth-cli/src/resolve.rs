@@ -104,9 +104,12 @@ pub struct ModelArgs {
     /// prefix for the provider's prompt cache unless ?prompt_cache=off.
     #[arg(long)]
     pub model: String,
-    /// Seconds before one model request times out (1 to 86400).
-    #[arg(long, default_value_t = 120, value_parser = clap::value_parser!(u64).range(1..=86_400))]
-    pub timeout: u64,
+    /// Seconds before one model request times out (1 to 86400; default 120, or 600 for a
+    /// model on this machine: the embedded one, a loopback address, or the llama-cpp,
+    /// llama-cpp-python, ollama and lmstudio presets, where a call on a few CPU cores can
+    /// take minutes).
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..=86_400))]
+    pub timeout: Option<u64>,
     /// Attempts per model call, the first included (429/5xx/timeouts are retried;
     /// bad requests, unknown models and failed validation are not; 1 to 100).
     #[arg(long, default_value_t = 6, value_parser = clap::value_parser!(u32).range(1..=100))]
@@ -155,7 +158,7 @@ impl ModelArgs {
     pub fn for_demo(model: &str, local: crate::local::LocalArgs) -> Self {
         ModelArgs {
             model: model.to_string(),
-            timeout: 600,
+            timeout: Some(600),
             attempts: 1,
             cache: None,
             no_cache: true,
@@ -174,7 +177,10 @@ impl ModelArgs {
         ModelSetup {
             spec: self.model.clone(),
             name: None,
-            timeout: Duration::from_secs(self.timeout.max(1)),
+            timeout: self.timeout.map_or_else(
+                || sleuth::study::default_timeout(&self.model),
+                |secs| Duration::from_secs(secs.max(1)),
+            ),
             attempts: self.attempts,
             cache: match (self.no_cache, &self.cache) {
                 (true, _) => CacheChoice::Off,

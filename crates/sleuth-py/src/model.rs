@@ -176,7 +176,8 @@ pub struct ModelArgs {
     pub cache: Option<String>,
     pub no_cache: bool,
     pub max_cost: Option<f64>,
-    pub timeout: u64,
+    /// `None`: the library's default for the spec (longer for a model on this machine).
+    pub timeout: Option<u64>,
     pub attempts: u32,
     pub rpm: Option<f64>,
     pub tpm: Option<f64>,
@@ -189,7 +190,9 @@ impl ModelArgs {
     /// The library's model setup for `spec` (a callable's name for a callable).
     fn setup(&self, spec: String, callable: bool) -> ModelSetup {
         let mut setup = ModelSetup::new(spec);
-        setup.timeout = Duration::from_secs(self.timeout.max(1));
+        if let Some(secs) = self.timeout {
+            setup.timeout = Duration::from_secs(secs.max(1));
+        }
         setup.attempts = self.attempts;
         setup.cache = match (&self.cache, self.no_cache) {
             (_, true) => CacheChoice::Off,

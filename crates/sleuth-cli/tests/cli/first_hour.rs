@@ -271,3 +271,78 @@ fn a_source_cited_after_empty_searches_is_flagged() {
         "{page}"
     );
 }
+
+/// Smaller: a call that failed (timed out on every attempt) is one of the record's
+/// calls, as it is one of the run's "model calls" in the closing summary.
+#[test]
+fn a_failed_call_is_counted_in_the_record() {
+    use sleuth_testkit::{MockServer, Reply};
+    let server = MockServer::spawn(|_| Reply::Hang(std::time::Duration::from_secs(5)));
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("run");
+    let o = Eval::new(
+        "hotpotqa",
+        fixture("hotpotqa"),
+        "react",
+        &format!("openai-compat:{}#m", server.url()),
+        &out,
+    )
+    .opt("--limit", 1)
+    .opt("--timeout", 1)
+    .opt("--attempts", 2)
+    .output();
+    let err = stderr(&o);
+    let records = records_under(&out);
+    let r = &records[0];
+    assert!(r["error"].as_str().unwrap().contains("timed out"), "{r}");
+    assert_eq!(
+        (r["calls"].as_u64(), r["retries"].as_u64()),
+        (Some(1), Some(1)),
+        "{r}"
+    );
+    assert!(err.contains("model calls 1 (retries 1"), "{err}");
+}
+
+/// Smaller: under `tool_channel=native`, replies that never carry a tool call (a
+/// server whose template drops `tools`) are said once in the run's warnings.
+#[test]
+fn native_replies_without_calls_are_said_once() {
+    use crate::agents::memory;
+    use sleuth_testkit::{MockServer, Reply};
+    let server = MockServer::spawn(|_| Reply::text(memory(1, "search[anything at all]")));
+    let dir = tempfile::tempdir().unwrap();
+    let o = Eval::new(
+        "hotpotqa",
+        fixture("hotpotqa"),
+        "sleuth",
+        &format!("openai-compat:{}#m", server.url()),
+        dir.path().join("run"),
+    )
+    .set("tool_channel=native")
+    .set("turns=3")
+    .output();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let err = stderr(&o);
+    assert_eq!(
+        err.matches("tool_channel=native: 3 replies came back without a tool call")
+            .count(),
+        1,
+        "{err}"
+    );
+    // A server that does pass the tools gets no such warning (native_channel.rs runs
+    // them); nor does the text channel, which sends no tools.
+    let o = Eval::new(
+        "hotpotqa",
+        fixture("hotpotqa"),
+        "sleuth",
+        &format!("openai-compat:{}#m", server.url()),
+        dir.path().join("text"),
+    )
+    .set("turns=3")
+    .output();
+    assert!(
+        !stderr(&o).contains("without a tool call"),
+        "{}",
+        stderr(&o)
+    );
+}

@@ -206,6 +206,9 @@ pub(crate) async fn call_model_response<O: Clone + Into<Outputs>>(
             }));
             partial.stop = StopReason::Error;
             partial.retrieved = retrieved.to_vec();
+            // The call was made (and retried) though it failed: the record counts it
+            // with the calls that succeeded, as the run's closing summary does.
+            *partial.calls.entry(kind).or_default() += 1;
             Err(AgentError::Llm {
                 source,
                 partial: Box::new(partial),

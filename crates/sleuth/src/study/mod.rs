@@ -27,7 +27,7 @@ mod shard;
 pub use experiment::{Experiment, Overrides, RecipeJob, Running, MANIFEST};
 pub use job::{Finished, Job, Prepared};
 pub use methods::{CorpusChoice, MethodSetup, Methods};
-pub use model::{default_cache_dir, CacheChoice, ModelSetup, PriceCheck};
+pub use model::{default_cache_dir, default_timeout, CacheChoice, ModelSetup, PriceCheck};
 pub use plan::{history, MethodPlan, Plan};
 pub use report::{Markdown, Report, ReportError, ReportJob, Written, Wrote, MAX_RESAMPLES};
 pub use report_command::{ReportCommand, ReportSpec, ReportSpecError};

@@ -65,13 +65,53 @@ pub struct PriceCheck {
     pub unpriced: Option<String>,
 }
 
+/// A request's timeout unless one is given: 120 s, or 600 s for a model served on this
+/// machine (the embedded model, a loopback address, or a local server's preset:
+/// llama-cpp, llama-cpp-python, ollama, lmstudio), where a call on a few CPU cores can
+/// take minutes and a shorter limit only causes retries that start over.
+pub fn default_timeout(spec: &str) -> Duration {
+    const LOCAL_PRESETS: [&str; 4] = ["llama-cpp", "llama-cpp-python", "ollama", "lmstudio"];
+    let local = match crate::llm::ModelSpec::parse(spec) {
+        Ok(crate::llm::ModelSpec::Local { .. }) => true,
+        Ok(crate::llm::ModelSpec::OpenAiCompat {
+            base_url, preset, ..
+        }) => {
+            preset
+                .as_deref()
+                .is_some_and(|p| LOCAL_PRESETS.contains(&p))
+                || is_loopback(host_of(&base_url))
+        }
+        _ => false,
+    };
+    Duration::from_secs(if local { 600 } else { 120 })
+}
+
+/// The host of `scheme://host[:port]/path` (an IPv6 address keeps its brackets).
+fn host_of(url: &str) -> &str {
+    let rest = url.split_once("://").map_or(url, |(_, r)| r);
+    let authority = rest.split(['/', '?', '#']).next().unwrap_or(rest);
+    let authority = authority.rsplit_once('@').map_or(authority, |(_, h)| h);
+    match authority.strip_prefix('[') {
+        Some(v6) => v6.split(']').next().unwrap_or(v6),
+        None => authority.split(':').next().unwrap_or(authority),
+    }
+}
+
+fn is_loopback(host: &str) -> bool {
+    host.eq_ignore_ascii_case("localhost")
+        || host
+            .parse::<std::net::IpAddr>()
+            .is_ok_and(|ip| ip.is_loopback())
+}
+
 impl ModelSetup {
-    /// The CLI's defaults: 120 s, 6 attempts, the default cache.
+    /// The CLI's defaults: [`default_timeout`], 6 attempts, the default cache.
     pub fn new(spec: impl Into<String>) -> ModelSetup {
+        let spec = spec.into();
         ModelSetup {
-            spec: spec.into(),
+            timeout: default_timeout(&spec),
+            spec,
             name: None,
-            timeout: Duration::from_secs(120),
             attempts: 6,
             cache: CacheChoice::Default,
             max_cost: None,
@@ -212,4 +252,29 @@ pub fn default_cache_dir() -> Result<PathBuf> {
             Error::Invalid("no cache directory: set --cache DIR or --no-cache".into())
         })?;
     Ok(base.join("sleuth").join("responses"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_model_on_this_machine_gets_the_longer_default_timeout() {
+        let secs = |spec: &str| default_timeout(spec).as_secs();
+        assert_eq!(secs("openai:gpt-4o-mini"), 120);
+        assert_eq!(secs("openai-compat:https://api.example.com/v1#m"), 120);
+        assert_eq!(secs("openai-compat:http://127.0.0.1:8080/v1#m"), 600);
+        assert_eq!(secs("openai-compat:http://localhost:11434/v1#m"), 600);
+        assert_eq!(secs("openai-compat:http://[::1]:8000/v1#m"), 600);
+        assert_eq!(
+            secs("openai-compat:http://gpu-box:8080/v1#m?preset=llama-cpp"),
+            600
+        );
+        assert_eq!(
+            secs("openai-compat:http://gpu-box:8000/v1#m?preset=vllm"),
+            120
+        );
+        assert_eq!(secs("local:smollm2"), 600);
+        assert_eq!(secs("not a spec"), 120);
+    }
 }

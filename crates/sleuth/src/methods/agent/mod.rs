@@ -194,6 +194,8 @@ pub struct AgentMethod {
     prompts: Arc<PromptSet>,
     /// Where episodes act; the question's own pool when `None`.
     env: Option<Arc<dyn EnvFactory>>,
+    /// Native-channel replies without a call, over every episode (`tool_channel=native`).
+    native_silence: Arc<native::NativeSilence>,
 }
 
 impl AgentMethod {
@@ -203,6 +205,7 @@ impl AgentMethod {
             settings,
             prompts,
             env: None,
+            native_silence: Arc::default(),
         }
     }
 
@@ -343,6 +346,7 @@ impl AgentMethod {
             commitment: CommitmentRules::new(nudge, stopping),
             enforcement: Enforcement::new(&self.settings, &style.memory),
             memory: style.memory,
+            native_silence: &self.native_silence,
         }
         .run(system, first, env.as_mut())
         .await

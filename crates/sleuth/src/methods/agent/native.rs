@@ -19,6 +19,34 @@ use super::actions::Feedback;
 use crate::env::Action;
 use crate::llm::{ChatResponse, Message, ToolCall};
 use crate::protocol;
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+
+/// Native-channel replies without a tool call, counted over every episode a method runs:
+/// a server whose chat template drops `tools` (llama-server does so for some models,
+/// without a word) gets replies in text turn after turn, and only the run can tell.
+/// Said once, after [`NativeSilence::AFTER`] such replies and none with a call.
+#[derive(Debug, Default)]
+pub(super) struct NativeSilence {
+    without_calls: AtomicU32,
+    any_call: AtomicBool,
+    said: AtomicBool,
+}
+
+impl NativeSilence {
+    pub const AFTER: u32 = 3;
+
+    /// Notes an accepted reply; true the one time the warning is due.
+    pub fn note(&self, reply: &Reply) -> bool {
+        if !reply.calls.is_empty() {
+            self.any_call.store(true, Ordering::Relaxed);
+            return false;
+        }
+        let n = self.without_calls.fetch_add(1, Ordering::Relaxed) + 1;
+        n >= Self::AFTER
+            && !self.any_call.load(Ordering::Relaxed)
+            && !self.said.swap(true, Ordering::Relaxed)
+    }
+}
 
 /// A model reply as the loop reads it.
 #[derive(Debug, Clone, PartialEq, Eq)]

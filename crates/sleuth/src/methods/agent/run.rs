@@ -14,7 +14,7 @@ use super::actions::{self, Acting};
 use super::commitment::CommitmentRules;
 use super::context::Context;
 use super::enforcement::Enforcement;
-use super::native::Reply;
+use super::native::{NativeSilence, Reply};
 use super::{memory, PromptSet, Steps, TurnConstraint};
 use crate::env::{Action, Environment};
 use crate::llm::{ChatRequest, FinishReason, Message};
@@ -36,6 +36,8 @@ pub(super) struct AgentLoop<'a> {
     pub constraint: TurnConstraint,
     pub commitment: CommitmentRules,
     pub enforcement: Enforcement,
+    /// The method's count of native replies without a call, shared by its episodes.
+    pub native_silence: &'a NativeSilence,
 }
 
 /// How a model call ended, as the loop sees it.
@@ -179,6 +181,13 @@ impl AgentLoop<'_> {
                 turn.truncated = cut;
                 if !self.settings.keep_rejected {
                     context.truncate(before_rejections);
+                }
+                let native = self.settings.tool_channel == ToolChannel::Native;
+                if native && self.native_silence.note(&reply) {
+                    tracing::warn!(
+                        "tool_channel=native: {} replies came back without a tool call though every request offered the tools; the server may drop `tools` from the prompt (llama-server's template does so for some models, silently), so the model writes its actions as text; tool_channel=text sends the protocol as text",
+                        NativeSilence::AFTER
+                    );
                 }
                 return Ok(LoopOutcome::Reply(reply));
             };
