@@ -82,7 +82,7 @@ const INTRO: &str = "sleuth demo: SLEUTH, an agent that keeps a working memory (
 
 /// Said with the intro when the model is the embedded one, so nobody reads the table's
 /// EM as the methods' worth.
-const SMALL_MODEL_NOTE: &str = "The model is the embedded SmolLM2-135M: 98 MB, offline, about a minute on two cores. It runs the whole machinery (memory, tools, protocol checks) but a model this small is expected to score EM near 0; to see what the methods do, pass a real model (--model openai:gpt-4o-mini, or any OpenAI-compatible server).";
+const SMALL_MODEL_NOTE: &str = "The model is the embedded SmolLM2-135M: 98 MB, offline, under a minute on two cores. It runs the whole machinery (memory, tools, protocol checks) but a model this small is expected to score EM near 0; to see what the methods do, pass a real model (--model openai:gpt-4o-mini, or any OpenAI-compatible server).";
 
 pub fn run(args: Args) -> Result<()> {
     println!("{INTRO}");
