@@ -119,7 +119,8 @@ def test_an_exception_in_the_callable_is_raised_with_the_partial_episode(musique
 
     with pytest.raises(sleuth.ModelError, match="python:broken raised ValueError: the GPU fell over") as info:
         sleuth.ask("react", q, model=broken)
-    assert info.value.episode.stop == "error" and info.value.episode.calls == 0
+    # The call that raised was made: it counts, as in a run's closing summary.
+    assert info.value.episode.stop == "error" and info.value.episode.calls == 1
 
 
 def test_load_without_a_path_reads_the_fetched_file_or_names_the_fetch(tmp_path, monkeypatch):
