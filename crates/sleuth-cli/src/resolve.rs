@@ -74,17 +74,13 @@ impl QuestionArgs {
 /// detected), or the fetched dev set of a named benchmark.
 pub fn source(dataset: Option<&str>, data: Option<&Path>) -> Result<Source> {
     let named = dataset.map(crate::commands::data::dataset).transpose()?;
-    Ok(match (named, data) {
-        (named, Some(path)) => Source::File {
-            dataset: named,
-            path: path.to_path_buf(),
-        },
-        (Some(d), None) => Source::Fetched(d),
-        (None, None) => bail!(
+    match Source::of(named, data.map(Path::to_path_buf)) {
+        Some(source) => Ok(source),
+        None => bail!(
             "give --data FILE (its schema is detected), or --dataset NAME to read the \
              fetched dev set (`sleuth data fetch --list`)"
         ),
-    })
+    }
 }
 
 /// Which model to call and how: provider spec, transport, and the middleware stack

@@ -113,17 +113,10 @@ pub fn score(
     run: Option<PathBuf>,
 ) -> PyResult<String> {
     let named: Option<Dataset> = dataset.map(str::parse).transpose().map_err(errors::data)?;
-    let source = match (named, data) {
-        (named, Some(path)) => Source::File {
-            dataset: named,
-            path,
-        },
-        (Some(d), None) => Source::Fetched(d),
-        (None, None) => {
-            return Err(errors::DataError::new_err(
-                "give data= (a gold file; its schema is detected), or dataset= to score against the fetched dev set",
-            ))
-        }
+    let Some(source) = Source::of(named, data) else {
+        return Err(errors::DataError::new_err(
+            "give data= (a gold file; its schema is detected), or dataset= to score against the fetched dev set",
+        ));
     };
     let scope = match (run, only_predicted) {
         (Some(_), true) => {

@@ -7,6 +7,7 @@
 
 use super::data::dataset;
 use sleuth::eval::export::{self, ExportError, ExportRequest};
+use sleuth::study::shell_quoted;
 use sleuth::terminal::terminal_safe;
 use std::path::PathBuf;
 
@@ -80,8 +81,8 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             println!(
                 "  sleuth score --dataset {} --data {} --predictions {}",
                 exported.format.name(),
-                quote(&gold.display().to_string()),
-                quote(&out.display().to_string())
+                shell_quoted(&gold.display().to_string()),
+                shell_quoted(&out.display().to_string())
             );
         }
         _ => eprintln!(
@@ -152,16 +153,6 @@ fn worded(e: sleuth::Error, args: &Args) -> anyhow::Error {
 
 /// Words joined for a shell, each quoted when it needs it.
 fn shell_words(argv: &[String]) -> String {
-    argv.iter().map(|a| quote(a)).collect::<Vec<_>>().join(" ")
-}
-
-fn quote(word: &str) -> String {
-    let plain = word
-        .chars()
-        .all(|c| c.is_ascii_alphanumeric() || "-_./=:,+@".contains(c));
-    if plain && !word.is_empty() {
-        word.to_string()
-    } else {
-        format!("'{}'", word.replace('\'', r"'\''"))
-    }
+    let words: Vec<String> = argv.iter().map(|a| shell_quoted(a)).collect();
+    words.join(" ")
 }

@@ -86,13 +86,15 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             );
         }
     }
+    if args.explain.is_empty() {
+        return Ok(());
+    }
+    let predictions = sleuth::eval::metrics::read_predictions(dataset, &args.predictions)?;
     for id in &args.explain {
-        let at = scored.questions.iter().position(|q| &q.id == id);
-        let at = at.ok_or_else(|| {
+        let question = scored.questions.iter().find(|q| &q.id == id);
+        let question = question.ok_or_else(|| {
             anyhow::anyhow!("--explain: no question `{id}` in {}", data.display())
         })?;
-        let question = &scored.questions[at];
-        let predictions = sleuth::eval::metrics::read_predictions(dataset, &args.predictions)?;
         match predictions.by_id.get(id).and_then(|p| p.answer.as_deref()) {
             Some(answer) => {
                 let line = format!("{id}: {}", explain(dataset, answer, &question.answers));

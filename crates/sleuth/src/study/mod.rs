@@ -30,6 +30,6 @@ pub use methods::{CorpusChoice, MethodSetup, Methods};
 pub use model::{default_cache_dir, default_timeout, CacheChoice, ModelSetup, PriceCheck};
 pub use plan::{history, MethodPlan, Plan};
 pub use report::{Markdown, Report, ReportError, ReportJob, Written, Wrote, MAX_RESAMPLES};
-pub use report_command::{ReportCommand, ReportSpec, ReportSpecError};
+pub use report_command::{shell_quoted, ReportCommand, ReportSpec, ReportSpecError};
 pub use selection::{known_failures, Sample, Selected, Selection, Source};
 pub use shard::Shard;

@@ -115,7 +115,7 @@ impl ReportCommand {
 
 /// `word` as a POSIX shell reads it back: bare when it holds only safe characters,
 /// else in single quotes (a quote inside closed, escaped and reopened).
-fn shell_quoted(word: &str) -> String {
+pub fn shell_quoted(word: &str) -> String {
     let safe = |c: char| c.is_ascii_alphanumeric() || "_-./:=,@%+".contains(c);
     if !word.is_empty() && word.chars().all(safe) {
         return word.to_string();

@@ -37,6 +37,19 @@ pub enum Source {
     },
 }
 
+impl Source {
+    /// What an optional dataset name and file give, as every data-reading command
+    /// takes them: the file (its schema named, or detected when read), else the named
+    /// dataset's fetched dev set; `None` with neither, for the front end to word.
+    pub fn of(dataset: Option<Dataset>, file: Option<PathBuf>) -> Option<Source> {
+        match (dataset, file) {
+            (dataset, Some(path)) => Some(Source::File { dataset, path }),
+            (Some(d), None) => Some(Source::Fetched(d)),
+            (None, None) => None,
+        }
+    }
+}
+
 /// A seeded random sample: shuffle with `seed`, skip `offset`, keep `size`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Sample {
@@ -260,11 +273,6 @@ pub fn known_failures(run: &Path) -> Result<BTreeSet<String>> {
 }
 
 impl Sample {
-    /// The sampled items (questions, or their positions), in their original order.
-    pub fn apply<T>(&self, questions: Vec<T>) -> Vec<T> {
-        self.first(questions, None)
-    }
-
     /// The first `limit` items of the sample's seeded order (all of it without a
     /// limit), in their original order. Every limit takes a prefix of the same order,
     /// so a larger limit keeps every item a smaller one kept.

@@ -40,15 +40,15 @@ pub struct ArmScores {
 impl ArmScores {
     /// What went wrong in the arm, as [`super::Summary::problems`] says it.
     pub fn problems(&self) -> Vec<String> {
-        super::summary::problem_lines(&[
-            (self.errors as u64, "with errors"),
-            (self.context_overflows as u64, "context overflows"),
-            (self.parse_failures as u64, "unparseable"),
-            (self.constraints_dropped, "calls unconstrained"),
-            (self.truncated_calls, "calls truncated"),
-            (self.refusals, "calls refused"),
-            (self.rejected_actions, "actions rejected"),
-            (self.forced_endings as u64, "ended without a submission"),
+        super::summary::problem_lines([
+            self.errors as u64,
+            self.context_overflows as u64,
+            self.parse_failures as u64,
+            self.constraints_dropped,
+            self.truncated_calls,
+            self.refusals,
+            self.rejected_actions,
+            self.forced_endings as u64,
         ])
     }
 }

@@ -232,15 +232,15 @@ impl Summary {
     /// nothing did: a run whose every answer failed to parse, or whose every action was
     /// rejected, must not read as a clean run that scored zero.
     pub fn problems(&self) -> Vec<String> {
-        problem_lines(&[
-            (self.errors as u64, "with errors"),
-            (self.context_overflows as u64, "context overflows"),
-            (self.parse_failures as u64, "unparseable"),
-            (self.constraints_dropped, "calls unconstrained"),
-            (self.truncated_calls, "calls truncated"),
-            (self.refusals, "calls refused"),
-            (self.rejected_actions, "actions rejected"),
-            (self.forced_endings as u64, "ended without a submission"),
+        problem_lines([
+            self.errors as u64,
+            self.context_overflows as u64,
+            self.parse_failures as u64,
+            self.constraints_dropped,
+            self.truncated_calls,
+            self.refusals,
+            self.rejected_actions,
+            self.forced_endings as u64,
         ])
     }
 
@@ -251,13 +251,26 @@ impl Summary {
     }
 }
 
-/// The problem counts that are not zero, each as `N what`, in the order given: the
-/// one wording of [`Summary::problems`] and eval's closing line
+/// What each problem count counts, in the order problems are listed.
+const PROBLEM_KINDS: [&str; 8] = [
+    "with errors",
+    "context overflows",
+    "unparseable",
+    "calls unconstrained",
+    "calls truncated",
+    "calls refused",
+    "actions rejected",
+    "ended without a submission",
+];
+
+/// The problem counts that are not zero, each as `N what` ([`PROBLEM_KINDS`], in that
+/// order): the one wording of [`Summary::problems`] and eval's closing line
 /// ([`super::scores::ArmScores::problems`]).
-pub(super) fn problem_lines(counts: &[(u64, &str)]) -> Vec<String> {
+pub(super) fn problem_lines(counts: [u64; 8]) -> Vec<String> {
     counts
         .iter()
-        .filter(|(n, _)| *n > 0)
+        .zip(PROBLEM_KINDS)
+        .filter(|(n, _)| **n > 0)
         .map(|(n, what)| format!("{n} {what}"))
         .collect()
 }
