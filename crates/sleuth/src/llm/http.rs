@@ -45,14 +45,26 @@ pub(crate) async fn send(
     request: reqwest::RequestBuilder,
     ctx: &CallContext<'_>,
 ) -> Result<String, LlmError> {
+    let response = accepted(request, ctx).await?;
+    let body = read_capped(response, ctx).await?;
+    Ok(redact(&body, ctx.key))
+}
+
+/// Sends `request` and returns the response, its body unread, when the status is a
+/// success; any other status is read (capped) and turned into its [`LlmError`].
+pub(crate) async fn accepted(
+    request: reqwest::RequestBuilder,
+    ctx: &CallContext<'_>,
+) -> Result<reqwest::Response, LlmError> {
     let response = request.send().await.map_err(|e| transport_error(&e, ctx))?;
     let status = response.status().as_u16();
+    if (200..300).contains(&status) {
+        return Ok(response);
+    }
     let headers = response.headers().clone();
     let body = read_capped(response, ctx).await?;
     let body = redact(&body, ctx.key);
-    if (200..300).contains(&status) {
-        Ok(body)
-    } else if (300..400).contains(&status) {
+    if (300..400).contains(&status) {
         let to = headers
             .get(reqwest::header::LOCATION)
             .and_then(|v| v.to_str().ok())

@@ -1,10 +1,12 @@
 //! Anthropic's Message Batches: one `POST /v1/messages/batches` carrying every request
 //! as `{"custom_id", "params"}` (params are the Messages body [`AnthropicClient`] posts,
 //! prompt-cache marks included: batches honour them), polled until `processing_status`
-//! is `ended`, then the JSON Lines at the batch's `results_url`, one
+//! is `ended`, then the JSON Lines at the batch's `results_url` (streamed by the
+//! provider, and read a line at a time as they arrive: [`super::lines`]), one
 //! `{"custom_id", "result": {"type": succeeded | errored | canceled | expired}}` each.
 
 use super::{complete, decode, BatchApi, BatchCounts, BatchHandle, BatchItem, BatchProgress};
+use super::lines::each_line;
 use super::{BatchProvider, ItemOutcome};
 use crate::llm::anthropic::{parse_response, ANTHROPIC_VERSION};
 use crate::llm::http::{self, CallContext};
@@ -44,25 +46,17 @@ impl AnthropicBatches {
         }
     }
 
-    async fn send(&self, builder: reqwest::RequestBuilder) -> Result<String, LlmError> {
-        self.send_capped(builder, self.config.max_reply_bytes).await
+    /// `builder` with the API version and the key, if any.
+    fn authorized(&self, builder: reqwest::RequestBuilder) -> reqwest::RequestBuilder {
+        let builder = builder.header("anthropic-version", ANTHROPIC_VERSION);
+        match &self.config.api_key {
+            Some(key) => builder.header("x-api-key", key.expose()),
+            None => builder,
+        }
     }
 
-    /// [`Self::send`] reading at most `cap` bytes (a results file: one reply per line).
-    async fn send_capped(
-        &self,
-        builder: reqwest::RequestBuilder,
-        cap: usize,
-    ) -> Result<String, LlmError> {
-        let mut builder = builder.header("anthropic-version", ANTHROPIC_VERSION);
-        if let Some(key) = &self.config.api_key {
-            builder = builder.header("x-api-key", key.expose());
-        }
-        let context = CallContext {
-            max_reply_bytes: cap,
-            ..self.context()
-        };
-        http::send(builder, &context).await
+    async fn send(&self, builder: reqwest::RequestBuilder) -> Result<String, LlmError> {
+        http::send(self.authorized(builder), &self.context()).await
     }
 
     async fn json(&self, builder: reqwest::RequestBuilder) -> Result<Value, LlmError> {
@@ -172,16 +166,17 @@ impl BatchApi for AnthropicBatches {
             .filter(|u| u.starts_with(&own))
             .map(str::to_string)
             .unwrap_or_else(|| format!("{}/{}/results", self.batches_url(), batch.id));
-        let cap = super::results_cap(self.config.max_reply_bytes, custom_ids.len());
-        let text = self.send_capped(self.http.get(results_url), cap).await?;
         let mut found = HashMap::new();
-        for line in text.lines().filter(|l| !l.trim().is_empty()) {
+        let download = self.authorized(self.http.get(results_url));
+        each_line(download, &self.context(), custom_ids.len(), |line| {
             let v: Value = serde_json::from_str(line)
                 .map_err(|e| decode(&self.config.name, "batch results", e, line))?;
             if let Some(id) = v["custom_id"].as_str() {
                 found.insert(id.to_string(), self.outcome(&v["result"]));
             }
-        }
+            Ok(())
+        })
+        .await?;
         Ok(complete(found, custom_ids))
     }
 }

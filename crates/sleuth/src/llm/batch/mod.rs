@@ -15,6 +15,7 @@
 //! lock-step rounds, each round's calls one batch, journaled for resuming.
 
 mod anthropic;
+mod lines;
 mod openai;
 pub mod rounds;
 
@@ -161,12 +162,4 @@ fn decode(provider: &str, what: &str, e: impl std::fmt::Display, raw: &str) -> L
         message: format!("{what}: {e}"),
         raw: raw.chars().take(600).collect(),
     }
-}
-
-/// The most bytes read of a batch's results: a results file holds one line per request,
-/// each a reply that a plain call would have read up to `max_reply_bytes`, so the cap
-/// grows with the batch rather than failing a paid batch of thousands of replies at
-/// one reply's limit (`--max-reply-bytes`, 4 MiB by default).
-pub(crate) fn results_cap(max_reply_bytes: usize, requests: usize) -> usize {
-    max_reply_bytes.saturating_mul(requests.max(1))
 }

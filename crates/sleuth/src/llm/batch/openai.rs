@@ -6,6 +6,7 @@
 //! the endpoint's quirks preset applies to batched calls too.
 
 use super::{complete, decode, BatchApi, BatchCounts, BatchHandle, BatchItem, BatchProgress};
+use super::lines::each_line;
 use super::{BatchProvider, ItemOutcome};
 use crate::llm::http::{self, CallContext};
 use crate::llm::openai::parse_response;
@@ -47,26 +48,16 @@ impl OpenAiBatches {
         }
     }
 
-    async fn send(&self, builder: reqwest::RequestBuilder) -> Result<String, LlmError> {
-        self.send_capped(builder, self.config().max_reply_bytes)
-            .await
-    }
-
-    /// [`Self::send`] reading at most `cap` bytes (a results file: one reply per line).
-    async fn send_capped(
-        &self,
-        builder: reqwest::RequestBuilder,
-        cap: usize,
-    ) -> Result<String, LlmError> {
-        let builder = match &self.config().api_key {
+    /// `builder` with the key, if any.
+    fn authorized(&self, builder: reqwest::RequestBuilder) -> reqwest::RequestBuilder {
+        match &self.config().api_key {
             Some(key) => builder.bearer_auth(key.expose()),
             None => builder,
-        };
-        let context = CallContext {
-            max_reply_bytes: cap,
-            ..self.context()
-        };
-        http::send(builder, &context).await
+        }
+    }
+
+    async fn send(&self, builder: reqwest::RequestBuilder) -> Result<String, LlmError> {
+        http::send(self.authorized(builder), &self.context()).await
     }
 
     async fn json(&self, builder: reqwest::RequestBuilder) -> Result<Value, LlmError> {
@@ -208,15 +199,16 @@ impl BatchApi for OpenAiBatches {
                 continue;
             };
             let url = self.url(&format!("files/{file}/content"));
-            let cap = super::results_cap(self.config().max_reply_bytes, custom_ids.len());
-            let text = self.send_capped(self.http.get(url), cap).await?;
-            for line in text.lines().filter(|l| !l.trim().is_empty()) {
+            let download = self.authorized(self.http.get(url));
+            each_line(download, &self.context(), custom_ids.len(), |line| {
                 let v: Value = serde_json::from_str(line)
                     .map_err(|e| decode(&self.config().name, "batch results", e, line))?;
                 if let Some(id) = v["custom_id"].as_str() {
                     found.insert(id.to_string(), self.outcome(&v));
                 }
-            }
+                Ok(())
+            })
+            .await?;
         }
         Ok(complete(found, custom_ids))
     }
