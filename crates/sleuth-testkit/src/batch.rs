@@ -73,8 +73,19 @@ struct Batch {
     input_file_id: Option<String>,
     /// Why the batch was refused at validation (OpenAI: `status: failed`).
     invalid: Option<String>,
+    /// The requests run so far, in request order: each poll while the batch is in
+    /// progress runs its share, so the request counts change over time as a real
+    /// batch's do.
+    processed: Vec<(String, ItemResult)>,
     /// Filled by the poll that finishes the batch.
     results: Option<Vec<(String, ItemResult)>>,
+}
+
+impl Batch {
+    /// Outcomes so far: all of them once the batch has ended.
+    fn outcomes(&self) -> &[(String, ItemResult)] {
+        self.results.as_deref().unwrap_or(&self.processed)
+    }
 }
 
 /// Files, batches and their results, shared by every connection.
@@ -109,6 +120,18 @@ impl Batches {
             || path.starts_with("/v1/messages/batches")
     }
 
+    /// Whether `req` downloads results (OpenAI's file content, Anthropic's results):
+    /// the server streams those in small chunks, lines straddling them, as the
+    /// providers stream a large results file.
+    pub(crate) fn downloads(req: &ReceivedRequest) -> bool {
+        let parts: Vec<&str> = req.path.trim_start_matches('/').split('/').collect();
+        matches!(
+            (req.method.as_str(), parts.as_slice()),
+            ("GET", ["v1", "files", _, "content"])
+                | ("GET", ["v1", "messages", "batches", _, "results"])
+        )
+    }
+
     fn id(&mut self, prefix: &str) -> String {
         self.next += 1;
         format!("{prefix}{:06}", self.next)
@@ -117,12 +140,7 @@ impl Batches {
     /// Answers a batch-API request; `dispatch` answers the requests inside a batch.
     pub(crate) fn respond(&mut self, req: &ReceivedRequest, dispatch: Dispatch<'_>) -> Answer {
         let parts: Vec<&str> = req.path.trim_start_matches('/').split('/').collect();
-        let download = matches!(
-            (req.method.as_str(), parts.as_slice()),
-            ("GET", ["v1", "files", _, "content"])
-                | ("GET", ["v1", "messages", "batches", _, "results"])
-        );
-        if download && self.downloads_failed < self.plan.failed_downloads {
+        if Batches::downloads(req) && self.downloads_failed < self.plan.failed_downloads {
             self.downloads_failed += 1;
             return (
                 503,
@@ -208,6 +226,7 @@ impl Batches {
             created: 1_700_000_000 + self.next,
             input_file_id: Some(file_id.to_string()),
             invalid,
+            processed: Vec::new(),
             results: None,
         };
         let answer = openai_object(&id, &batch, "validating", None);
@@ -247,6 +266,7 @@ impl Batches {
             created: 1_700_000_000 + self.next,
             input_file_id: None,
             invalid: None,
+            processed: Vec::new(),
             results: None,
         };
         let answer = anthropic_object(&id, &batch, "");
@@ -254,8 +274,10 @@ impl Batches {
         (200, "application/json", answer.to_string())
     }
 
-    /// A status poll: after [`BatchPlan::polls_before_done`] of them the batch runs its
-    /// requests (through `dispatch`) and reports itself finished.
+    /// A status poll. Of [`BatchPlan::polls_before_done`] = n polls that find the batch
+    /// running, poll k has run the first (k - 1)/n of its requests (through
+    /// `dispatch`), so its counts grow from poll to poll; the poll after them runs the
+    /// rest and reports the batch finished.
     fn poll(&mut self, id: &str, req: &ReceivedRequest, dispatch: Dispatch<'_>) -> Answer {
         let plan = self.plan.clone();
         let Some(batch) = self.batches.get_mut(id) else {
@@ -267,26 +289,26 @@ impl Batches {
             return not_found(protocol, "batch", id);
         };
         batch.polls += 1;
-        if batch.results.is_none()
-            && batch.invalid.is_none()
-            && batch.polls > plan.polls_before_done
-        {
+        if batch.results.is_none() && batch.invalid.is_none() {
+            let total = batch.items.len();
+            let ends = batch.polls > plan.polls_before_done;
+            let due = match ends {
+                true => total,
+                false => total * (batch.polls as usize - 1) / plan.polls_before_done as usize,
+            };
             let path = match batch.protocol {
                 Protocol::OpenAi => "/v1/chat/completions",
                 Protocol::Anthropic => "/v1/messages",
             };
-            let results = batch
-                .items
-                .iter()
-                .map(|item| {
-                    let reply = dispatch(id, path, &item.body);
-                    (
-                        item.custom_id.clone(),
-                        outcome(batch.protocol, &item.body, reply),
-                    )
-                })
-                .collect();
-            batch.results = Some(results);
+            while batch.processed.len() < due {
+                let item = &batch.items[batch.processed.len()];
+                let reply = dispatch(id, path, &item.body);
+                let result = outcome(batch.protocol, &item.body, reply);
+                batch.processed.push((item.custom_id.clone(), result));
+            }
+            if ends {
+                batch.results = Some(std::mem::take(&mut batch.processed));
+            }
         }
         let answer = match self.batches[id].protocol {
             Protocol::OpenAi => {
@@ -449,7 +471,7 @@ fn counts<'a>(results: impl Iterator<Item = &'a ItemResult>) -> (u64, u64, u64) 
 
 fn openai_object(id: &str, b: &Batch, status: &str, files: Option<&(String, String)>) -> Value {
     let total = b.items.len() as u64;
-    let (ok, failed, expired) = counts(b.results.iter().flatten().map(|(_, r)| r));
+    let (ok, failed, expired) = counts(b.outcomes().iter().map(|(_, r)| r));
     let done = b.results.is_some().then_some(b.created + 60);
     let errors = b.invalid.as_ref().map(|why| {
         json!({"object": "list", "data": [{"code": "invalid_request", "message": why, "param": null, "line": null}]})
@@ -470,7 +492,7 @@ fn openai_object(id: &str, b: &Batch, status: &str, files: Option<&(String, Stri
 
 fn anthropic_object(id: &str, b: &Batch, origin: &str) -> Value {
     let total = b.items.len() as u64;
-    let (ok, failed, expired) = counts(b.results.iter().flatten().map(|(_, r)| r));
+    let (ok, failed, expired) = counts(b.outcomes().iter().map(|(_, r)| r));
     let ended = b.results.is_some();
     let time = |secs: u64| {
         format!(
@@ -484,7 +506,7 @@ fn anthropic_object(id: &str, b: &Batch, origin: &str) -> Value {
         "id": id, "type": "message_batch",
         "processing_status": if ended { "ended" } else { "in_progress" },
         "request_counts": {
-            "processing": if ended { 0 } else { total },
+            "processing": total - ok - failed - expired,
             "succeeded": ok, "errored": failed, "canceled": 0, "expired": expired,
         },
         "ended_at": ended.then(|| time(b.created + 60)),

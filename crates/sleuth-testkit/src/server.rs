@@ -234,6 +234,21 @@ fn full(status: u16, content_type: &str, body: String) -> Response<Body> {
         .expect("response")
 }
 
+/// A body sent with chunked transfer encoding in 997-byte pieces (no length announced),
+/// so a client reading lines meets lines cut across chunks.
+fn chunked(content_type: &str, body: String) -> Response<Body> {
+    let bytes = Bytes::from(body);
+    let frames: Vec<Result<Frame<Bytes>, std::io::Error>> = (0..bytes.len())
+        .step_by(997)
+        .map(|at| Ok(Frame::data(bytes.slice(at..(at + 997).min(bytes.len())))))
+        .collect();
+    Response::builder()
+        .status(200)
+        .header("content-type", content_type)
+        .body(BodyExt::boxed(StreamBody::new(stream::iter(frames))))
+        .expect("response")
+}
+
 async fn respond(
     req: Request<Incoming>,
     state: Arc<State>,
@@ -293,6 +308,9 @@ async fn respond(
             .lock()
             .expect("batches lock")
             .respond(&received, &dispatch);
+        if status == 200 && Batches::downloads(&received) {
+            return Ok(chunked(content_type, body));
+        }
         return Ok(full(status, content_type, body));
     }
     let Some(protocol) = Protocol::of_path(&received.path) else {

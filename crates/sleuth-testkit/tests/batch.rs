@@ -85,14 +85,23 @@ async fn openai_upload_create_poll_and_download_both_files() {
             .await
             .unwrap()
     };
-    assert_eq!(poll().await["status"], "validating");
-    assert_eq!(poll().await["status"], "in_progress");
+    let first = poll().await;
+    assert_eq!(first["status"], "validating");
     assert_eq!(
-        server.request_count(),
-        4,
-        "nothing ran yet: {:?}",
-        server.requests()
+        first["request_counts"],
+        json!({"total": 4, "completed": 0, "failed": 0})
     );
+    assert_eq!(server.request_count(), 3, "nothing ran yet");
+    // Half-way: the first two requests have run (one succeeded, one failed); the
+    // counts change over time as a real batch's do.
+    let middle = poll().await;
+    assert_eq!(middle["status"], "in_progress");
+    assert_eq!(
+        middle["request_counts"],
+        json!({"total": 4, "completed": 1, "failed": 1})
+    );
+    assert_eq!(middle["output_file_id"], Value::Null, "no results yet");
+    assert_eq!(server.request_count(), 4 + 2, "{:?}", server.requests());
     let done = poll().await;
     assert_eq!(
         done["status"], "expired",
