@@ -52,8 +52,10 @@ fn reply(req: &ReceivedRequest) -> Reply {
 
 fn server() -> MockServer {
     MockServer::spawn_with_batches(
+        // Three polls a batch: the first finds none of its requests run, the second
+        // half of them, the third all (`ended`).
         BatchPlan {
-            polls_before_done: 1,
+            polls_before_done: 2,
             failed_downloads: 0,
         },
         reply,
@@ -168,6 +170,7 @@ fn same_records_at_half_price(api: Api) {
     // 2 methods x 4 questions x (2 + 3 + 4 + 2 + 3) calls over the five copies.
     assert_eq!(plain_calls(&plain_server), 112);
     let batch_server = server();
+    let started = std::time::Instant::now();
     let log = eval_in(api, &batch_server, &data, &tmp.path().join("batch"), true);
     assert_eq!(plain_calls(&batch_server), 0, "every call went in a batch");
 
@@ -197,11 +200,43 @@ fn same_records_at_half_price(api: Api) {
     // reported as it went.
     assert_eq!(creates(&batch_server), 4, "{log}");
     for round in 1..=4 {
-        assert!(log.contains(&format!("batch round {round} ")), "{log}");
+        progress_of_round(&log, round, started.elapsed().as_secs());
     }
-    assert!(log.contains(": ended, "), "{log}");
     let journal = std::fs::read_to_string(tmp.path().join("batch/batches.jsonl")).unwrap();
     assert_eq!(submitted(&journal), 4, "{journal}");
+}
+
+/// Round `round`'s progress lines, `batch round R ID: STATUS, D/N done, F failed, Mm
+/// SSs`, show the batch's counts as they changed: none done, then some, then all, and
+/// never a failure; the elapsed time never falls and stays within the run's.
+fn progress_of_round(log: &str, round: u32, run_secs: u64) {
+    let prefix = format!("batch round {round} ");
+    let lines: Vec<(String, u64, u64, u64, u64)> = log
+        .lines()
+        .filter_map(|l| l.strip_prefix(&prefix))
+        .map(|l| {
+            let (_, rest) = l.split_once(": ").unwrap();
+            let fields: Vec<&str> = rest.split(", ").collect();
+            let (done, of) = fields[1].strip_suffix(" done").unwrap().split_once('/').unwrap();
+            let failed = fields[2].strip_suffix(" failed").unwrap();
+            let (m, s) = fields[3].strip_suffix('s').unwrap().split_once("m ").unwrap();
+            let secs = m.parse::<u64>().unwrap() * 60 + s.parse::<u64>().unwrap();
+            let n = |t: &str| t.parse::<u64>().unwrap();
+            (fields[0].to_string(), n(done), n(of), n(failed), secs)
+        })
+        .collect();
+    let shown = || format!("round {round}: {lines:?}\n{log}");
+    assert_eq!(lines.len(), 3, "{}", shown());
+    let (first, middle, last) = (&lines[0], &lines[1], &lines[2]);
+    assert!(first.0 == "validating" || first.0 == "in_progress", "{}", shown());
+    assert_eq!(first.1, 0, "{}", shown());
+    assert_eq!(middle.0, "in_progress", "{}", shown());
+    assert!(0 < middle.1 && middle.1 < middle.2, "{}", shown());
+    assert_eq!(last.0, "ended", "{}", shown());
+    assert_eq!(last.1, last.2, "{}", shown());
+    assert!(lines.iter().all(|l| l.2 == first.2 && l.3 == 0), "{}", shown());
+    assert!(lines.windows(2).all(|w| w[0].4 <= w[1].4), "{}", shown());
+    assert!(last.4 <= run_secs, "{}", shown());
 }
 
 #[test]
@@ -362,4 +397,130 @@ fn killed_and_resumed(cache: bool) {
     if !cache {
         assert!(records.iter().all(|r| r["batched_calls"] == r["calls"]));
     }
+}
+
+/// `sleuth experiment` of a recipe of two jobs (react, sleuth) on the twenty questions against `server`,
+/// batched by `--batch` on the command line, by the recipe's `batch = true`, or not at
+/// all; returns stderr.
+fn experiment(server: &MockServer, dir: &Path, data: &Path, how: Batched) -> String {
+    let recipe = dir.join(format!("{how:?}.toml"));
+    let batch_line = match how {
+        Batched::ByRecipe => "batch = true\n",
+        Batched::ByFlag | Batched::No => "",
+    };
+    std::fs::write(
+        &recipe,
+        format!(
+            "name = \"grid\"\n{batch_line}[[datasets]]\nname = \"musique\"\n\
+             [[groups]]\nmethods = [\"react\"]\n[[groups]]\nmethods = [\"sleuth\"]\n"
+        ),
+    )
+    .unwrap();
+    let model = format!("openai-compat:{}#gpt-4o-mini", server.url());
+    let data = format!("musique={}", data.display());
+    let out = dir.join(format!("{how:?}"));
+    let mut args = vec![
+        "experiment",
+        recipe.to_str().unwrap(),
+        "--model",
+        &model,
+        "--data",
+        &data,
+        "--out",
+        out.to_str().unwrap(),
+        "--no-cache",
+    ];
+    match how {
+        Batched::ByFlag => args.extend(["--batch", "--batch-poll", "0.01"]),
+        Batched::ByRecipe => args.extend(["--batch-poll", "0.01"]),
+        Batched::No => {}
+    }
+    let o = crate::util::sleuth(&args);
+    let err = String::from_utf8_lossy(&o.stderr).into_owned();
+    assert!(o.status.success(), "{how:?}: {err}");
+    err
+}
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Batched {
+    ByFlag,
+    ByRecipe,
+    No,
+}
+
+/// The journals under an experiment root, one per job directory that batched.
+fn journals_under(root: &Path) -> Vec<PathBuf> {
+    let mut found = Vec::new();
+    let mut dirs = vec![root.to_path_buf()];
+    while let Some(dir) = dirs.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                dirs.push(path);
+            } else if path.file_name().is_some_and(|n| n == "batches.jsonl") {
+                found.push(path);
+            }
+        }
+    }
+    found.sort();
+    found
+}
+
+/// An experiment batched by `--batch` or by its recipe's `batch = true` gives the
+/// plain experiment's records at half the billed cost, every job's calls in its own
+/// lock-step rounds with its own journal; `--batch-poll` without either is refused.
+#[test]
+fn an_experiment_batched_by_flag_or_by_recipe_gives_the_plain_records_at_half_price() {
+    let tmp = tempfile::tempdir().unwrap();
+    let data = twenty_questions(tmp.path());
+    let plain_server = server();
+    experiment(&plain_server, tmp.path(), &data, Batched::No);
+    assert_eq!(creates(&plain_server), 0);
+    let plain = by_key(records_under(&tmp.path().join("No")));
+    assert_eq!(plain.len(), 40);
+    for how in [Batched::ByFlag, Batched::ByRecipe] {
+        let batch_server = server();
+        let log = experiment(&batch_server, tmp.path(), &data, how);
+        assert_eq!(plain_calls(&batch_server), 0, "{how:?}: {log}");
+        let root = tmp.path().join(format!("{how:?}"));
+        let journals = journals_under(&root);
+        // One job per method, each its own four rounds (copies end after 2, 3 or 4
+        // calls), each journaled beside the job's records.
+        assert_eq!(journals.len(), 2, "{how:?}: {journals:?}");
+        for journal in &journals {
+            let text = std::fs::read_to_string(journal).unwrap();
+            assert_eq!(submitted(&text), 4, "{}: {text}", journal.display());
+        }
+        assert_eq!(creates(&batch_server), 8, "{how:?}: {log}");
+        let batched = by_key(records_under(&root));
+        assert_eq!(batched.len(), 40, "{how:?}");
+        for ((key, p), (bkey, b)) in plain.iter().zip(batched) {
+            assert_eq!(key, &bkey);
+            assert_eq!(b["batched_calls"], b["calls"], "{how:?} {key:?}");
+            let (pc, bc) = (
+                p["cost_usd"].as_f64().unwrap(),
+                b["cost_usd"].as_f64().unwrap(),
+            );
+            assert!((bc - pc / 2.0).abs() < 1e-12, "{how:?} {key:?}: {bc} vs {pc}");
+            assert_eq!(unpriced(p.clone()), unpriced(b), "{how:?} {key:?}");
+        }
+    }
+
+    let o = crate::util::sleuth(&[
+        "experiment",
+        tmp.path().join("No.toml").to_str().unwrap(),
+        "--model",
+        "openai:gpt-4o-mini",
+        "--data",
+        &format!("musique={}", data.display()),
+        "--batch-poll",
+        "1",
+        "--dry-run",
+    ]);
+    assert!(!o.status.success());
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("--batch-poll applies to batched runs only") && err.contains("batch = true"),
+        "{err}"
+    );
 }

@@ -33,9 +33,9 @@ pub struct Args {
     /// recipe can ask the same with `batch = true`.
     #[arg(long)]
     pub batch: bool,
-    /// With --batch: seconds before a batch's first status poll; each later poll
-    /// waits twice as long, up to 5 minutes (default 5).
-    #[arg(long, value_name = "SECS", value_parser = crate::bounds::positive, requires = "batch")]
+    /// With --batch, or a recipe's `batch = true`: seconds before a batch's first
+    /// status poll; each later poll waits twice as long, up to 5 minutes (default 5).
+    #[arg(long, value_name = "SECS", value_parser = crate::bounds::positive)]
     pub batch_poll: Option<f64>,
     /// List the jobs, episode counts, and estimated model calls, tokens and dollars per
     /// job and in total (measured in earlier records under --out when present); run
@@ -163,6 +163,12 @@ pub fn run(args: Args) -> anyhow::Result<()> {
                 j.dataset
             );
         }
+    }
+    if args.batch_poll.is_some() && !args.batch && !experiment.batch {
+        bail!(
+            "--batch-poll applies to batched runs only: pass --batch, or set `batch = true` in {}",
+            args.file.display()
+        );
     }
     let mut model = args.model.setup();
     model.batch = args.batch;
