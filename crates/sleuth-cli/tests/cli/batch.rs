@@ -123,6 +123,24 @@ fn unpriced(mut r: Value) -> Value {
     r
 }
 
+/// `("dataset method", cost/q, list cost/q)` of each row of `report --out`'s summary table.
+fn report_costs(run: &Path) -> Vec<(String, f64, f64)> {
+    let out = run.join("report");
+    crate::util::ok(&["report", run.to_str().unwrap(), "--out", out.to_str().unwrap()]);
+    let rows: Vec<Value> = std::fs::read_to_string(out.join("summary.jsonl"))
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    rows.iter()
+        .map(|r| {
+            let cost = r["cost_per_q"].as_f64().unwrap_or_else(|| panic!("{r}"));
+            let list = r.get("list_cost_per_q").and_then(Value::as_f64).unwrap_or(cost);
+            (format!("{} {}", r["dataset"], r["method"]), cost, list)
+        })
+        .collect()
+}
+
 /// Batches created on the server (either provider's).
 fn creates(server: &MockServer) -> usize {
     server
@@ -195,6 +213,20 @@ fn same_records_at_half_price(api: Api) {
         assert_eq!(unpriced(p), unpriced(b), "{key:?}");
     }
     assert!((batch_usd - plain_usd / 2.0).abs() < 1e-9);
+    if api == Api::OpenAi {
+        // The report's cost column is what was billed: half, per method; its list-price
+        // column (EIR App. D.5) is the same tokens at the list rate, as unbatched.
+        let plain_costs = report_costs(&tmp.path().join("plain"));
+        let batch_costs = report_costs(&tmp.path().join("batch"));
+        // Two methods on MuSiQue's three hop splits.
+        assert_eq!(plain_costs.len(), 6, "{plain_costs:?}");
+        for ((method, p, p_list), (bmethod, b, b_list)) in plain_costs.iter().zip(&batch_costs) {
+            assert_eq!(method, bmethod);
+            assert!((b - p / 2.0).abs() < 1e-9, "{method}: {b} vs {p}");
+            assert_eq!(p_list, p, "{method}");
+            assert!((b_list - p_list).abs() < 1e-9, "{method}: {b_list} vs {p_list}");
+        }
+    }
 
     // Copies finish after 2, 3 or 4 calls: four rounds, one batch each, every round
     // reported as it went.

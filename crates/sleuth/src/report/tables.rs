@@ -184,7 +184,7 @@ fn summary(a: &Analysis, d: Dims) -> Table {
     }
     let mut note = "EM, F1, cond. acc (EM among finished episodes) and timeout in %; turns, calls, tokens (input + output) and cost (USD) are means per question; cached % = share of input tokens read from the provider's prompt cache (billed at its cached rate).".to_string();
     if list_cost {
-        note += " list cost/q: the recorded tokens at the fixed list prices (EIR App. D.5, Tables 9 and 19), every input and output token at its list rate; cost/q is what was billed (response-cache hits cost 0, prompt-cache reads their cached rate).";
+        note += " list cost/q: the recorded tokens at the fixed list prices (EIR App. D.5, Tables 9 and 19), every input and output token at its list rate; cost/q is what was billed (response-cache hits cost 0, prompt-cache reads their cached rate, calls in a provider batch its batch rate).";
     }
     if problems {
         note += " Problems are counts: episodes with errors or ending on an unparseable response; calls sent without their output constraint, cut by the output-token limit, or refused.";
