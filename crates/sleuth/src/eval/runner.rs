@@ -19,10 +19,8 @@
 //! not know; each still ends in its own record, the resume check is the same, and the
 //! batches a killed run had paid for are read back from the run directory's journal.
 //! Measured with `batch-bench` (crates/sleuth-bench; 1,000 episodes, ReAct, 10 turns,
-//! a batch API answering from memory, shared 2-core machine): a steady-state round
-//! takes 43-48 ms wall against 37-47 ms for the same calls unbatched; averaged over
-//! the run, 39-41 ms CPU a round more (most of it the first round, with 1,000 episodes
-//! alive at once).
+//! a batch API answering from memory): a round costs the runner 46-66 ms of CPU on top
+//! of the episodes' own 46-47 ms (the README's table, 2026-12-07).
 
 use super::record::RecordContext;
 use super::store::{Recorded, RunStore};
