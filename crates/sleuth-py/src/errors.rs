@@ -74,10 +74,26 @@ pub fn to_py(e: sleuth::Error) -> PyErr {
         sleuth::Error::Agent(_) => ModelError::new_err(message),
         sleuth::Error::RunLocked { .. } => RunLockedError::new_err(message),
         sleuth::Error::Score(_) => DataError::new_err(message),
+        sleuth::Error::Experiment(e) => experiment(e),
         sleuth::Error::Io { .. }
         | sleuth::Error::Invalid(_)
         | sleuth::Error::RunDiffers { .. }
         | sleuth::Error::Export(_) => SleuthError::new_err(message),
+    }
+}
+
+/// An experiment's refusal in Python's words (its keywords).
+fn experiment(e: sleuth::study::ExperimentError) -> PyErr {
+    use sleuth::study::ExperimentError as E;
+    match &e {
+        E::DataMissing { file, dataset } => DataError::new_err(format!(
+            "{}: data file not found for dataset {dataset} (install it with `sleuth data fetch {dataset}`, or pass data_root= the folder holding it, or data={{\"{dataset}\": FILE}})",
+            file.display()
+        )),
+        E::NoSetupQuestions { .. } => SleuthError::new_err(e.to_string()),
+        E::BudgetSpent { .. } => BudgetExceeded::new_err(format!(
+            "{e}; call again with a larger max_cost= to continue"
+        )),
     }
 }
 

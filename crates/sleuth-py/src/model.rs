@@ -187,6 +187,16 @@ pub struct ModelArgs {
 }
 
 impl ModelArgs {
+    /// The library's model setup for `model` (a spec, or a callable: then its name).
+    pub fn setup_of(&self, model: &Bound<'_, PyAny>, name: Option<String>) -> PyResult<ModelSetup> {
+        let mut setup = match model.extract::<String>() {
+            Ok(spec) => self.setup(spec, false),
+            Err(_) => self.setup(PyModel::new(model, name.clone())?.name.clone(), true),
+        };
+        setup.name = name;
+        Ok(setup)
+    }
+
     /// The library's model setup for `spec` (a callable's name for a callable).
     fn setup(&self, spec: String, callable: bool) -> ModelSetup {
         let mut setup = ModelSetup::new(spec);
@@ -220,9 +230,14 @@ pub struct Opened {
 
 /// Opens `model` (a spec string or a Python callable) with the middleware `args` ask for.
 pub fn open(model: &Bound<'_, PyAny>, name: Option<String>, args: &ModelArgs) -> PyResult<Opened> {
-    if let Ok(spec_text) = model.extract::<String>() {
-        let mut setup = args.setup(spec_text, false);
-        setup.name = name;
+    let setup = args.setup_of(model, name)?;
+    open_setup(model, setup)
+}
+
+/// Opens `model` (a spec string or a Python callable) as `setup` describes it (a job's
+/// model: its share of an experiment's budget, its batching).
+pub fn open_setup(model: &Bound<'_, PyAny>, setup: ModelSetup) -> PyResult<Opened> {
+    if model.extract::<String>().is_ok() {
         let spec = setup.parsed().map_err(errors::to_py)?;
         if !spec.is_core() {
             return Err(errors::ModelError::new_err(format!(
@@ -232,8 +247,7 @@ pub fn open(model: &Bound<'_, PyAny>, name: Option<String>, args: &ModelArgs) ->
         let stack = setup.open().map_err(errors::to_py)?;
         return Ok(Opened { stack, setup });
     }
-    let provider = PyModel::new(model, name)?;
-    let setup = args.setup(provider.name.clone(), true);
+    let provider = PyModel::new(model, setup.name.clone())?;
     let stack = setup.open_with(Arc::new(provider)).map_err(errors::to_py)?;
     Ok(Opened { stack, setup })
 }

@@ -9,11 +9,11 @@ use crate::question::{self, Given, Question};
 use pyo3::prelude::*;
 use sleuth::data::Dataset;
 use sleuth::eval::{run_episode, Outcome, Quiet};
-use sleuth::llm::ChatModel;
 use sleuth::methods::registry;
 use sleuth::names::Named;
 use sleuth::study::{
-    CorpusChoice, Experiment, Finished, Job, MethodSetup, Overrides, Plan, Running, Shard,
+    CorpusChoice, Experiment, ExperimentOptions, ExperimentRun, ExperimentStop, Finished, Job,
+    MethodSetup, Overrides, Plan, Shard,
 };
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -110,19 +110,11 @@ fn plan_json(plan: &Plan) -> serde_json::Value {
     })
 }
 
-/// Runs a prepared job, opening the model (a spec or a callable) for it.
-fn run_job(
-    py: Python<'_>,
-    job: &Job,
-    model: &Bound<'_, PyAny>,
-    model_name: Option<String>,
-    args: &ModelArgs,
-) -> PyResult<Finished> {
+/// Runs a job, opening its model (a spec or a callable) as the job describes it.
+fn run_job(py: Python<'_>, job: &Job, model: &Bound<'_, PyAny>) -> PyResult<Finished> {
     let prepared = py.allow_threads(|| job.prepare()).map_err(errors::to_py)?;
-    let opened = model::open(model, model_name, args)?;
-    let mut job = job.clone();
-    job.model = opened.setup;
-    let done = crate::block_on(py, || prepared.run(&job, opened.stack, &Quiet))?;
+    let opened = model::open_setup(model, job.model.clone())?;
+    let done = crate::block_on(py, || prepared.run(job, opened.stack, &Quiet))?;
     done.map_err(errors::to_py)
 }
 
@@ -164,17 +156,15 @@ pub fn eval(
             ))
         }
     };
-    let args = model_options;
     let job = Job {
         selection: question::selection(given, hops, limit, sample, seed, sample_offset)?,
         methods: method_setup(methods, settings, prompts, index, corpus_reads),
-        // Replaced by the opened model's setup in `run_job`.
-        model: sleuth::study::ModelSetup::new(""),
+        model: model_options.setup_of(model, model_name)?,
         out,
         concurrency: Some(concurrency.max(1)),
         retry_errors,
     };
-    let done = run_job(py, &job, model, model_name, &args)?;
+    let done = run_job(py, &job, model)?;
     Ok(finished_json(&done).to_string())
 }
 
@@ -220,49 +210,51 @@ pub fn experiment(
         .map(Shard::resolve)
         .transpose()
         .map_err(errors::to_py)?;
-    let mut out_root = out.unwrap_or_else(|| PathBuf::from("runs").join(&experiment.name));
-    if let Some(s) = shard {
-        out_root = out_root.join(format!("shard-{}-of-{}", s.index, s.count));
-    }
-    let args = model_options;
-    // The name records carry: the spec, or the callable's name.
-    let spec = match model.extract::<String>() {
-        Ok(spec) => spec,
-        Err(_) => model::PyModel::new(model, model_name.clone())?
-            .name()
-            .to_string(),
-    };
-    let mut setup = sleuth::study::ModelSetup::new(spec);
-    setup.name = model_name.clone();
-    setup.prices = args.prices.clone();
-    let running = Running {
-        model: setup,
-        out_root: out_root.clone(),
+    let setup = model_options.setup_of(model, model_name)?;
+    let options = ExperimentOptions {
+        out,
         shard,
         limit,
+        on_setup,
+        ..ExperimentOptions::default()
     };
-    let price = running.model.price_check().ok();
-    let history = [out_root.clone()];
-    let mut jobs = Vec::new();
-    let typed = if on_setup {
-        experiment.setup_jobs(&running)
-    } else {
-        experiment.jobs(&running)
-    };
-    for (spec, job) in experiment.jobs.iter().zip(typed) {
-        let plan = match &price {
+    let run = ExperimentRun::new(experiment, &file, setup, &options).map_err(errors::to_py)?;
+    let price = run.running.model.price_check().ok();
+    let history = [run.running.out_root.clone()];
+    let mut plans = Vec::new();
+    for job in &run.jobs {
+        plans.push(match &price {
             Some(price) => {
                 let prepared = py.allow_threads(|| job.prepare()).map_err(errors::to_py)?;
-                Some(plan_json(&prepared.plan(&job, price, &history)))
+                Some(plan_json(&prepared.plan(job, price, &history)))
             }
             None => None,
-        };
-        let summary = if dry_run {
-            None
-        } else {
-            let done = run_job(py, &job, model, model_name.clone(), &args)?;
-            Some(finished_json(&done))
-        };
+        });
+    }
+    let mut summaries: Vec<Option<serde_json::Value>> = vec![None; run.jobs.len()];
+    if !dry_run {
+        run.run(
+            |_, _| {},
+            |i, job| {
+                let done = run_job(py, job, model)?;
+                summaries[i] = Some(finished_json(&done));
+                Ok(done.totals.cost_usd)
+            },
+        )
+        .map_err(|stop| match stop {
+            ExperimentStop::Job(e) => e,
+            ExperimentStop::Refused(e) => errors::to_py(e),
+        })?;
+    }
+    let experiment = &run.experiment;
+    let mut jobs = Vec::new();
+    for (((spec, job), plan), summary) in experiment
+        .jobs
+        .iter()
+        .zip(&run.jobs)
+        .zip(plans)
+        .zip(summaries)
+    {
         let sample = job.selection.sample;
         jobs.push(serde_json::json!({
             "dataset": spec.dataset.name(),
@@ -280,7 +272,7 @@ pub fn experiment(
     Ok(serde_json::json!({
         "name": experiment.name,
         "description": experiment.description,
-        "out": out_root,
+        "out": run.running.out_root,
         "jobs": jobs,
     })
     .to_string())

@@ -205,3 +205,32 @@ def test_experiment_plans_and_runs_a_recipe(musique, tmp_path):
     turns = [set(sleuth.records(j["out"])["turns"]) for j in done.jobs]
     assert turns == [{1}, {2}, {1}, {2}]
     assert len(done.to_pandas()) == 4
+
+
+def test_an_experiments_budget_is_shared_by_its_jobs(musique, tmp_path):
+    """Two jobs of the same cost and a max_cost that covers the first: the second gets
+    what the first left (too little for one call), not the whole budget again."""
+    recipe = tmp_path / "twice.toml"
+    recipe.write_text(
+        'name = "twice"\nlimit = 2\n[settings]\nturns = 1\n'
+        '[[datasets]]\nname = "musique"\nhops = [2]\n'
+        '[[groups]]\nname = "first"\nmethods = ["react"]\n'
+        '[[groups]]\nname = "second"\nmethods = ["react"]\n'
+    )
+    # Input tokens only: a call reserves its prompt at the input price (an estimate a
+    # little above what it is billed), so most of one call's price is left for slack.
+    prices = tmp_path / "prices.toml"
+    prices.write_text("[priced]\ninput = 100.0\noutput = 0.0\n")
+    kw = dict(model=searcher, model_name="priced", prices=prices, data={"musique": musique})
+    free = sleuth.experiment(recipe, out=tmp_path / "free", **kw)
+    costs = [j["summary"]["cost_usd"] for j in free.jobs]
+    assert len(costs) == 2 and costs[0] > 0 and costs[0] == pytest.approx(costs[1])
+    one_call = costs[0] / 2
+    with pytest.raises(sleuth.BudgetExceeded) as info:
+        sleuth.experiment(recipe, out=tmp_path / "budget", max_cost=costs[0] + 0.9 * one_call, **kw)
+    assert "max_cost" in str(info.value) and "--" not in str(info.value), str(info.value)
+    assert len(sleuth.records(tmp_path / "budget" / "musique-2hop" / "first")) == 2
+    second = tmp_path / "budget" / "musique-2hop" / "second"
+    assert not (second / "records.jsonl").exists() or len(sleuth.records(second)) == 0
+    # The manifest `report` reads is written, as the CLI writes it.
+    assert json.loads((tmp_path / "budget" / "experiment.json").read_text())["name"] == "twice"

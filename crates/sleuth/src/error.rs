@@ -48,6 +48,9 @@ pub enum Error {
     /// A prediction file that could not be scored.
     #[error(transparent)]
     Score(#[from] crate::eval::refusals::ScoreError),
+    /// Why an experiment refuses to start or go on.
+    #[error(transparent)]
+    Experiment(#[from] crate::study::ExperimentError),
     #[error("{0}")]
     Invalid(String),
 }

@@ -126,7 +126,12 @@ fn unpriced(mut r: Value) -> Value {
 /// `("dataset method", cost/q, list cost/q)` of each row of `report --out`'s summary table.
 fn report_costs(run: &Path) -> Vec<(String, f64, f64)> {
     let out = run.join("report");
-    crate::util::ok(&["report", run.to_str().unwrap(), "--out", out.to_str().unwrap()]);
+    crate::util::ok(&[
+        "report",
+        run.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ]);
     let rows: Vec<Value> = std::fs::read_to_string(out.join("summary.jsonl"))
         .unwrap()
         .lines()
@@ -135,7 +140,10 @@ fn report_costs(run: &Path) -> Vec<(String, f64, f64)> {
     rows.iter()
         .map(|r| {
             let cost = r["cost_per_q"].as_f64().unwrap_or_else(|| panic!("{r}"));
-            let list = r.get("list_cost_per_q").and_then(Value::as_f64).unwrap_or(cost);
+            let list = r
+                .get("list_cost_per_q")
+                .and_then(Value::as_f64)
+                .unwrap_or(cost);
             (format!("{} {}", r["dataset"], r["method"]), cost, list)
         })
         .collect()
@@ -224,7 +232,10 @@ fn same_records_at_half_price(api: Api) {
             assert_eq!(method, bmethod);
             assert!((b - p / 2.0).abs() < 1e-9, "{method}: {b} vs {p}");
             assert_eq!(p_list, p, "{method}");
-            assert!((b_list - p_list).abs() < 1e-9, "{method}: {b_list} vs {p_list}");
+            assert!(
+                (b_list - p_list).abs() < 1e-9,
+                "{method}: {b_list} vs {p_list}"
+            );
         }
     }
 
@@ -249,9 +260,17 @@ fn progress_of_round(log: &str, round: u32, run_secs: u64) {
         .map(|l| {
             let (_, rest) = l.split_once(": ").unwrap();
             let fields: Vec<&str> = rest.split(", ").collect();
-            let (done, of) = fields[1].strip_suffix(" done").unwrap().split_once('/').unwrap();
+            let (done, of) = fields[1]
+                .strip_suffix(" done")
+                .unwrap()
+                .split_once('/')
+                .unwrap();
             let failed = fields[2].strip_suffix(" failed").unwrap();
-            let (m, s) = fields[3].strip_suffix('s').unwrap().split_once("m ").unwrap();
+            let (m, s) = fields[3]
+                .strip_suffix('s')
+                .unwrap()
+                .split_once("m ")
+                .unwrap();
             let secs = m.parse::<u64>().unwrap() * 60 + s.parse::<u64>().unwrap();
             let n = |t: &str| t.parse::<u64>().unwrap();
             (fields[0].to_string(), n(done), n(of), n(failed), secs)
@@ -260,13 +279,21 @@ fn progress_of_round(log: &str, round: u32, run_secs: u64) {
     let shown = || format!("round {round}: {lines:?}\n{log}");
     assert_eq!(lines.len(), 3, "{}", shown());
     let (first, middle, last) = (&lines[0], &lines[1], &lines[2]);
-    assert!(first.0 == "validating" || first.0 == "in_progress", "{}", shown());
+    assert!(
+        first.0 == "validating" || first.0 == "in_progress",
+        "{}",
+        shown()
+    );
     assert_eq!(first.1, 0, "{}", shown());
     assert_eq!(middle.0, "in_progress", "{}", shown());
     assert!(0 < middle.1 && middle.1 < middle.2, "{}", shown());
     assert_eq!(last.0, "ended", "{}", shown());
     assert_eq!(last.1, last.2, "{}", shown());
-    assert!(lines.iter().all(|l| l.2 == first.2 && l.3 == 0), "{}", shown());
+    assert!(
+        lines.iter().all(|l| l.2 == first.2 && l.3 == 0),
+        "{}",
+        shown()
+    );
     assert!(lines.windows(2).all(|w| w[0].4 <= w[1].4), "{}", shown());
     assert!(last.4 <= run_secs, "{}", shown());
 }
@@ -533,7 +560,10 @@ fn an_experiment_batched_by_flag_or_by_recipe_gives_the_plain_records_at_half_pr
                 p["cost_usd"].as_f64().unwrap(),
                 b["cost_usd"].as_f64().unwrap(),
             );
-            assert!((bc - pc / 2.0).abs() < 1e-12, "{how:?} {key:?}: {bc} vs {pc}");
+            assert!(
+                (bc - pc / 2.0).abs() < 1e-12,
+                "{how:?} {key:?}: {bc} vs {pc}"
+            );
             assert_eq!(unpriced(p.clone()), unpriced(b), "{how:?} {key:?}");
         }
     }

@@ -541,9 +541,12 @@ def experiment(
     ``index`` is the BM25 index of its corpus groups, and ``on_setup=True`` runs the
     jobs on the setup questions the recipe holds out (``setup = N``) into ``out/setup``.
     ``batch=True`` (or the recipe's ``batch = true``) batches every call (``--batch``).
-    Every job is checked before the first
-    runs; when every question of a job failed, it raises once the jobs are done (what
-    they wrote stays on disk).
+    ``max_cost`` bounds the whole experiment: each job may spend what the earlier ones
+    left, and none starts once it is spent (``BudgetExceeded``). ``out`` gets the
+    recipe's ``experiment.json``, as the CLI writes it, so :func:`report` shows the
+    recipe's tables. Every job and data file is checked before the first runs; when
+    every question of a job failed, it raises once the jobs are done (what they wrote
+    stays on disk).
     """
     text = _native.experiment(
         os.fspath(recipe),

@@ -8,7 +8,10 @@ mod plan;
 use anyhow::{bail, Context};
 use plan::{eval_command, print_plan, shown};
 use sleuth::data::Dataset;
-use sleuth::study::{Experiment, Overrides, Running};
+use sleuth::study::{
+    Experiment, ExperimentError, ExperimentOptions, ExperimentRun, ExperimentStop, NextStep,
+    Overrides,
+};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
@@ -94,40 +97,29 @@ fn data_files(pairs: &[String]) -> anyhow::Result<BTreeMap<Dataset, PathBuf>> {
     Ok(files)
 }
 
-/// The output root above any shard's tree: what `sleuth report` reads.
-fn report_root(
-    experiment: &Experiment,
-    out: Option<&PathBuf>,
-    out_root: &std::path::Path,
-) -> PathBuf {
-    let root = out
-        .cloned()
-        .unwrap_or_else(|| PathBuf::from("runs").join(&experiment.name));
-    if out_root.starts_with(&root) {
-        root
-    } else {
-        out_root.to_path_buf()
-    }
-}
-
-/// The recipe's report commands on `root`, one line each with what it gives.
-pub(super) fn report_lines(experiment: &Experiment, root: &std::path::Path) -> Vec<String> {
-    experiment
-        .reports
-        .iter()
-        .map(|r| format!("{}  # {}", r.shell_line(root), r.about))
+/// The recipe's report commands, one line each with what it gives.
+pub(super) fn report_lines(run: &ExperimentRun) -> Vec<String> {
+    run.report_commands()
+        .into_iter()
+        .map(|(command, about)| format!("{command}  # {about}"))
         .collect()
 }
 
-/// `experiment.json` at the output root (above any shard's tree), naming the recipe,
-/// the tables its report shows and its report commands (`sleuth report OUT` reads it).
-fn write_manifest(experiment: &Experiment, root: &std::path::Path) -> anyhow::Result<()> {
-    std::fs::create_dir_all(root).with_context(|| format!("creating {}", root.display()))?;
-    let path = root.join(sleuth::study::MANIFEST);
-    let text = serde_json::to_string_pretty(&experiment.manifest(root))? + "\n";
-    sleuth::atomic::write(&path, text.as_bytes())
-        .with_context(|| format!("writing {}", path.display()))?;
-    Ok(())
+/// An experiment's refusal in the CLI's words (its flags).
+fn worded(e: sleuth::Error) -> anyhow::Error {
+    match e {
+        sleuth::Error::Experiment(ExperimentError::DataMissing { file, dataset }) => {
+            anyhow::anyhow!(
+                "{}: data file not found for dataset {dataset} (install it with `sleuth data fetch {dataset}`, \
+                 or point --data-root at the folder holding it)",
+                file.display()
+            )
+        }
+        sleuth::Error::Experiment(e @ ExperimentError::BudgetSpent { .. }) => {
+            anyhow::anyhow!("{e}; rerun with a larger --max-cost to continue")
+        }
+        e => e.into(),
+    }
 }
 
 pub fn run(args: Args) -> anyhow::Result<()> {
@@ -144,26 +136,6 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         .as_deref()
         .map(sleuth::study::Shard::resolve)
         .transpose()?;
-    let mut out_root = args
-        .out
-        .clone()
-        .unwrap_or_else(|| PathBuf::from("runs").join(&experiment.name));
-    if let Some(s) = shard {
-        // Shards of one job may not share a run directory (run.json names its shard).
-        out_root = out_root.join(format!("shard-{}-of-{}", s.index, s.count));
-    }
-    // Checked before a dry run too: a plan of "0 episodes" over missing files is no plan.
-    for j in &experiment.jobs {
-        if !j.data.is_file() {
-            bail!(
-                "{}: data file not found for dataset {} (install it with `sleuth data fetch {}`, \
-                 or point --data-root at the folder holding it)",
-                j.data.display(),
-                j.dataset,
-                j.dataset
-            );
-        }
-    }
     if args.batch_poll.is_some() && !args.batch && !experiment.batch {
         bail!(
             "--batch-poll applies to batched runs only: pass --batch, or set `batch = true` in {}",
@@ -175,52 +147,22 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     model.batch_poll = args
         .batch_poll
         .map(|s| std::time::Duration::from_secs_f64(s.min(86_400.0)));
-    model.cache_scope = args
-        .model
-        .cache_scope
-        .or(experiment.cache_scope)
-        .unwrap_or_default();
-    let running = Running {
-        model,
-        out_root: out_root.clone(),
+    let options = ExperimentOptions {
+        out: args.out.clone(),
         shard,
         limit: args.limit,
+        on_setup: args.on_setup,
+        concurrency: args.concurrency,
+        retry_errors: args.retry_errors,
+        cache_scope: args.model.cache_scope,
     };
-    let mut jobs = if args.on_setup {
-        let jobs = experiment.setup_jobs(&running);
-        if jobs.is_empty() {
-            bail!(
-                "{} holds no setup questions out (`setup = N` with `sample`)",
-                args.file.display()
-            );
-        }
-        jobs
-    } else {
-        experiment.jobs(&running)
-    };
-    for job in &mut jobs {
-        job.concurrency = args.concurrency;
-        job.retry_errors = args.retry_errors;
-    }
-    let root = report_root(&experiment, args.out.as_ref(), &out_root);
+    let run = ExperimentRun::new(experiment, &args.file, model, &options).map_err(worded)?;
     if args.dry_run {
-        return print_plan(&experiment, &jobs, &running, &root);
+        return print_plan(&run);
     }
-    write_manifest(&experiment, &root)?;
-    let budget = args.model.max_cost;
-    let mut spent = 0.0;
-    let count = jobs.len();
-    for (i, job) in jobs.iter_mut().enumerate() {
-        if let Some(limit) = budget {
-            let left = limit - spent;
-            if left <= 0.0 {
-                bail!(
-                    "the experiment's cost budget (${limit:.2}) is spent after {i} of {} jobs; rerun with a larger --max-cost to continue",
-                    experiment.jobs.len()
-                );
-            }
-            job.model.max_cost = Some(left);
-        }
+    let count = run.jobs.len();
+    let out_root = &run.running.out_root;
+    let starting = |i: usize, job: &sleuth::study::Job| {
         eprintln!(
             "[{}/{}] {} -> {}",
             i + 1,
@@ -229,21 +171,25 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             job.out.display()
         );
         eprintln!("sleuth {}", shown(&eval_command(job)));
-        let name = job.out.strip_prefix(&out_root).unwrap_or(&job.out);
-        spent += super::eval::run_job(job, &args.model.local, None)
-            .with_context(|| format!("job {} ({})", i + 1, name.display()))?;
-    }
-    match (shard, out_root.parent()) {
-        (Some(s), Some(all)) => eprintln!(
-            "done: shard {s}; once every shard is done, `sleuth report {}` merges them",
+    };
+    run.run(starting, |i, job| {
+        let name = job.out.strip_prefix(out_root).unwrap_or(&job.out);
+        super::eval::run_job(job, &args.model.local, None)
+            .with_context(|| format!("job {} ({})", i + 1, name.display()))
+    })
+    .map_err(|stop| match stop {
+        ExperimentStop::Job(e) => e,
+        ExperimentStop::Refused(e) => worded(e),
+    })?;
+    match run.next_step() {
+        NextStep::MergeShards { shard, all } => eprintln!(
+            "done: shard {shard}; once every shard is done, `sleuth report {}` merges them",
             all.display()
         ),
-        _ if experiment.reports.is_empty() => {
-            eprintln!("done: sleuth report {}", out_root.display())
-        }
-        _ => {
+        NextStep::Report { root } => eprintln!("done: sleuth report {}", root.display()),
+        NextStep::RecipeReports { .. } => {
             eprintln!("done; the recipe's reports:");
-            for line in report_lines(&experiment, &root) {
+            for line in report_lines(&run) {
                 eprintln!("  {line}");
             }
         }

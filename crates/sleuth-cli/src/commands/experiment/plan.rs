@@ -3,7 +3,7 @@
 //! eval` command line. Nothing here runs a job.
 
 use sleuth::report::table::{Cell, Table};
-use sleuth::study::{Experiment, Job, Running};
+use sleuth::study::{Experiment, ExperimentRun, Job};
 use sleuth::terminal::terminal_safe;
 
 /// The equivalent `sleuth eval` command line of a job, for people to read and to run
@@ -115,12 +115,8 @@ fn print_protocol(experiment: &Experiment, jobs: &[Job]) -> anyhow::Result<()> {
 
 /// `--dry-run`: every job with its questions, episodes and estimated spend, then the
 /// totals and the equivalent commands.
-pub fn print_plan(
-    experiment: &Experiment,
-    jobs: &[Job],
-    running: &Running,
-    root: &std::path::Path,
-) -> anyhow::Result<()> {
+pub fn print_plan(run: &ExperimentRun) -> anyhow::Result<()> {
+    let (experiment, jobs, running) = (&run.experiment, &run.jobs[..], &run.running);
     let title = format!("experiment {}: {}", experiment.name, experiment.description);
     let mut cols = vec![
         "#",
@@ -196,7 +192,7 @@ pub fn print_plan(
     for job in jobs {
         println!("sleuth {}", shown(&eval_command(job)));
     }
-    let reports = super::report_lines(experiment, root);
+    let reports = super::report_lines(run);
     if !reports.is_empty() {
         println!("\nreport commands (Holm flags from the recipe's conventions):");
         for line in reports {

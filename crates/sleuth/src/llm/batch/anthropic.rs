@@ -5,8 +5,8 @@
 //! provider, and read a line at a time as they arrive: [`super::lines`]), one
 //! `{"custom_id", "result": {"type": succeeded | errored | canceled | expired}}` each.
 
-use super::{complete, decode, BatchApi, BatchCounts, BatchHandle, BatchItem, BatchProgress};
 use super::lines::each_line;
+use super::{complete, decode, BatchApi, BatchCounts, BatchHandle, BatchItem, BatchProgress};
 use super::{BatchProvider, ItemOutcome};
 use crate::llm::anthropic::{parse_response, ANTHROPIC_VERSION};
 use crate::llm::http::{self, CallContext};

@@ -152,12 +152,7 @@ mod tests {
             let (go, wait) = oneshot::channel();
             let server = tokio::spawn(serve_in_two_parts(listener, lines, vec![], wait));
             let ctx = context(16);
-            let read = each_line(
-                reqwest::Client::new().get(url),
-                &ctx,
-                requests,
-                |_| Ok(()),
-            );
+            let read = each_line(reqwest::Client::new().get(url), &ctx, requests, |_| Ok(()));
             let _ = go.send(());
             match read.await {
                 Err(LlmError::TooLarge { limit, .. }) => assert_eq!(limit, expected),

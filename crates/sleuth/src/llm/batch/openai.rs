@@ -5,8 +5,8 @@
 //! and error files are downloaded. The bodies are the ones [`OpenAiClient`] posts, so
 //! the endpoint's quirks preset applies to batched calls too.
 
-use super::{complete, decode, BatchApi, BatchCounts, BatchHandle, BatchItem, BatchProgress};
 use super::lines::each_line;
+use super::{complete, decode, BatchApi, BatchCounts, BatchHandle, BatchItem, BatchProgress};
 use super::{BatchProvider, ItemOutcome};
 use crate::llm::http::{self, CallContext};
 use crate::llm::openai::parse_response;
