@@ -91,6 +91,7 @@ fn finished_json(done: &Finished) -> serde_json::Value {
         "output_tokens": totals.usage.output_tokens,
         "cost_usd": totals.cost_usd,
         "notes": done.notes,
+        "verdict": summary.verdict(),
     })
 }
 

@@ -83,6 +83,23 @@ def test_every_question_failing_raises_like_the_cli(musique, tmp_path):
     assert info.value.summary["errors"] == 2
 
 
+def test_a_template_error_is_not_blamed_on_the_model(musique, tmp_path):
+    """The library's verdict says where the fix lies, in Python's words (prompts=)."""
+    prompts = tmp_path / "prompts"
+    prompts.mkdir()
+    (prompts / "react.txt").write_text("Bad {{ no_such_variable }}\n")
+    with pytest.raises(sleuth.SleuthError) as info:
+        sleuth.eval("musique", musique, methods="react", model=searcher, out=tmp_path / "r",
+                    limit=2, prompts=prompts)
+    message = str(info.value)
+    assert "prompt template react.txt" in message, message
+    assert "fix the prompt template (prompts=)" in message, message
+    assert "model endpoint and key" not in message and "--" not in message, message
+    assert info.value.summary["verdict"] == {
+        "kind": "all_failed", "first_error": info.value.summary["first_error"], "cause": "template",
+    }
+
+
 def test_the_gil_is_released_while_eval_runs(musique, tmp_path):
     """A rate-limited Rust scripted model makes eval wait in Rust: a Python thread
     counting meanwhile must keep running (it would stall if eval held the GIL)."""
@@ -217,11 +234,16 @@ def test_an_experiments_budget_is_shared_by_its_jobs(musique, tmp_path):
         '[[groups]]\nname = "first"\nmethods = ["react"]\n'
         '[[groups]]\nname = "second"\nmethods = ["react"]\n'
     )
-    # Input tokens only: a call reserves its prompt at the input price (an estimate a
-    # little above what it is billed), so most of one call's price is left for slack.
+    # Input tokens only, counted as the budget estimates a call before it is sent
+    # (characters / 4): every call's reservation is what it is billed, whether a job's
+    # calls overlap or not.
+    def priced(messages, **kw):
+        chars = sum(len(m["content"]) for m in messages)
+        return {"text": searcher(messages), "input_tokens": -(-chars // 4), "output_tokens": 0}
+
     prices = tmp_path / "prices.toml"
     prices.write_text("[priced]\ninput = 100.0\noutput = 0.0\n")
-    kw = dict(model=searcher, model_name="priced", prices=prices, data={"musique": musique})
+    kw = dict(model=priced, model_name="priced", prices=prices, data={"musique": musique})
     free = sleuth.experiment(recipe, out=tmp_path / "free", **kw)
     costs = [j["summary"]["cost_usd"] for j in free.jobs]
     assert len(costs) == 2 and costs[0] > 0 and costs[0] == pytest.approx(costs[1])

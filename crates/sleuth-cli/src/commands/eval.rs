@@ -5,7 +5,7 @@ use crate::progress::EvalProgress;
 use crate::resolve::{MethodArgs, ModelArgs, QuestionArgs};
 use anyhow::Result;
 use sleuth::eval::Progress;
-use sleuth::eval::RunSummary;
+use sleuth::eval::{FailureCause, Verdict};
 use sleuth::study::{Job, Plan, Prepared};
 use std::path::{Path, PathBuf};
 
@@ -185,10 +185,7 @@ pub fn run_job(job: &Job, local: &LocalArgs, failures_of: Option<&Path>) -> Resu
         );
     }
     print_scores(&done.dir, &done.methods)?;
-    if let Some(reason) = &summary.halted {
-        anyhow::bail!("stopped before exceeding the cost budget ({reason}); rerun with a larger --max-cost to continue");
-    }
-    failures(summary, &done.dir)?;
+    verdict(summary.verdict(), &done.dir)?;
     Ok(totals.cost_usd)
 }
 
@@ -232,33 +229,30 @@ fn interrupted(job: &Job, before: usize, signal: crate::Interrupted) -> anyhow::
     signal.into()
 }
 
-/// A run whose selected questions all ended in errors is a failure, whether they
-/// failed now or in an earlier run of the directory (a re-run skips error records
-/// unless told to retry them); leftover errors in a run that otherwise worked are a
-/// hint, not a failure.
-fn failures(summary: &RunSummary, dir: &Path) -> Result<()> {
-    let errors = summary.errors + summary.skipped_errors;
-    let first = summary.first_error.as_deref().unwrap_or_default();
-    let all_failed = summary.errors == summary.written && summary.skipped_errors == summary.skipped;
-    if summary.written > 0 && all_failed {
-        let check = if sleuth::methods::PromptSet::is_template_error(first) {
-            "fix the prompt template (--prompts)"
-        } else {
-            "check the model endpoint and key"
-        };
-        anyhow::bail!(
-            "every question failed (first error: {first}); {check}, then rerun with --retry-errors"
-        );
-    }
-    if summary.written == 0 && summary.skipped > 0 && all_failed {
-        anyhow::bail!(
-            "nothing ran: all {} selected records in {} ended in errors (first error: {first}); rerun with --retry-errors to run them again",
-            summary.skipped,
+/// The run's verdict in the CLI's words: a failure is an error (a non-zero exit),
+/// leftover errors a hint.
+fn verdict(verdict: Verdict, dir: &Path) -> Result<()> {
+    match verdict {
+        Verdict::Done { errors: 0 } => {}
+        Verdict::Done { errors } => {
+            eprintln!("{errors} records ended in errors; rerun with --retry-errors to run them again")
+        }
+        Verdict::Halted { reason } => anyhow::bail!(
+            "stopped before exceeding the cost budget ({reason}); rerun with a larger --max-cost to continue"
+        ),
+        Verdict::AllFailed { first_error, cause } => {
+            let check = match cause {
+                FailureCause::Template => "fix the prompt template (--prompts)",
+                FailureCause::Model => "check the model endpoint and key",
+            };
+            anyhow::bail!(
+                "every question failed (first error: {first_error}); {check}, then rerun with --retry-errors"
+            );
+        }
+        Verdict::NothingRan { skipped, first_error } => anyhow::bail!(
+            "nothing ran: all {skipped} selected records in {} ended in errors (first error: {first_error}); rerun with --retry-errors to run them again",
             dir.display()
-        );
-    }
-    if errors > 0 {
-        eprintln!("{errors} records ended in errors; rerun with --retry-errors to run them again");
+        ),
     }
     Ok(())
 }

@@ -337,8 +337,10 @@ def ask(
 class EvalSummary(_Fields):
     """What :func:`eval` did: ``planned``, ``skipped`` (already recorded),
     ``skipped_errors``, ``written``, ``errors``, ``first_error``, ``halted``,
-    ``records`` (the records file), ``dir``, and the model totals ``calls``,
-    ``retries``, ``cache_hits``, ``input_tokens``, ``output_tokens``, ``cost_usd``."""
+    ``records`` (the records file), ``dir``, the model totals ``calls``,
+    ``retries``, ``cache_hits``, ``input_tokens``, ``output_tokens``, ``cost_usd``, and
+    ``verdict``: the run's outcome as the CLI's exit code reads it (``kind`` done,
+    halted, all_failed or nothing_ran, with its details)."""
 
     def __repr__(self) -> str:
         return (
@@ -442,32 +444,35 @@ def eval(  # noqa: A001 - the CLI's verb
 
 
 def _check(s: EvalSummary) -> None:
-    """The CLI's exit rules: a budget halt and an all-error run are failures."""
-    if s["halted"]:
+    """The run's verdict (the library decides it, as for the CLI's exit code) in
+    Python's words: a budget halt and a run of nothing but errors raise."""
+    verdict = s["verdict"]
+    kind = verdict["kind"]
+    if kind == "halted":
         err: SleuthError = BudgetExceeded(
             _native.pythonic_message(
-                f"stopped before exceeding the cost budget ({s['halted']}); rerun with a larger max_cost to continue"
+                f"stopped before exceeding the cost budget ({verdict['reason']}); "
+                "rerun with a larger max_cost to continue"
             )
         )
-        err.summary = s  # type: ignore[attr-defined]
-        raise err
-    first = s["first_error"] or ""
-    all_failed = s["errors"] == s["written"] and s["skipped_errors"] == s["skipped"]
-    message = None
-    if s["written"] > 0 and all_failed:
-        message = (
-            f"every question failed (first error: {first}); check the model endpoint and key, "
+    elif kind == "all_failed":
+        check = {
+            "template": "fix the prompt template (prompts=)",
+            "model": "check the model endpoint and key",
+        }[verdict["cause"]]
+        err = SleuthError(
+            f"every question failed (first error: {verdict['first_error']}); {check}, "
             "then rerun with retry_errors=True"
         )
-    elif s["written"] == 0 and s["skipped"] > 0 and all_failed:
-        message = (
-            f"nothing ran: all {s['skipped']} selected records in {s['dir']} ended in errors "
-            f"(first error: {first}); rerun with retry_errors=True to run them again"
+    elif kind == "nothing_ran":
+        err = SleuthError(
+            f"nothing ran: all {verdict['skipped']} selected records in {s['dir']} ended in errors "
+            f"(first error: {verdict['first_error']}); rerun with retry_errors=True to run them again"
         )
-    if message:
-        err = SleuthError(message)
-        err.summary = s  # type: ignore[attr-defined]
-        raise err
+    else:
+        return
+    err.summary = s  # type: ignore[attr-defined]
+    raise err
 
 
 class ExperimentResult(_Fields):

@@ -14,8 +14,10 @@ pub mod runner;
 pub mod scoring;
 pub mod stats;
 pub mod store;
+mod verdict;
 
 pub use conditions::{RunConditions, RunConfig, RunDifference};
 pub use record::{FirstAttempt, RecordContext, RunRecord, SupportScores, RECORD_VERSION};
 pub use runner::{run_episode, Outcome, Progress, Quiet, RunSummary, Runner};
 pub use store::{RecordedRuns, RunStore};
+pub use verdict::{FailureCause, Verdict};
