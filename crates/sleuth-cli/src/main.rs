@@ -79,6 +79,8 @@ fn command(config: &config::Config) -> clap::Command {
 
 fn main() -> ExitCode {
     restore_sigpipe();
+    // The library's messages name its knobs by this front end's flags.
+    sleuth::knob::speak_as(sleuth::knob::Speaker::Cli);
     tracing_subscriber::fmt()
         // Unset SLEUTH_LOG shows our own warnings (e.g. a response cache gone away)
         // but not the embedded model's chatter.

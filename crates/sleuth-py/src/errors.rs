@@ -4,14 +4,12 @@
 //! subclasses say which layer refused (bad data, a model that cannot be opened or
 //! failed, a method or setting that does not exist, a run directory in use, a budget).
 //! The classes live in module `sleuth` (tracebacks read `sleuth.MethodError`, not the
-//! extension's private name), and messages name keywords, not CLI flags
-//! ([`crate::wording`]).
+//! extension's private name), and messages name keywords, not CLI flags (the library
+//! words its knobs for Python once the module has called `sleuth::knob::speak_as`).
 
 use pyo3::create_exception;
 use pyo3::exceptions::PyException;
 use pyo3::prelude::*;
-
-use crate::wording::pythonic;
 
 create_exception!(
     sleuth,
@@ -64,7 +62,7 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
 /// A library error as the matching Python exception, its message in Python's words
 /// (keywords for the CLI's flags).
 pub fn to_py(e: sleuth::Error) -> PyErr {
-    let message = pythonic(&e.to_string());
+    let message = e.to_string();
     match e {
         sleuth::Error::Data(_) | sleuth::Error::Index(_) | sleuth::Error::IndexAt { .. } => {
             DataError::new_err(message)
@@ -98,11 +96,11 @@ fn experiment(e: sleuth::study::ExperimentError) -> PyErr {
 }
 
 pub fn data(e: sleuth::data::DataError) -> PyErr {
-    DataError::new_err(pythonic(&e.to_string()))
+    DataError::new_err(e.to_string())
 }
 
 pub fn method(message: impl std::fmt::Display) -> PyErr {
-    MethodError::new_err(pythonic(&message.to_string()))
+    MethodError::new_err(message.to_string())
 }
 
 /// A report that could not be made: a baseline the records do not hold (or that names
@@ -113,7 +111,7 @@ pub fn report(e: sleuth::study::ReportError) -> PyErr {
     match e {
         R::Records(e) => to_py(e),
         R::UnknownBaseline { .. } | R::AmbiguousBaseline { .. } => method(e),
-        other => SleuthError::new_err(pythonic(&with_causes(&other))),
+        other => SleuthError::new_err(with_causes(&other)),
     }
 }
 

@@ -16,7 +16,6 @@ mod official;
 mod question;
 mod report;
 mod run;
-mod wording;
 
 use pyo3::prelude::*;
 use std::future::Future;
@@ -66,6 +65,8 @@ where
 #[pymodule]
 #[pyo3(name = "_native")]
 fn native(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    // The library's messages name its knobs by this package's keywords.
+    sleuth::knob::speak_as(sleuth::knob::Speaker::Python);
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     errors::register(m)?;
     m.add_class::<question::Question>()?;
@@ -80,6 +81,5 @@ fn native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(report::report, m)?)?;
     m.add_function(wrap_pyfunction!(official::export, m)?)?;
     m.add_function(wrap_pyfunction!(official::score, m)?)?;
-    m.add_function(wrap_pyfunction!(wording::pythonic_message, m)?)?;
     Ok(())
 }

@@ -64,8 +64,8 @@ pub fn ask(
     })?;
     match outcome {
         Outcome::Record(record) => Ok(serde_json::to_string(&record).expect("records serialize")),
-        Outcome::Halted(reason) => Err(errors::BudgetExceeded::new_err(crate::wording::pythonic(
-            &format!("stopped before exceeding the cost budget ({reason})"),
+        Outcome::Halted(reason) => Err(errors::BudgetExceeded::new_err(format!(
+            "stopped before exceeding the cost budget ({reason})"
         ))),
         Outcome::Skipped => unreachable!("a single episode is never skipped"),
     }

@@ -99,16 +99,18 @@ def test_errors_print_as_sleuth_classes_and_name_keywords_not_flags(musique, tmp
     with pytest.raises(sleuth.SleuthError) as info:
         sleuth.ask("react", q, model="scripted:x", max_cost=-1)
     assert "(max_cost=)" in str(info.value) and "--" not in str(info.value), str(info.value)
-    # A suggested shell command is left as a shell command; other flags become keywords.
-    reword = sleuth._native.pythonic_message
-    assert reword("clear it with `sleuth cache clear --cache D`") == "clear it with `sleuth cache clear --cache D`"
-    assert reword("pass --prices FILE, or --no-cache") == "pass prices=FILE, or cache=False"
-    assert reword("--dataset jsonl needs --data FILE") == "dataset=jsonl needs path=FILE"
-    assert reword("use --array=1-4 or --sample-offset") == "use --array=1-4 or sample_offset="
-    # Switches are keywords set to True; report options keep their names.
-    assert reword("--batch: `python:m` has no batch API") == "batch=True: `python:m` has no batch API"
-    assert reword("rerun with --retry-errors") == "rerun with retry_errors=True"
-    assert reword("--direction up: expected one of") == "direction=up: expected one of"
+    # The library words every knob in the package's keywords (no rewriting on the way
+    # out): a cache location, a shard, a knob Python has no keyword for.
+    with pytest.raises(sleuth.SleuthError) as info:
+        sleuth.ask("react", q, model="scripted:x", cache="ftp://host/x")
+    assert str(info.value).startswith("cache=: `ftp://` is not a cache location"), str(info.value)
+    recipe = tmp_path / "r.toml"
+    recipe.write_text('name = "r"\nmethods = ["react"]\n[[datasets]]\nname = "musique"\n')
+    with pytest.raises(sleuth.SleuthError) as info:
+        sleuth.experiment(recipe, model="scripted:x", shard="5/2", dry_run=True,
+                          data={"musique": musique})
+    assert "shard=5/2: expected I/N" in str(info.value), str(info.value)
+    assert not hasattr(sleuth._native, "pythonic_message")
 
 
 def test_an_exception_in_the_callable_is_raised_with_the_partial_episode(musique):

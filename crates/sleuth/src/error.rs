@@ -34,10 +34,10 @@ pub enum Error {
         source: std::io::Error,
     },
     /// Another process is writing this run directory (see `eval::lock`).
-    #[error("{}: another sleuth is writing this run directory ({}); wait for it to finish or use another --out", .dir.display(), holder(.pid))]
+    #[error("{}: another sleuth is writing this run directory ({}); wait for it to finish or use another {}", .dir.display(), holder(.pid), crate::knob::Knob::Out)]
     RunLocked { dir: PathBuf, pid: Option<u32> },
     /// A resume asked under other conditions than the directory's run was made under.
-    #[error("{}: the run in this directory was made under other conditions: {difference}; resume it as it was, or use another --out directory", .dir.display())]
+    #[error("{}: the run in this directory was made under other conditions: {difference}; resume it as it was, or use another {} directory", .dir.display(), crate::knob::Knob::Out)]
     RunDiffers {
         dir: PathBuf,
         difference: crate::eval::difference::RunDifference,

@@ -39,6 +39,7 @@ const LAYERS: &[(&str, &[&str])] = &[
     ("atomic", EVERY_LAYER),
     ("file_lock", EVERY_LAYER),
     ("names", EVERY_LAYER),
+    ("knob", EVERY_LAYER),
     ("data", EVERY_LAYER.split_at(1).1),
     ("retrieval", EVERY_LAYER.split_at(2).1),
     (

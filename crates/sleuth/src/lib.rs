@@ -25,6 +25,7 @@ pub mod env;
 pub mod error;
 pub mod eval;
 pub mod file_lock;
+pub mod knob;
 pub mod llm;
 pub mod memory;
 pub mod methods;

@@ -450,10 +450,8 @@ def _check(s: EvalSummary) -> None:
     kind = verdict["kind"]
     if kind == "halted":
         err: SleuthError = BudgetExceeded(
-            _native.pythonic_message(
-                f"stopped before exceeding the cost budget ({verdict['reason']}); "
-                "rerun with a larger max_cost to continue"
-            )
+            f"stopped before exceeding the cost budget ({verdict['reason']}); "
+            "rerun with a larger max_cost to continue"
         )
     elif kind == "all_failed":
         check = {

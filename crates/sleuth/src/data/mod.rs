@@ -50,7 +50,7 @@ pub enum DataError {
     },
     #[error("unknown dataset `{0}` (expected one of: hotpotqa, musique, 2wiki, jsonl)")]
     UnknownDataset(String),
-    #[error("{dataset} is not installed in {dir}: run `sleuth data fetch {dataset}` (or give --data FILE)")]
+    #[error("{dataset} is not installed in {dir}: run `sleuth data fetch {dataset}` (or give {})", crate::knob::Knob::Data.with("FILE"))]
     NotInstalled { dataset: String, dir: PathBuf },
     #[error("{0}")]
     Invalid(String),

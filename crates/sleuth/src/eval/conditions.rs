@@ -14,6 +14,7 @@
 //! nothing is compared for them (the earlier checks still hold).
 
 pub use super::difference::RunDifference;
+use crate::knob::Knob;
 use crate::methods::PromptsIdentity;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -97,7 +98,7 @@ enum Order {
 impl fmt::Display for Order {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Order::Head => write!(f, "the file's first questions (no --sample)"),
+            Order::Head => write!(f, "the file's first questions (no {})", Knob::Sample),
             Order::Sample { seed, offset: 0 } => write!(f, "a sample under seed {seed}"),
             Order::Sample { seed, offset } => {
                 write!(f, "a sample under seed {seed} skipping {offset}")

@@ -34,7 +34,7 @@ pub enum LlmError {
     Refused(String),
     /// The reply was longer than the configured cap (`--max-reply-bytes`): it was not
     /// read further, and the call failed (a rerun would get the same).
-    #[error("{provider}: the reply is longer than the {limit}-byte limit, so it was not read (raise it with --max-reply-bytes if the model is meant to write that much)")]
+    #[error("{provider}: the reply is longer than the {limit}-byte limit, so it was not read (raise it with {} if the model is meant to write that much)", crate::knob::Knob::MaxReplyBytes)]
     TooLarge { provider: String, limit: usize },
 }
 

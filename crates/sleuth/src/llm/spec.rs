@@ -334,7 +334,8 @@ pub fn open_batches(spec: &ModelSpec, opts: &ModelOptions) -> Result<Arc<dyn Bat
 
 fn no_batches(spec: &dyn fmt::Display) -> LlmError {
     LlmError::Config(format!(
-        "--batch: `{spec}` has no batch API; batches go to openai:, openai-compat: (a server with /v1/batches) or anthropic: models"
+        "{}: `{spec}` has no batch API; batches go to openai:, openai-compat: (a server with /v1/batches) or anthropic: models",
+        crate::knob::Knob::Batch
     ))
 }
 

@@ -24,7 +24,7 @@ pub enum MethodError {
         chosen: Vec<String>,
         readers: Vec<&'static str>,
     },
-    #[error("no method given (e.g. --methods react,sleuth)")]
+    #[error("no method given (e.g. {})", crate::knob::Knob::Methods.with("react,sleuth"))]
     NoneChosen,
     #[error(transparent)]
     Setting(#[from] SettingError),

@@ -592,8 +592,10 @@ pub fn all_keys() -> impl Iterator<Item = &'static str> {
 
 /// The README's method table, generated from the rows.
 pub fn markdown_table() -> String {
-    let mut out = String::from(
-        "| method | setting | what it is | reads (`--set`) |\n| --- | --- | --- | --- |\n",
+    // The README's words are the CLI's.
+    let mut out = format!(
+        "| method | setting | what it is | reads (`{}`) |\n| --- | --- | --- | --- |\n",
+        crate::knob::Knob::Set.flag()
     );
     for m in METHODS {
         let keys: Vec<&str> = m

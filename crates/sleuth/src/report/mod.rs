@@ -20,6 +20,7 @@ pub use figures::{slug, Figure};
 pub use paper::Selection;
 
 use crate::eval::analysis::{Analysis, ArmKey, Conventions, RecordDigest, RecordSet};
+use crate::knob::Knob;
 use crate::{Error, Result};
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -33,7 +34,7 @@ pub fn markdown(a: &Analysis) -> String {
         .collect::<Vec<_>>()
         .join("\n");
     if a.max_turn > 0 {
-        out.push_str("\n(Accuracy at turn t and working-memory dynamics: see --out or --json.)\n");
+        out.push_str(&more_in_files());
     }
     out
 }
@@ -53,7 +54,7 @@ pub fn markdown_of(a: &Analysis, selection: &Selection) -> (String, Vec<String>)
         false => format!("_{}_\n\n{body}", Conventions::describe(a)),
     };
     if a.max_turn > 0 && *selection == Selection::Terminal {
-        out.push_str("\n(Accuracy at turn t and working-memory dynamics: see --out or --json.)\n");
+        out.push_str(&more_in_files());
     }
     (out, empty)
 }
@@ -193,4 +194,11 @@ pub fn trace_pages(set: &RecordSet) -> Vec<TracePage<'_>> {
             }
         })
         .collect()
+}
+
+/// Where the tables a terminal leaves out are: a report is a document in the CLI's
+/// words, whoever wrote it.
+fn more_in_files() -> String {
+    let (out, json) = (Knob::Out.flag(), Knob::Json.flag());
+    format!("\n(Accuracy at turn t and working-memory dynamics: see {out} or {json}.)\n")
 }

@@ -436,9 +436,11 @@ fn errors(a: &Analysis, d: Dims) -> Table {
     rest.extend(Outcome::ALL.iter().map(|o| o.name()));
     rest.extend(["timed out", "gold in history %"]);
     let mut t = Table::new("errors", "Error decomposition (% of questions)", &d.columns(&rest))
-        .with_note(
-            "unfinished = no answer before the budget ran out (context overflow, unparseable response, error); verbose = a wrong answer containing the gold answer; other = a partial match (some of the gold's words), or a wrong answer without the evidence; reasoning = any other wrong answer, given after a gold paragraph was retrieved (--reasoning-evidence all: every one); gold in history = % of timed-out episodes whose observations contain the gold answer.",
-        );
+        // A report is a document in the CLI's words, whoever wrote it.
+        .with_note(&format!(
+            "unfinished = no answer before the budget ran out (context overflow, unparseable response, error); verbose = a wrong answer containing the gold answer; other = a partial match (some of the gold's words), or a wrong answer without the evidence; reasoning = any other wrong answer, given after a gold paragraph was retrieved ({} all: every one); gold in history = % of timed-out episodes whose observations contain the gold answer.",
+            crate::knob::Knob::ReasoningEvidence.flag()
+        ));
     for e in &a.errors {
         let mut row = d.cells(&e.arm);
         row.push(Cell::Int(e.n as u64));

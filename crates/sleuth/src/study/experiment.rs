@@ -51,6 +51,7 @@ use super::selection::{Sample, Selection, Source};
 use super::{Job, Shard};
 use crate::data::Dataset;
 use crate::eval::analysis::Conventions;
+use crate::knob::Knob;
 use crate::llm::middleware::CacheScope;
 use crate::{Error, Result};
 use serde::Deserialize;
@@ -237,7 +238,8 @@ impl Experiment {
         }
         if recipe.data_root.is_some() {
             return Err(Error::Invalid(format!(
-                "{shown}: `data_root` is no longer read: data paths start at the data directory (`sleuth data fetch`), or pass --data-root DIR"
+                "{shown}: `data_root` is no longer read: data paths start at the data directory (`sleuth data fetch`), or pass {}",
+                Knob::DataRoot.with("DIR")
             )));
         }
         if recipe.setup.is_some_and(|n| n > 0) && recipe.sample.is_none() {
@@ -427,9 +429,10 @@ fn corpus_of(g: &Group, root: &Path, overrides: &Overrides) -> Result<Option<Cor
                 (Some(dir), _) => dir.clone(),
                 (None, Some(rel)) => lexical_normalize(&root.join(rel)),
                 (None, None) => {
-                    return Err(Error::Invalid(
-                        "env = \"corpus\" needs `index` (a `sleuth index build` directory, relative to the data root) or --index DIR".into(),
-                    ))
+                    return Err(Error::Invalid(format!(
+                        "env = \"corpus\" needs `index` (a `sleuth index build` directory, relative to the data root) or {}",
+                        Knob::Index.with("DIR")
+                    )))
                 }
             };
             Ok(Some(CorpusChoice {

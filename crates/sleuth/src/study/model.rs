@@ -5,6 +5,7 @@
 //! opens itself and hands to [`ModelSetup::open_with`].
 
 use crate::eval::estimate::Pricing;
+use crate::knob::Knob;
 use crate::llm::middleware::{price_id, CacheScope};
 use crate::llm::{
     open_stack, stack_with, CacheSpec, ChatModel, CostBudget, LlmError, ModelOptions, ModelSpec,
@@ -164,9 +165,10 @@ impl ModelSetup {
         }
         if let Some(limit) = self.max_cost {
             if limit.is_nan() || limit <= 0.0 {
-                return Err(LlmError::Config(
-                    "the cost budget (--max-cost) must be positive (USD)".into(),
-                )
+                return Err(LlmError::Config(format!(
+                    "the cost budget ({}) must be positive (USD)",
+                    Knob::MaxCost
+                ))
                 .into());
             }
             opts.budget = Some(CostBudget::new(limit));
@@ -217,7 +219,9 @@ impl ModelSetup {
             let id = price_id(&self.spec);
             if self.max_cost.is_some() {
                 return Err(Error::Invalid(format!(
-                    "--max-cost: the price table has no entry for `{id}`, so the budget cannot be enforced; pass --prices FILE with an `[{id}]` entry (docs/prices.md)"
+                    "{}: the price table has no entry for `{id}`, so the budget cannot be enforced; pass {} with an `[{id}]` entry (docs/prices.md)",
+                    Knob::MaxCost,
+                    Knob::Prices.with("FILE")
                 )));
             }
             unpriced = Some(id.to_string());
@@ -249,7 +253,11 @@ pub fn default_cache_dir() -> Result<PathBuf> {
         .map(PathBuf::from)
         .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))
         .ok_or_else(|| {
-            Error::Invalid("no cache directory: set --cache DIR or --no-cache".into())
+            Error::Invalid(format!(
+                "no cache directory: set {} or {}",
+                Knob::Cache.with("DIR"),
+                Knob::NoCache
+            ))
         })?;
     Ok(base.join("sleuth").join("responses"))
 }

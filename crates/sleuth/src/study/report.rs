@@ -7,6 +7,7 @@
 
 use super::MANIFEST;
 use crate::eval::analysis::{load_with, Analysis, Conventions, Options, Overrides, RecordSet};
+use crate::knob::Knob;
 use crate::report::site::{self, IndexPages, PageError, TraceWritten};
 use crate::report::{self, table::Table, Selection};
 use serde::Serialize;
@@ -46,13 +47,13 @@ pub enum ReportError {
         #[source]
         source: serde_json::Error,
     },
-    #[error("baseline `{baseline}` has no records (present: {})", .present.join(", "))]
+    #[error("{} has no records (present: {})", Knob::Baseline.subject(baseline), .present.join(", "))]
     UnknownBaseline {
         baseline: String,
         present: Vec<String>,
     },
     /// A method with several arms (a sweep) named as the baseline: which arm is meant?
-    #[error("baseline `{baseline}` has {} arms; name one: {}", .arms.len(), name_one(.arms))]
+    #[error("{} has {} arms; name one: {}", Knob::Baseline.subject(baseline), .arms.len(), name_one(.arms))]
     AmbiguousBaseline { baseline: String, arms: Vec<String> },
     /// An option out of its range (the CLI's parser already refuses these).
     #[error("{0}")]
@@ -66,7 +67,7 @@ pub enum ReportError {
 
 fn name_one(arms: &[String]) -> String {
     arms.iter()
-        .map(|a| format!("--baseline '{a}'"))
+        .map(|a| Knob::Baseline.with(format!("'{a}'")).to_string())
         .collect::<Vec<_>>()
         .join(", ")
 }
@@ -211,11 +212,12 @@ fn recipes_conventions(
         })?;
         if let Some((other, at)) = named.iter().find(|(o, _)| *o != c) {
             return Err(ReportError::Invalid(format!(
-                "the recipes name different conventions ({} in {}, {} in {}); choose one with --conventions",
+                "the recipes name different conventions ({} in {}, {} in {}); choose one with {}",
                 other.name(),
                 at.display(),
                 c.name(),
-                path.display()
+                path.display(),
+                Knob::Conventions
             )));
         }
         named.push((c, path));
@@ -227,18 +229,20 @@ fn recipes_conventions(
 pub const MAX_RESAMPLES: usize = 10_000_000;
 
 /// What the CLI's argument parser checks, checked again for front ends without one
-/// (worded with the flags, as the library's messages are; Python rewords them).
+/// (each front end words the knob).
 fn check_ranges(options: &Options) -> Result<(), ReportError> {
     if !(1..=MAX_RESAMPLES).contains(&options.resamples) {
         return Err(ReportError::Invalid(format!(
-            "--resamples must be 1 to {MAX_RESAMPLES} (got {})",
+            "{} must be 1 to {MAX_RESAMPLES} (got {})",
+            Knob::Resamples,
             options.resamples
         )));
     }
     if options.cohort_turns == Some(0) {
-        return Err(ReportError::Invalid(
-            "--cohort must be at least 1 turn".to_string(),
-        ));
+        return Err(ReportError::Invalid(format!(
+            "{} must be at least 1 turn",
+            Knob::Cohort
+        )));
     }
     Ok(())
 }
@@ -421,7 +425,7 @@ mod tests {
         let mut zero = job(missing, None, &[]);
         zero.options.resamples = 0;
         let err = zero.open().err().unwrap();
-        assert_eq!(err.to_string(), "--resamples must be 1 to 10000000 (got 0)");
+        assert_eq!(err.to_string(), "resamples must be 1 to 10000000 (got 0)");
     }
 
     #[test]
@@ -437,8 +441,8 @@ mod tests {
         let err = job(dir.path(), Some("react"), &[]).open().err().unwrap();
         assert_eq!(
             err.to_string(),
-            "baseline `react` has 2 arms; name one: --baseline 'react [nudge=0.5]', \
-             --baseline 'react [nudge=0.7]'"
+            "baseline `react` has 2 arms; name one: baseline='react [nudge=0.5]', \
+             baseline='react [nudge=0.7]'"
         );
         for ok in ["eir", "react [nudge=0.7]"] {
             let report = job(dir.path(), Some(ok), &[]).open().unwrap();

@@ -7,6 +7,7 @@
 //! `experiment.json` keeps them.
 
 use crate::eval::analysis::{Conventions, HolmRule};
+use crate::knob::Knob;
 use serde::{Deserialize, Serialize};
 use std::path::Path;
 
@@ -91,16 +92,18 @@ impl ReportCommand {
             .collect()
     }
 
-    /// The command's arguments after `sleuth`, reading `out`.
+    /// The command's arguments after `sleuth`, reading `out` (a command line: the
+    /// CLI's flags, whoever is speaking).
     pub fn argv(&self, out: &Path) -> Vec<String> {
         let mut argv = vec!["report".to_string(), out.display().to_string()];
+        let mut pass = |knob: Knob, value: String| argv.extend([knob.flag().to_string(), value]);
         if let Some(b) = &self.baseline {
-            argv.extend(["--baseline".to_string(), b.clone()]);
+            pass(Knob::Baseline, b.clone());
         }
         if let Some(h) = self.holm {
-            argv.extend(["--holm-family".to_string(), h.family.name().to_string()]);
+            pass(Knob::HolmFamily, h.family.name().to_string());
             if h.size > 0 {
-                argv.extend(["--holm-size".to_string(), h.size.to_string()]);
+                pass(Knob::HolmSize, h.size.to_string());
             }
         }
         argv

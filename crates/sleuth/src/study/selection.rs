@@ -12,6 +12,7 @@
 
 use super::Shard;
 use crate::data::{self, DataError, Dataset, Question, Questions};
+use crate::knob::Knob;
 use crate::Result;
 use rand::seq::SliceRandom;
 use rand::SeedableRng;
@@ -168,7 +169,9 @@ impl Selection {
         let mut keep = self.narrow(&all);
         if keep.is_empty() {
             return Err(DataError::Invalid(format!(
-                "no questions selected from {origin} (check --hops/--limit)"
+                "no questions selected from {origin} (check {} and {})",
+                Knob::Hops,
+                Knob::Limit
             ))
             .into());
         }
@@ -217,8 +220,11 @@ impl Selection {
             .map(|h| format!("{h}-hop"))
             .collect();
         Some(format!(
-            "the first {limit} questions are all {only}-hop (the file is ordered by hops and also holds {}); for a mix use --sample {limit} --seed S, or --hops H per split",
-            others.join(", ")
+            "the first {limit} questions are all {only}-hop (the file is ordered by hops and also holds {}); for a mix use {} {}, or {} per split",
+            others.join(", "),
+            Knob::Sample.with(limit),
+            Knob::Seed.with("S"),
+            Knob::Hops.with("H")
         ))
     }
 

@@ -18,6 +18,7 @@
 //!
 //! Outside both, `auto` fails with a message naming the variables it looked for.
 
+use crate::knob::{Knob, KnobValue};
 use crate::{Error, Result};
 use std::fmt;
 
@@ -55,11 +56,17 @@ impl Shard {
     }
 }
 
+/// `--shard auto`, as the front end words it.
+fn auto() -> KnobValue {
+    Knob::Shard.with("auto")
+}
+
 /// Parses `I/N` with 1 <= I <= N.
 pub fn parse(spec: &str) -> Result<Shard> {
     let err = || {
         invalid(format!(
-            "--shard {spec}: expected I/N with 1 <= I <= N (e.g. 2/4) or `auto`"
+            "{}: expected I/N with 1 <= I <= N (e.g. 2/4) or `auto`",
+            Knob::Shard.with(spec)
         ))
     };
     let (i, n) = spec.split_once('/').ok_or_else(err)?;
@@ -83,15 +90,16 @@ pub fn from_env(get: impl Fn(&str) -> Option<String>) -> Result<Shard> {
         return kubernetes(&index, &get);
     }
     if get("SLURM_JOB_ID").is_some() {
-        return Err(invalid("--shard auto: this Slurm job is not a job array (SLURM_ARRAY_TASK_ID is unset); submit it with `sbatch --array=1-N` or pass --shard I/N"));
+        return Err(invalid(format!("{}: this Slurm job is not a job array (SLURM_ARRAY_TASK_ID is unset); submit it with `sbatch --array=1-N` or pass {}", auto(), Knob::Shard.with("I/N"))));
     }
-    Err(invalid("--shard auto: not inside a Slurm job array (SLURM_ARRAY_TASK_ID) or a Kubernetes indexed Job (JOB_COMPLETION_INDEX); pass --shard I/N instead"))
+    Err(invalid(format!("{}: not inside a Slurm job array (SLURM_ARRAY_TASK_ID) or a Kubernetes indexed Job (JOB_COMPLETION_INDEX); pass {} instead", auto(), Knob::Shard.with("I/N"))))
 }
 
 fn number(name: &str, value: &str) -> Result<usize> {
     value.trim().parse().map_err(|_| {
         invalid(format!(
-            "--shard auto: {name}={value} is not a non-negative integer"
+            "{}: {name}={value} is not a non-negative integer",
+            auto()
         ))
     })
 }
@@ -99,7 +107,10 @@ fn number(name: &str, value: &str) -> Result<usize> {
 fn slurm(id: &str, get: &impl Fn(&str) -> Option<String>) -> Result<Shard> {
     let need = |name: &str| {
         let v = get(name).ok_or_else(|| {
-            invalid(format!("--shard auto: SLURM_ARRAY_TASK_ID is set but {name} is not (Slurm sets both in a job array)"))
+            invalid(format!(
+                "{}: SLURM_ARRAY_TASK_ID is set but {name} is not (Slurm sets both in a job array)",
+                auto()
+            ))
         })?;
         number(name, &v)
     };
@@ -111,7 +122,8 @@ fn slurm(id: &str, get: &impl Fn(&str) -> Option<String>) -> Result<Shard> {
     );
     if count == 0 || min > max || id < min || id > max {
         return Err(invalid(format!(
-            "--shard auto: inconsistent Slurm array (task {id}, {count} tasks from {min} to {max})"
+            "{}: inconsistent Slurm array (task {id}, {count} tasks from {min} to {max})",
+            auto()
         )));
     }
     if count == 1 {
@@ -120,7 +132,7 @@ fn slurm(id: &str, get: &impl Fn(&str) -> Option<String>) -> Result<Shard> {
     let span = max - min;
     let step = span / (count - 1);
     if step == 0 || span % (count - 1) != 0 || (id - min) % step != 0 {
-        return Err(invalid(format!("--shard auto: Slurm array task {id} of {count} tasks from {min} to {max}: the ids are not an evenly spaced range (use --array=A-B or A-B:STEP, or pass --shard I/N)")));
+        return Err(invalid(format!("{}: Slurm array task {id} of {count} tasks from {min} to {max}: the ids are not an evenly spaced range (use --array=A-B or A-B:STEP, or pass {})", auto(), Knob::Shard.with("I/N"))));
     }
     Ok(Shard {
         index: (id - min) / step + 1,
@@ -131,11 +143,11 @@ fn slurm(id: &str, get: &impl Fn(&str) -> Option<String>) -> Result<Shard> {
 fn kubernetes(index: &str, get: &impl Fn(&str) -> Option<String>) -> Result<Shard> {
     let index = number("JOB_COMPLETION_INDEX", index)?;
     let count = get("SLEUTH_SHARD_COUNT").ok_or_else(|| {
-        invalid(format!("--shard auto: JOB_COMPLETION_INDEX={index} (a Kubernetes indexed Job) but the Job's completion count is not in the pod's environment; set SLEUTH_SHARD_COUNT to the Job's spec.completions"))
+        invalid(format!("{}: JOB_COMPLETION_INDEX={index} (a Kubernetes indexed Job) but the Job's completion count is not in the pod's environment; set SLEUTH_SHARD_COUNT to the Job's spec.completions", auto()))
     })?;
     let count = number("SLEUTH_SHARD_COUNT", &count)?;
     if index >= count {
-        return Err(invalid(format!("--shard auto: JOB_COMPLETION_INDEX={index} is not below SLEUTH_SHARD_COUNT={count} (set it to the Job's spec.completions)")));
+        return Err(invalid(format!("{}: JOB_COMPLETION_INDEX={index} is not below SLEUTH_SHARD_COUNT={count} (set it to the Job's spec.completions)", auto())));
     }
     Ok(Shard {
         index: index + 1,

@@ -1,6 +1,7 @@
 //! What can go wrong while fetching: each message says what happened to the files and
 //! what to do next.
 
+use crate::knob::Knob;
 use std::path::{Path, PathBuf};
 
 /// What can go wrong while fetching. Every message says what to do next.
@@ -10,7 +11,7 @@ pub enum FetchError {
     UnknownSource(String),
     #[error("{url}: HTTP {status}")]
     Status { url: String, status: u16 },
-    #[error("{url} answered with a web page instead of the file; download it in a browser and install it with `sleuth data fetch NAME --from FILE`")]
+    #[error("{url} answered with a web page instead of the file; download it in a browser and install it with `sleuth data fetch NAME {} FILE`", Knob::From.flag())]
     Html { url: String },
     #[error("download of {url} failed after {attempts} tries ({message}); {bytes} bytes are kept: run the same command again to resume")]
     Interrupted {
@@ -19,7 +20,7 @@ pub enum FetchError {
         message: String,
         bytes: u64,
     },
-    #[error("{url}: {message}, {attempts} tries; is this machine offline? Download the file on a machine that can reach it and install it with `sleuth data fetch NAME --from FILE`, or pass a local file to a command with `--data FILE`")]
+    #[error("{url}: {message}, {attempts} tries; is this machine offline? Download the file on a machine that can reach it and install it with `sleuth data fetch NAME {} FILE`, or pass a local file to a command with {}", Knob::From.flag(), Knob::Data.with("FILE"))]
     Unreachable {
         url: String,
         attempts: u32,

@@ -30,6 +30,7 @@ mod validate;
 #[cfg(test)]
 mod bounds_tests;
 
+use crate::knob::Knob;
 pub use digests::{Digests, Recorded};
 pub use error::FetchError;
 use limits::{room_for, Staging};
@@ -87,7 +88,9 @@ pub fn default_file(dataset: Dataset, data_dir: &Path) -> Result<PathBuf, DataEr
     let source = source_of(dataset).filter(|s| s.default_file.is_some());
     let Some(source) = source else {
         return Err(DataError::Invalid(format!(
-            "--dataset {dataset} needs --data FILE (there is nothing to fetch for it)"
+            "{} needs {} (there is nothing to fetch for it)",
+            Knob::Dataset.with(dataset),
+            Knob::Data.with("FILE")
         )));
     };
     let file = source.default_file.expect("filtered above");
@@ -158,9 +161,10 @@ pub async fn fetch(
         return Err(FetchError::Archive {
             path: opts.from[0].clone(),
             message: format!(
-                "{} needs {} file(s) for --from, in this order: {}",
+                "{} needs {} file(s) for {}, in this order: {}",
                 source.name,
                 source.remotes.len(),
+                Knob::From,
                 source
                     .remotes
                     .iter()
@@ -454,7 +458,7 @@ mod tests {
             default_file(Dataset::Jsonl, dir.path())
                 .unwrap_err()
                 .to_string(),
-            "--dataset jsonl needs --data FILE (there is nothing to fetch for it)"
+            "dataset=jsonl needs data=FILE (there is nothing to fetch for it)"
         );
     }
 }

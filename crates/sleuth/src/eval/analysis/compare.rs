@@ -172,9 +172,9 @@ pub fn compare_to_baseline_sized(
         };
         if candidates.len() > 1 {
             warnings.push(format!(
-                "several `{baseline}` arms for {dataset} / {model}; comparing against `{}` (name one as --baseline '{}')",
+                "several `{baseline}` arms for {dataset} / {model}; comparing against `{}` (name one as {})",
                 base.key.name(),
-                base.key.name()
+                crate::knob::Knob::Baseline.with(format!("'{}'", base.key.name()))
             ));
         }
         for arm in here.iter().filter(|a| a.key != base.key) {

@@ -10,6 +10,7 @@
 
 use super::{Aliases, Analysis, Direction, ErrorClasses, HolmFamily, Options, ReasoningEvidence};
 use crate::eval::stats::BootstrapP;
+use crate::knob::Knob;
 use serde::Serialize;
 
 /// Whose rules a report follows.
@@ -165,7 +166,8 @@ impl Conventions {
         };
         let gold = match a.aliases {
             Aliases::On => "gold answers and their aliases",
-            Aliases::Off => "the first gold answer alone (--aliases off)",
+            // A report is a document in the CLI's words, whoever wrote it.
+            Aliases::Off => &format!("the first gold answer alone ({} off)", Knob::Aliases.flag()),
         };
         format!(
             "conventions: {} ({paper}): {musique}; Holm families: {}; bootstrap p: {}; error classes: {}; differences: {}; EM and F1 against {gold}",

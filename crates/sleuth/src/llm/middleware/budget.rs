@@ -52,10 +52,11 @@ impl CostBudget {
         match outcome {
             Ok(_) => Ok(estimate),
             Err(committed) => Err(LlmError::Refused(format!(
-                "cost budget of ${:.4} reached: ${:.4} committed, this call may cost up to ${:.4} (raise --max-cost to continue)",
+                "cost budget of ${:.4} reached: ${:.4} committed, this call may cost up to ${:.4} (raise {} to continue)",
                 self.limit_usd(),
                 from_nanos(committed),
-                estimate_usd
+                estimate_usd,
+                crate::knob::Knob::MaxCost
             ))),
         }
     }
@@ -155,7 +156,7 @@ mod tests {
         b.settle(r2, 0.9);
         let e = b.reserve(0.0).unwrap_err();
         assert!(
-            matches!(&e, LlmError::Refused(m) if m.contains("--max-cost")),
+            matches!(&e, LlmError::Refused(m) if m.contains("(raise max_cost to continue)")),
             "{e}"
         );
         assert!(!e.is_retryable());

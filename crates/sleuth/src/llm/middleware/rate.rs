@@ -14,6 +14,7 @@
 //! would otherwise put the bucket days in debt and stall the run with no word
 //! (hardening III, item 6). The first long wait is said, with what it waits for.
 
+use crate::knob::Knob;
 use crate::llm::{ChatModel, ChatRequest, ChatResponse, LlmError};
 use async_trait::async_trait;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -117,14 +118,14 @@ impl RateLimiter {
         }
     }
 
-    /// The limits, as the flags give them.
+    /// The limits, as the front end's knobs give them.
     fn limits(&self) -> String {
         let mut parts = Vec::new();
         if let Some(r) = self.limit.requests_per_minute {
-            parts.push(format!("--rpm {r}"));
+            parts.push(Knob::Rpm.with(r).to_string());
         }
         if let Some(t) = self.limit.tokens_per_minute {
-            parts.push(format!("--tpm {t}"));
+            parts.push(Knob::Tpm.with(t).to_string());
         }
         parts.join(", ")
     }

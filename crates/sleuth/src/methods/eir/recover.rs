@@ -84,9 +84,10 @@ impl Recover {
 
     fn prior(&self, id: &str) -> Result<&Prior, AgentError> {
         let Some(from) = &self.from else {
-            return Err(AgentError::config(
-                "eir-recover needs --set from=RUN_DIR (an earlier EIR run's records)",
-            ));
+            return Err(AgentError::config(format!(
+                "eir-recover needs {} (an earlier EIR run's records)",
+                crate::knob::Knob::Set.with("from=RUN_DIR")
+            )));
         };
         let Some(earlier) = &self.earlier else {
             return Err(AgentError::config(

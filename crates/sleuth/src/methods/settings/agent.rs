@@ -3,6 +3,7 @@
 //! catalogue; this file holds only the typed values and the rules that read them.
 
 use crate::env::LookupRepeats;
+use crate::knob::Knob;
 use crate::memory::{AdherenceRules, FactIdReuse, HypothesisFields, SectionProse};
 use serde::{Deserialize, Serialize};
 use std::fmt;
@@ -36,17 +37,20 @@ impl NudgeAt {
             return match turn.trim().parse::<u32>() {
                 Ok(t) if t >= 1 => Ok(NudgeAt::Turn(t)),
                 _ => Err(format!(
-                    "--set nudge={value}: expected turn:N with a turn number N >= 1"
+                    "{}: expected turn:N with a turn number N >= 1",
+                    Knob::Set.with(format!("nudge={value}"))
                 )),
             };
         }
         match v.parse::<f64>() {
             Ok(alpha) if alpha > 0.0 && alpha <= 1.0 => Ok(NudgeAt::Fraction(alpha)),
             Ok(n) if n > 1.0 && n.fract() == 0.0 => Err(format!(
-                "--set nudge={value}: a bare number is α, a fraction of the budget in (0,1]; for turn {n} write nudge=turn:{n}"
+                "{}: a bare number is α, a fraction of the budget in (0,1]; for turn {n} write nudge=turn:{n}",
+                Knob::Set.with(format!("nudge={value}"))
             )),
             _ => Err(format!(
-                "--set nudge={value}: expected α in (0,1] (e.g. 0.7), turn:N, adaptive, or none"
+                "{}: expected α in (0,1] (e.g. 0.7), turn:N, adaptive, or none",
+                Knob::Set.with(format!("nudge={value}"))
             )),
         }
     }

@@ -11,7 +11,7 @@ pub enum SettingError {
         known: Vec<&'static str>,
     },
     /// The key exists; its value is not one it accepts.
-    #[error("--set {key}={value}: expected {expected}")]
+    #[error("{}: expected {expected}", crate::knob::Knob::Set.with(format!("{key}={value}")))]
     Value {
         key: String,
         value: String,

@@ -665,9 +665,10 @@ impl Settings {
         }
         commitment(&mut settings, pairs);
         if settings.agent.compact_slack > 0 && settings.agent.compact.is_none() {
+            let slack = format!("compact_slack={}", settings.agent.compact_slack);
             return Err(SettingError::Rule(format!(
-                "--set compact_slack={}: needs compaction on (compact=K)",
-                settings.agent.compact_slack
+                "{}: needs compaction on (compact=K)",
+                crate::knob::Knob::Set.with(slack)
             )));
         }
         Ok(settings)

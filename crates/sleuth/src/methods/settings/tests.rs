@@ -184,7 +184,7 @@ fn a_new_key_is_one_catalogue_row() {
     assert_eq!(e, SettingError::value("half_turns", "0", "an integer >= 1"));
     assert_eq!(
         e.to_string(),
-        "--set half_turns=0: expected an integer >= 1"
+        "the setting half_turns=0: expected an integer >= 1"
     );
 }
 

@@ -3,6 +3,7 @@
 //! value of each column in bold, and the differences the paper prints beside them.
 //! Every number comes from the report's [`Analysis`]; nothing here computes a metric.
 
+// A report is a document in the CLI's words, whoever wrote it.
 use super::layout::{
     dataset_label, datasets, models, nudge_turn, rows, setting, signed, summary, Block,
     SLEUTH_ORDER,
@@ -10,6 +11,7 @@ use super::layout::{
 use crate::eval::analysis::{
     Analysis, ArmKey, Comparison, ErrorClasses, Outcome, ReasoningEvidence, Summary,
 };
+use crate::knob::Knob;
 use crate::report::table::{Cell, Table};
 
 /// Table 1 (EM) and Table 6 (F1): methods x benchmarks in the paper's blocks, the best
@@ -198,9 +200,10 @@ pub fn timeouts(a: &Analysis) -> Table {
 /// of App. J the report used (`--reasoning-evidence`, `--error-classes`).
 pub fn errors(a: &Analysis) -> Table {
     let reasoning = match (a.error_classes, a.reasoning_evidence) {
-        (ErrorClasses::Sums, _) => {
-            "every other wrong answer (no Other class: --error-classes sums)"
-        }
+        (ErrorClasses::Sums, _) => &format!(
+            "every other wrong answer (no Other class: {} sums)",
+            Knob::ErrorClasses.flag()
+        ),
         (_, ReasoningEvidence::Any) => {
             "wrong, sharing no word with the gold, although a gold paragraph was retrieved"
         }
@@ -412,7 +415,7 @@ pub fn intervals(a: &Analysis) -> Table {
     )
     .split("ΔEM (points)", &["em_diff"])
     .split("95% CI", &["ci_lo", "ci_hi"])
-    .with_note("Points (percent scale), paired by question; interval and p from the paired bootstrap (App. G: 10,000 resamples; p resolves to 2/resamples), McNemar's exact p beside it as a second test; needs --baseline sleuth or --baseline react (the other direction is negated).");
+    .with_note(&format!("Points (percent scale), paired by question; interval and p from the paired bootstrap (App. G: 10,000 resamples; p resolves to 2/resamples), McNemar's exact p beside it as a second test; needs {0} sleuth or {0} react (the other direction is negated).", Knob::Baseline.flag()));
     for (d, c, flipped) in sleuth_vs_react(a) {
         // `+ 0.0` turns a negated zero into zero.
         let sign = if flipped { -1.0 } else { 1.0 };
@@ -451,7 +454,7 @@ pub fn head_to_head(a: &Analysis) -> Table {
             "both wrong",
         ],
     )
-    .with_note("Question counts (not percent). SLEUTH wins = SLEUTH right and ReAct wrong on EM; needs --baseline sleuth or --baseline react.");
+    .with_note(&format!("Question counts (not percent). SLEUTH wins = SLEUTH right and ReAct wrong on EM; needs {0} sleuth or {0} react.", Knob::Baseline.flag()));
     for (d, c, flipped) in sleuth_vs_react(a) {
         let h = &c.head_to_head;
         let (ours, theirs) = if flipped {

@@ -33,6 +33,7 @@ pub use self::redis::RedisCache;
 pub use layer::{CacheLayer, ResponseCache};
 pub use sqlite::{clear_sqlite, SqliteCache, CACHE_FILE};
 
+use crate::knob::Knob;
 use crate::llm::{ChatRequest, ChatResponse, LlmError};
 use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
@@ -244,17 +245,21 @@ impl CacheSpec {
         if t.starts_with("rediss://") || t.starts_with("redis+unix://") || t.starts_with("unix://")
         {
             return Err(CacheError::Config(format!(
-                "--cache {}: only plain redis://HOST:PORT/DB is supported (reach a TLS or socket server through a local tunnel)",
-                redact(t)
+                "{}: only plain redis://HOST:PORT/DB is supported (reach a TLS or socket server through a local tunnel)",
+                Knob::Cache.with(redact(t))
             )));
         }
         if let Some((scheme, _)) = t.split_once("://") {
             return Err(CacheError::Config(format!(
-                "--cache: `{scheme}://` is not a cache location (a directory or redis://HOST:PORT/DB)"
+                "{}: `{scheme}://` is not a cache location (a directory or redis://HOST:PORT/DB)",
+                Knob::Cache
             )));
         }
         if t.is_empty() {
-            return Err(CacheError::Config("--cache: empty location".into()));
+            return Err(CacheError::Config(format!(
+                "{}: empty location",
+                Knob::Cache
+            )));
         }
         Ok(CacheSpec::Sqlite(PathBuf::from(t)))
     }

@@ -63,8 +63,10 @@ impl RedisCache {
     /// keep their entries apart from a real cache this way).
     pub fn open_with_prefix(url: &str, prefix: &str) -> Result<Arc<RedisCache>, CacheError> {
         let location = super::redact(url);
-        let client = Client::open(url)
-            .map_err(|e| CacheError::Config(format!("--cache {location}: not a Redis URL: {e}")))?;
+        let client = Client::open(url).map_err(|e| {
+            let at = crate::knob::Knob::Cache.with(&location);
+            CacheError::Config(format!("{at}: not a Redis URL: {e}"))
+        })?;
         let cache = RedisCache {
             client,
             location,

@@ -254,8 +254,10 @@ fn unavailable(path: &Path, e: impl std::fmt::Display) -> CacheError {
         .any(|w| lower.contains(w))
     {
         let dir = path.parent().unwrap_or(path).display();
+        // Shell commands: the CLI's flags whoever is speaking.
+        let cache = crate::knob::Knob::Cache.flag();
         message.push_str(&format!(
-            " (the cache file is damaged: inspect it with `sleuth cache stats --cache {dir}`, clear it with `sleuth cache clear --cache {dir}`)"
+            " (the cache file is damaged: inspect it with `sleuth cache stats {cache} {dir}`, clear it with `sleuth cache clear {cache} {dir}`)"
         ));
     }
     CacheError::Unavailable {
