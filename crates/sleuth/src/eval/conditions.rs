@@ -95,6 +95,18 @@ enum Order {
     Sample { seed: u64, offset: usize },
 }
 
+impl Order {
+    /// The order as a record's digest reads it: fixed text, whoever is speaking (the
+    /// CLI's words when records first carried it), so a run resumed from another front
+    /// end, or by a newer sleuth, has the same digests.
+    fn digest_text(&self) -> String {
+        match self {
+            Order::Head => format!("the file's first questions (no {})", Knob::Sample.flag()),
+            other => other.to_string(),
+        }
+    }
+}
+
 impl fmt::Display for Order {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
@@ -324,7 +336,7 @@ impl RunConfig {
             "settings": self.method_settings.get(method),
             "hops": self.hops,
             "shard": self.shard,
-            "order": self.order().to_string(),
+            "order": self.order().digest_text(),
             "env": self.env,
             "index": self.conditions.index,
             "prompts": self.conditions.prompts,
