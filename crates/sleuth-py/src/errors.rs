@@ -80,18 +80,13 @@ pub fn to_py(e: sleuth::Error) -> PyErr {
     }
 }
 
-/// An experiment's refusal in Python's words (its keywords).
+/// An experiment's refusal as the exception its cause calls for.
 fn experiment(e: sleuth::study::ExperimentError) -> PyErr {
     use sleuth::study::ExperimentError as E;
     match &e {
-        E::DataMissing { file, dataset } => DataError::new_err(format!(
-            "{}: data file not found for dataset {dataset} (install it with `sleuth data fetch {dataset}`, or pass data_root= the folder holding it, or data={{\"{dataset}\": FILE}})",
-            file.display()
-        )),
+        E::DataMissing { .. } => DataError::new_err(e.to_string()),
         E::NoSetupQuestions { .. } => SleuthError::new_err(e.to_string()),
-        E::BudgetSpent { .. } => BudgetExceeded::new_err(format!(
-            "{e}; call again with a larger max_cost= to continue"
-        )),
+        E::BudgetSpent { .. } => BudgetExceeded::new_err(e.to_string()),
     }
 }
 

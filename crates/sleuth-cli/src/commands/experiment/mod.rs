@@ -9,8 +9,7 @@ use anyhow::{bail, Context};
 use plan::{eval_command, print_plan, shown};
 use sleuth::data::Dataset;
 use sleuth::study::{
-    Experiment, ExperimentError, ExperimentOptions, ExperimentRun, ExperimentStop, NextStep,
-    Overrides,
+    Experiment, ExperimentOptions, ExperimentRun, ExperimentStop, NextStep, Overrides,
 };
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -105,23 +104,6 @@ pub(super) fn report_lines(run: &ExperimentRun) -> Vec<String> {
         .collect()
 }
 
-/// An experiment's refusal in the CLI's words (its flags).
-fn worded(e: sleuth::Error) -> anyhow::Error {
-    match e {
-        sleuth::Error::Experiment(ExperimentError::DataMissing { file, dataset }) => {
-            anyhow::anyhow!(
-                "{}: data file not found for dataset {dataset} (install it with `sleuth data fetch {dataset}`, \
-                 or point --data-root at the folder holding it)",
-                file.display()
-            )
-        }
-        sleuth::Error::Experiment(e @ ExperimentError::BudgetSpent { .. }) => {
-            anyhow::anyhow!("{e}; rerun with a larger --max-cost to continue")
-        }
-        e => e.into(),
-    }
-}
-
 pub fn run(args: Args) -> anyhow::Result<()> {
     let overrides = Overrides {
         data_root: args.data_root.clone(),
@@ -156,7 +138,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         retry_errors: args.retry_errors,
         cache_scope: args.model.cache_scope,
     };
-    let run = ExperimentRun::new(experiment, &args.file, model, &options).map_err(worded)?;
+    let run = ExperimentRun::new(experiment, &args.file, model, &options)?;
     if args.dry_run {
         return print_plan(&run);
     }
@@ -179,7 +161,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     })
     .map_err(|stop| match stop {
         ExperimentStop::Job(e) => e,
-        ExperimentStop::Refused(e) => worded(e),
+        ExperimentStop::Refused(e) => e.into(),
     })?;
     match run.next_step() {
         NextStep::MergeShards { shard, all } => eprintln!(
