@@ -42,7 +42,7 @@ pub use check::CheckReport;
 pub use error::{IndexError, IndexResult};
 pub use explain::{Explanation, TermExplanation};
 pub use index::{Bm25Index, TermStats};
-pub use search::Hit;
+pub use search::{Algorithm, Hit};
 pub use source::CorpusDoc;
 
 /// The BM25 free parameters.

@@ -23,6 +23,33 @@ use super::index::{Bm25Index, Scratch};
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
 
+/// Which exact top-k algorithm a search runs. Every one returns bit-identical hits; they
+/// differ only in how much of the postings they read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Algorithm {
+    /// MaxScore with one bound per term (see the module doc).
+    #[default]
+    MaxScore,
+    /// Every posting of every term scored (the definition read literally).
+    Exhaustive,
+}
+
+impl Algorithm {
+    pub const ALL: [Algorithm; 2] = [Algorithm::MaxScore, Algorithm::Exhaustive];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Algorithm::MaxScore => "maxscore",
+            Algorithm::Exhaustive => "exhaustive",
+        }
+    }
+
+    /// The algorithm called `name` (as [`Algorithm::name`] spells it).
+    pub fn parse(name: &str) -> Option<Algorithm> {
+        Self::ALL.into_iter().find(|a| a.name() == name)
+    }
+}
+
 /// One search result: a document number and its BM25 score.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Hit {
@@ -178,8 +205,26 @@ impl Bm25Index {
         Ok(out)
     }
 
-    /// Like [`Bm25Index::search`] for already analyzed, unique terms (MaxScore).
+    /// Like [`Bm25Index::search`] for already analyzed, unique terms.
     pub fn search_terms(&self, terms: &[String], k: usize) -> IndexResult<Vec<Hit>> {
+        self.search_terms_with(terms, k, Algorithm::default())
+    }
+
+    /// [`Bm25Index::search_terms`] with a chosen algorithm (the results are the same).
+    pub fn search_terms_with(
+        &self,
+        terms: &[String],
+        k: usize,
+        algorithm: Algorithm,
+    ) -> IndexResult<Vec<Hit>> {
+        match algorithm {
+            Algorithm::MaxScore => self.search_maxscore(terms, k),
+            Algorithm::Exhaustive => self.search_exhaustive_terms(terms, k),
+        }
+    }
+
+    /// MaxScore with one bound per term.
+    fn search_maxscore(&self, terms: &[String], k: usize) -> IndexResult<Vec<Hit>> {
         if k == 0 || terms.is_empty() {
             return Ok(Vec::new());
         }
