@@ -42,32 +42,40 @@ pub fn query(
         .iter()
         .map(|q| idx.analyzer().query_terms(q))
         .collect();
-    let run = |algorithm: Algorithm| -> anyhow::Result<Vec<Vec<Hit>>> {
-        Ok(terms
-            .iter()
-            .map(|t| idx.search_terms_with(t, 10, algorithm))
-            .collect::<Result<_, _>>()?)
+    // One timed pass per path: its hits (checked against exhaustive scoring, query by
+    // query) and its latencies, shown for comparison (one pass, one thread: the
+    // exhaustive path is slow at full size).
+    let run = |algorithm: Algorithm| -> anyhow::Result<(Vec<Vec<Hit>>, Value)> {
+        let mut lat = Vec::with_capacity(terms.len());
+        let mut hits = Vec::with_capacity(terms.len());
+        for t in &terms {
+            let started = Instant::now();
+            hits.push(idx.search_terms_with(t, 10, algorithm)?);
+            lat.push(started.elapsed().as_secs_f64() * 1e3);
+        }
+        Ok((hits, one_pass_figures(lat)))
     };
     let default = Algorithm::default();
     let mut figures = query_figures(queries, passes, threads, |q| {
         idx.search(q, 10).expect("search");
     });
-    let hits = run(default)?;
-    let exhaustive = run(Algorithm::Exhaustive)?;
-    // Every other path, timed for comparison (one pass: the exhaustive one is slow at
-    // full size) and checked query by query against exhaustive scoring.
+    let (exhaustive, exhaustive_figures) = run(Algorithm::Exhaustive)?;
     let (mut alternatives, mut differs) = (json!({}), json!({}));
+    let mut hits = Vec::new();
     let mut differing_total = 0;
     for algorithm in Algorithm::ALL {
-        let got = run(algorithm)?;
+        let (got, timing) = if algorithm == Algorithm::Exhaustive {
+            (exhaustive.clone(), exhaustive_figures.clone())
+        } else {
+            run(algorithm)?
+        };
         let differing = got.iter().zip(&exhaustive).filter(|(a, b)| a != b).count();
         differing_total += differing;
         differs[algorithm.name()] = json!(differing);
-        if algorithm != default {
-            alternatives[algorithm.name()] = query_figures(queries, 1, threads, |q| {
-                let t = idx.analyzer().query_terms(q);
-                idx.search_terms_with(&t, 10, algorithm).expect("search");
-            });
+        if algorithm == default {
+            hits = got;
+        } else {
+            alternatives[algorithm.name()] = timing;
         }
     }
     let mut check = reference_check(&idx, corpus, queries, &hits)?;
@@ -81,6 +89,17 @@ pub fn query(
     figures["reference"] = check;
     emit(&figures);
     Ok(())
+}
+
+/// Latency figures of one single-thread pass (`lat` in ms, one per query).
+fn one_pass_figures(mut lat: Vec<f64>) -> Value {
+    lat.sort_by(f64::total_cmp);
+    let at = |p: f64| lat[((p / 100.0) * (lat.len() - 1) as f64).round() as usize];
+    let mean = lat.iter().sum::<f64>() / lat.len() as f64;
+    json!({
+        "p50_ms": at(50.0), "p99_ms": at(99.0), "mean_ms": mean,
+        "qps": 1e3 / mean, "threads": 1, "queries": lat.len(), "passes": 1,
+    })
 }
 
 #[derive(Default)]
