@@ -6,8 +6,34 @@
 //! paragraph and fills it with words drawn from the real text's unigram distribution
 //! (whitespace tokens, so casing and attached punctuation are as in real text); titles
 //! are drawn the same way from the real titles. A seeded ChaCha generator makes the
-//! corpus identical on every run. Queries are the real HotpotQA questions.
+//! corpus identical on every run of the same (docs, seed). Queries are the real
+//! HotpotQA questions.
+//!
+//! Why a vocabulary tail: the real paragraphs hold only ~1.3M words and ~70k distinct
+//! terms, so a corpus drawn from their unigram alone stops growing its vocabulary at
+//! once, while Wikipedia's keeps growing (names, numbers, foreign words): at HotpotQA's
+//! 5.23M abstracts the term dictionary, the number of short posting lists and the
+//! builder's memory would all be understated. So the vocabulary grows as Heaps' law
+//! says real text does, fitted on the real paragraphs themselves ([`Tail`]):
+//!
+//! - Heaps' law V(n) = K · n^β is fitted by least squares in log-log space to the
+//!   number of distinct analyzed terms (sleuth's own analyzer) after the first n
+//!   analyzed tokens of the real paragraphs, n = 1024, 2048, ... and the total.
+//! - Each word drawn is, with probability m, a new rare word instead of a real one. m
+//!   is the Good–Turing estimate of the probability that the next word is unseen: the
+//!   real paragraphs' terms seen exactly once over their raw (whitespace) tokens.
+//! - A tail word's rank follows a Zipf law of exponent s = 1/β (an unbounded Zipf law
+//!   with exponent s yields Heaps' law with β = 1/s), sampled as
+//!   floor(c · u^(-1/(s-1))) for u uniform in (0, 1]; the scale c is solved (bisection on
+//!   the expected number of distinct ranks in the corpus's expected number of tail
+//!   draws) so that the real distinct terms plus the expected distinct tail words equal
+//!   K · n^β at the corpus's expected number of analyzed tokens.
+//! - Rank r is written as a word of consonant-vowel syllables (consonants `bdgkmnprtvz`,
+//!   vowels `aou`, at least three syllables), which the analyzer leaves as it is (no
+//!   stop word, no suffix the stemmer strips), so distinct ranks are distinct terms; a
+//!   rare coincidence with a real word (`banana`) only counts that draw as the real word.
 
+use crate::tail::{push_tail_word, real_vocabulary, RealVocabulary, Tail};
 use anyhow::{bail, Context};
 use rand::distributions::{Distribution, WeightedIndex};
 use rand::{Rng, SeedableRng};
@@ -114,13 +140,22 @@ impl Unigram {
         }
     }
 
-    fn fill(&self, rng: &mut ChaCha8Rng, n: usize, out: &mut String) {
+    /// Appends `n` words, each a real one or (with the tail's probability) a new one.
+    fn fill(&self, tail: &Tail, rng: &mut ChaCha8Rng, n: usize, out: &mut String) -> u64 {
+        let mut drawn = 0;
         for i in 0..n {
             if i > 0 {
                 out.push(' ');
             }
-            out.push_str(&self.words[self.dist.sample(rng)]);
+            match tail.draw(rng) {
+                Some(rank) => {
+                    push_tail_word(rank, out);
+                    drawn += 1;
+                }
+                None => out.push_str(&self.words[self.dist.sample(rng)]),
+            }
         }
+        drawn
     }
 }
 
@@ -145,20 +180,31 @@ pub fn generate(data: &Path, docs: usize, seed: u64, out: &Path) -> anyhow::Resu
             )
         })
         .collect();
+    let real_vocabulary = real_vocabulary(
+        real.iter()
+            .flat_map(|(t, s)| std::iter::once(t).chain(s))
+            .map(String::as_str),
+    );
+    let mean_words = shapes
+        .iter()
+        .map(|(t, s)| (t + s.iter().sum::<usize>()) as f64)
+        .sum::<f64>()
+        / shapes.len() as f64;
+    let tail = Tail::fit(&real_vocabulary, mean_words * docs as f64);
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
     let file = File::create(out).with_context(|| format!("cannot create {}", out.display()))?;
     let mut w = BufWriter::with_capacity(1 << 20, file);
-    let (mut words, mut bytes) = (0u64, 0u64);
+    let (mut words, mut bytes, mut tail_draws) = (0u64, 0u64, 0u64);
     let mut title = String::new();
     let mut sentences: Vec<String> = Vec::new();
     for id in 0..docs {
         let (title_len, shape) = &shapes[rng.gen_range(0..shapes.len())];
         title.clear();
-        titles.fill(&mut rng, *title_len, &mut title);
+        tail_draws += titles.fill(&tail, &mut rng, *title_len, &mut title);
         sentences.clear();
         for &n in shape {
             let mut s = String::new();
-            body.fill(&mut rng, n, &mut s);
+            tail_draws += body.fill(&tail, &mut rng, n, &mut s);
             words += n as u64;
             sentences.push(s);
         }
@@ -174,12 +220,36 @@ pub fn generate(data: &Path, docs: usize, seed: u64, out: &Path) -> anyhow::Resu
         vocabulary: body.words.len(),
         words,
         bytes,
+        real_vocabulary,
+        tail,
+        tail_draws,
     })
 }
 
 pub struct GenStats {
     pub real_paragraphs: usize,
+    /// Distinct whitespace tokens of the real body text.
     pub vocabulary: usize,
     pub words: u64,
     pub bytes: u64,
+    pub real_vocabulary: RealVocabulary,
+    pub tail: Tail,
+    /// Synthetic words written (title and body).
+    pub tail_draws: u64,
+}
+
+impl GenStats {
+    /// The figures the orchestrator prints about the vocabulary.
+    pub fn json(&self, docs: usize) -> serde_json::Value {
+        let (r, t) = (&self.real_vocabulary, &self.tail);
+        serde_json::json!({
+            "phase": "gen", "docs": docs, "real_paragraphs": self.real_paragraphs,
+            "vocabulary": self.vocabulary, "words": self.words, "bytes": self.bytes,
+            "heaps_k": r.k, "heaps_beta": r.beta, "real_terms": r.terms,
+            "real_analyzed_tokens": r.analyzed_tokens, "real_raw_tokens": r.raw_tokens,
+            "real_hapax": r.hapax, "tail_mass": t.mass, "zipf_s": t.s, "tail_scale": t.scale,
+            "target_terms": t.target_terms, "expected_tail_terms": t.expected_tail_terms,
+            "tail_draws": self.tail_draws,
+        })
+    }
 }

@@ -15,6 +15,7 @@ mod gen;
 mod measure;
 mod ours;
 mod report;
+mod tail;
 mod tantivy_side;
 
 use anyhow::Context;
@@ -131,10 +132,9 @@ fn main() -> anyhow::Result<()> {
             let s = gen::generate(&data, docs, seed, &corpus)?;
             let q = gen::queries(&data)?;
             std::fs::write(&queries, q.join("\n") + "\n")?;
-            measure::emit(&serde_json::json!({
-                "phase": "gen", "docs": docs, "real_paragraphs": s.real_paragraphs,
-                "vocabulary": s.vocabulary, "words": s.words, "bytes": s.bytes, "queries": q.len(),
-            }));
+            let mut v = s.json(docs);
+            v["queries"] = serde_json::json!(q.len());
+            measure::emit(&v);
             Ok(())
         }
         Cmd::OursBuild { corpus, out } => ours::build(&corpus, &out),

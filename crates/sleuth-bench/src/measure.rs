@@ -16,6 +16,19 @@ pub fn peak_rss_mib() -> f64 {
         .map_or(0.0, |kb| kb / 1024.0)
 }
 
+/// Total size of the files directly in `dir`, in MiB.
+pub fn dir_mib(dir: &std::path::Path) -> f64 {
+    let bytes: u64 = std::fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|e| e.metadata().ok())
+        .filter(|m| m.is_file())
+        .map(|m| m.len())
+        .sum();
+    bytes as f64 / f64::from(1 << 20)
+}
+
 fn percentile(sorted: &[f64], p: f64) -> f64 {
     let i = ((p / 100.0) * (sorted.len() - 1) as f64).round() as usize;
     sorted[i.min(sorted.len() - 1)]

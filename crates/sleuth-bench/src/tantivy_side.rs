@@ -3,7 +3,7 @@
 //! tantivy's fixed BM25 (k1 = 1.2, b = 0.75). Queries are the analyzed query terms as
 //! an OR of term queries, so both engines do the same logical work.
 
-use crate::measure::{emit, peak_rss_mib, query_figures};
+use crate::measure::{dir_mib, emit, peak_rss_mib, query_figures};
 use anyhow::Context;
 use serde_json::{json, Value};
 use std::io::BufRead;
@@ -64,10 +64,13 @@ pub fn build(corpus: &Path, out: &Path, threads: usize) -> anyhow::Result<()> {
     if segments.len() > 1 {
         writer.merge(&segments).wait()?;
     }
+    // The merged-away segments' files, so the size on disk is the index's.
+    writer.garbage_collect_files().wait()?;
     writer.wait_merging_threads()?;
     emit(&json!({
         "engine": "tantivy", "phase": "build", "docs": docs,
         "seconds": started.elapsed().as_secs_f64(), "peak_rss_mib": peak_rss_mib(),
+        "index_mib": dir_mib(out),
     }));
     Ok(())
 }

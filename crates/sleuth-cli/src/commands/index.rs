@@ -11,7 +11,7 @@ use clap::{Args as ClapArgs, Subcommand};
 use indicatif::{ProgressBar, ProgressStyle};
 use serde_json::json;
 use sleuth::retrieval::bm25::{
-    build_from_jsonl, Bm25Index, Bm25Params, BuildProgress, Explanation,
+    build_from_jsonl, Algorithm, Bm25Index, Bm25Params, BuildProgress, Explanation,
 };
 use sleuth::terminal::{terminal_safe, terminal_safe_lines};
 use std::io::IsTerminal;
@@ -69,6 +69,17 @@ pub struct SearchArgs {
     /// Score with this b instead of the index's (0 to 1).
     #[arg(long, value_parser = crate::bounds::unit_interval)]
     b: Option<f64>,
+    /// The exact top-k algorithm (all return the same hits): bm-maxscore (default),
+    /// bmw (block-max WAND), maxscore, or exhaustive.
+    #[arg(long, default_value = "bm-maxscore", value_parser = parse_algorithm)]
+    algorithm: Algorithm,
+}
+
+fn parse_algorithm(name: &str) -> Result<Algorithm, String> {
+    Algorithm::parse(name).ok_or_else(|| {
+        let names: Vec<&str> = Algorithm::ALL.iter().map(|a| a.name()).collect();
+        format!("unknown algorithm `{name}` (one of {})", names.join(", "))
+    })
 }
 
 pub fn run(command: IndexCommand) -> anyhow::Result<()> {
@@ -190,7 +201,8 @@ fn search(a: SearchArgs) -> anyhow::Result<()> {
     };
     let index = Bm25Index::open_with(&a.dir, params)?;
     let started = Instant::now();
-    let hits = index.search(&a.query, a.k)?;
+    let terms = index.analyzer().query_terms(&a.query);
+    let hits = index.search_terms_with(&terms, a.k, a.algorithm)?;
     let elapsed = started.elapsed();
     let mut rows = Vec::with_capacity(hits.len());
     for (rank, hit) in hits.iter().enumerate() {

@@ -16,11 +16,12 @@ use super::error::{IndexError, IndexResult};
 use super::format::{
     self, Checksum, Header, DOCS_FILE, DOCS_MAGIC, HEADER_LEN, INDEX_FILE, SECTIONS,
 };
-use super::source::{id_cmp, parse_line, CorpusDoc};
+use super::format::{part, round_up};
+use super::source::{id_cmp, CorpusDoc};
 use super::Bm25Params;
 use rustc_hash::FxHashMap;
 use std::fs::File;
-use std::io::{BufRead, BufReader, BufWriter, Seek, SeekFrom, Write};
+use std::io::{BufWriter, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -56,34 +57,32 @@ struct TermBuf {
     max_tf: u32,
     min_dl: u32,
     bytes: Vec<u8>,
-    /// (last doc, end offset) per completed block of `BLOCK` postings.
-    skips: Vec<u8>,
 }
 
 impl TermBuf {
-    fn push_skip(&mut self) {
-        self.skips.extend_from_slice(&self.last.to_le_bytes());
-        self.skips
-            .extend_from_slice(&(self.bytes.len() as u32).to_le_bytes());
-    }
-
-    /// Closes the last, partial block.
-    fn seal(&mut self) {
-        if self.df > BLOCK && !self.df.is_multiple_of(BLOCK) {
-            self.push_skip();
-        }
-    }
-
-    /// The largest tf / (tf + norm) over the postings (the MaxScore bound, before idf).
-    fn max_part(&self, norm: impl Fn(u32) -> f64) -> f32 {
+    /// The skip table (see `cursor`: per block of `BLOCK` postings its last document,
+    /// end offset and largest part, rounded up) and the largest part over the whole
+    /// list (the term's MaxScore bound before idf), from one decoding pass. Computed at
+    /// the end because the parts need avgdl.
+    fn blocks(&self, part_of: impl Fn(u32, u32) -> f64) -> (Vec<u8>, f32) {
+        let mut table = Vec::with_capacity(skip_table_len(self.df));
         let mut c = Cursor::with_parts(&self.bytes, &[], self.df);
-        let mut best = 0f64;
+        let (mut n, mut best, mut block_best) = (0u32, 0f32, 0f64);
         while c.step() {
-            let tf = f64::from(c.tf());
-            best = best.max(tf / (tf + norm(c.doc())));
+            block_best = block_best.max(part_of(c.tf(), c.doc()));
+            n += 1;
+            if n.is_multiple_of(BLOCK) || n == self.df {
+                let bound = round_up(block_best);
+                if self.df > BLOCK {
+                    table.extend_from_slice(&c.doc().to_le_bytes());
+                    table.extend_from_slice(&(c.position() as u32).to_le_bytes());
+                    table.extend_from_slice(&bound.to_bits().to_le_bytes());
+                }
+                best = best.max(bound);
+                block_best = 0.0;
+            }
         }
-        // Round up so that f32 scoring can never exceed the bound.
-        (best * (1.0 + 1e-6)) as f32
+        (table, best)
     }
 }
 
@@ -206,9 +205,6 @@ impl IndexBuilder {
             buf.df += 1;
             buf.max_tf = buf.max_tf.max(tf);
             buf.min_dl = buf.min_dl.min(dl);
-            if buf.df.is_multiple_of(BLOCK) {
-                buf.push_skip();
-            }
             self.postings += 1;
             i = j;
         }
@@ -267,9 +263,6 @@ impl IndexBuilder {
         }
         self.ids = Vec::new();
 
-        for t in &mut self.terms {
-            t.seal();
-        }
         let mut sorted: Vec<(Box<str>, u32)> =
             std::mem::take(&mut self.term_ids).into_iter().collect();
         sorted.sort_unstable_by(|a, b| a.0.cmp(&b.0));
@@ -339,27 +332,29 @@ impl IndexBuilder {
             total as f64 / self.doc_lens.len() as f64
         };
         let Bm25Params { k1, b } = self.params;
-        let norm = |doc: u32| k1 * (1.0 - b + b * f64::from(self.doc_lens[doc as usize]) / avgdl);
+        let part_of = |tf: u32, doc: u32| part(tf, self.doc_lens[doc as usize], k1, b, avgdl);
+        // Postings before the term info, which needs each term's bound from them.
+        let mut max_parts = Vec::with_capacity(sorted.len());
+        w.section(format::POSTINGS, |w| {
+            sorted.iter().try_for_each(|(_, id)| {
+                let t = &self.terms[*id as usize];
+                let (table, max_part) = t.blocks(part_of);
+                max_parts.push(max_part);
+                w.put(&table)?;
+                w.put(&t.bytes)
+            })
+        })?;
         w.section(format::TERM_INFO, |w| {
             let mut off = 0u64;
-            for (_, id) in sorted {
+            for ((_, id), max_part) in sorted.iter().zip(&max_parts) {
                 let t = &self.terms[*id as usize];
                 w.put(&off.to_le_bytes())?;
-                for v in [t.df, t.max_tf, t.min_dl, t.max_part(norm).to_bits()] {
+                for v in [t.df, t.max_tf, t.min_dl, max_part.to_bits()] {
                     w.put(&v.to_le_bytes())?;
                 }
                 off += (skip_table_len(t.df) + t.bytes.len()) as u64;
             }
             Ok(())
-        })?;
-        w.section(format::POSTINGS, |w| {
-            sorted.iter().try_for_each(|(_, id)| {
-                let t = &self.terms[*id as usize];
-                if skip_table_len(t.df) > 0 {
-                    w.put(&t.skips)?;
-                }
-                w.put(&t.bytes)
-            })
         })?;
         w.section(format::DOC_LENS, |w| {
             self.doc_lens
@@ -430,69 +425,4 @@ impl SectionWriter {
         self.sums[number] = self.current.take().map_or(0, Checksum::finish);
         Ok(())
     }
-}
-
-/// Builds an index from a JSON Lines corpus in one streaming pass, calling `progress`
-/// every few thousand paragraphs and once at the end.
-pub fn build_from_jsonl(
-    corpus: &Path,
-    out: &Path,
-    params: Bm25Params,
-    mut progress: impl FnMut(BuildProgress),
-) -> IndexResult<BuildSummary> {
-    let file = File::open(corpus).map_err(|e| IndexError::io(corpus, e))?;
-    let total_bytes = file.metadata().map(|m| m.len()).unwrap_or(0);
-    let mut reader = BufReader::with_capacity(1 << 20, file);
-    let mut builder = IndexBuilder::new(out, params)?;
-    let mut raw = Vec::new();
-    let (mut number, mut bytes_read) = (0usize, 0u64);
-    loop {
-        raw.clear();
-        let n = reader
-            .read_until(b'\n', &mut raw)
-            .map_err(|e| IndexError::io(corpus, e))?;
-        if n == 0 {
-            break;
-        }
-        number += 1;
-        bytes_read += n as u64;
-        // Decoded per line, so a bad byte is reported at its line.
-        let line = std::str::from_utf8(&raw).map_err(|e| IndexError::Corpus {
-            path: corpus.to_path_buf(),
-            line: number,
-            message: format!("not valid UTF-8 (byte {} of the line)", e.valid_up_to() + 1),
-        })?;
-        if line.trim().is_empty() {
-            continue;
-        }
-        let doc = parse_line(line, builder.docs()).map_err(|message| IndexError::Corpus {
-            path: corpus.to_path_buf(),
-            line: number,
-            message,
-        })?;
-        builder.add(&doc)?;
-        if builder.docs() % 4096 == 0 {
-            progress(BuildProgress {
-                docs: builder.docs(),
-                bytes_read,
-                total_bytes,
-            });
-        }
-    }
-    if builder.docs() == 0 {
-        let read = match number {
-            0 => "it is empty".to_string(),
-            n => format!("its {n} lines are all blank"),
-        };
-        return Err(IndexError::Invalid(format!(
-            "{}: the corpus has no paragraphs ({read}); no index was written",
-            corpus.display()
-        )));
-    }
-    progress(BuildProgress {
-        docs: builder.docs(),
-        bytes_read,
-        total_bytes,
-    });
-    builder.finish()
 }

@@ -9,11 +9,14 @@
 //! verified each time it is opened at the cost of a few milliseconds.
 //! [`Bm25Index::check`] (`sleuth index check`) verifies every checksum, the zero padding
 //! between sections, and then decodes the whole index: each posting list against its
-//! df, max tf and skip table, every stored paragraph, the term order and the id order.
+//! df, max tf, skip table and score bounds (recomputed), every stored paragraph, the
+//! term order and the id order.
 
-use super::cursor::{skip_table_len, Cursor, BLOCK};
+use super::cursor::{skip_table_len, Cursor, BLOCK, SKIP_ENTRY};
 use super::error::{IndexError, IndexResult};
-use super::format::{self, checksum, u32_at, DOCS_FILE, HEADER_LEN, INDEX_FILE, SECTIONS};
+use super::format::{
+    self, checksum, part, round_up, u32_at, DOCS_FILE, HEADER_LEN, INDEX_FILE, SECTIONS,
+};
 use super::index::Bm25Index;
 use super::source::id_cmp;
 
@@ -121,9 +124,13 @@ impl Bm25Index {
     }
 
     /// Each posting list decodes to exactly df increasing documents below N, with tf
-    /// between 1 and the stored max tf, and its skip table matches the decoded blocks.
+    /// between 1 and the stored max tf, its skip table matches the decoded blocks (last
+    /// document, end, and the block's largest part recomputed under the build's k1 and
+    /// b), and the term's max part is the largest block's.
     fn check_postings(&self) -> IndexResult<u64> {
         let n = self.num_docs();
+        let (k1, b, avgdl) = (self.header.k1, self.header.b, self.avgdl());
+        let part_of = |tf: u32, doc: u32| part(tf, self.doc_len(doc), k1, b, avgdl);
         let mut total = 0u64;
         for t in 0..self.num_terms() {
             let stats = self.term_stats(t);
@@ -135,6 +142,7 @@ impl Bm25Index {
             }
             let mut c = Cursor::new(bytes, stats.df);
             let (mut count, mut prev, mut max_tf) = (0u32, None::<u32>, 0u32);
+            let (mut block_best, mut best) = (0f64, 0f32);
             while c.step() {
                 let doc = c.doc();
                 if doc >= n || prev.is_some_and(|p| doc <= p) || c.tf() == 0 {
@@ -143,16 +151,29 @@ impl Bm25Index {
                 count += 1;
                 max_tf = max_tf.max(c.tf());
                 prev = Some(doc);
-                if table > 0 && (count % BLOCK == 0 || count == stats.df) {
-                    let entry = 8 * ((count - 1) / BLOCK) as usize;
+                block_best = block_best.max(part_of(c.tf(), doc));
+                if count % BLOCK == 0 || count == stats.df {
+                    let bound = round_up(block_best);
+                    best = best.max(bound);
+                    block_best = 0.0;
+                    if table == 0 {
+                        continue;
+                    }
+                    let entry = SKIP_ENTRY * ((count - 1) / BLOCK) as usize;
                     let (last, end) = (u32_at(bytes, entry), u32_at(bytes, entry + 4));
                     if last != doc || end as usize != c.position() {
                         return Err(bad("skip table disagrees with the list"));
+                    }
+                    if u32_at(bytes, entry + 8) != bound.to_bits() {
+                        return Err(bad("a block's score bound disagrees with the list"));
                     }
                 }
             }
             if c.corrupt || count != stats.df || max_tf != stats.max_tf {
                 return Err(bad("df or max tf disagrees with the list"));
+            }
+            if best.to_bits() != stats.max_part.to_bits() {
+                return Err(bad("the term's score bound disagrees with the list"));
             }
             total += u64::from(count);
         }

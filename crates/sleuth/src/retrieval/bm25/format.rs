@@ -9,7 +9,7 @@
 //! | term_bytes    | the terms (UTF-8), sorted bytewise, concatenated                 |
 //! | term_offsets  | u64 x (terms + 1): where each term starts in term_bytes          |
 //! | term_info     | per term: postings offset u64, df u32, max tf u32, min dl u32, max part f32 |
-//! | postings      | per term: a skip table if df > 128 (see `cursor`), then per document varint((doc delta << 1) \| tf==1), and varint(tf) if tf > 1 |
+//! | postings      | per term: a skip table if df > 128 (see `cursor`: per block of 128 postings its last doc u32, end offset u32, max part f32), then per document varint((doc delta << 1) \| tf==1), and varint(tf) if tf > 1 |
 //! | doc_lens      | u32 x docs: exact analyzed length (title + text)                 |
 //! | doc_offsets   | u64 x (docs + 1): where each stored paragraph starts in docs.bin |
 //! | id_order      | u32 x docs: document numbers sorted by external id               |
@@ -20,7 +20,8 @@
 //!
 //! "max part" is the largest tf / (tf + k1 * (1 - b + b * dl / avgdl)) over the term's
 //! postings under the build's k1 and b (rounded up): times idf, the most the term can add
-//! to any score, which MaxScore needs.
+//! to any score, which MaxScore needs. Each skip-table entry holds the same maximum over
+//! its block alone, for block-max search; `check` recomputes both.
 //!
 //! Document lengths are exact u32 counts, not Lucene's lossy one-byte `SmallFloat` norm:
 //! scores follow the BM25 formula exactly, which can differ from Lucene's by the norm's
@@ -43,8 +44,9 @@ pub const INDEX_FILE: &str = "index.bin";
 pub const DOCS_FILE: &str = "docs.bin";
 pub const INDEX_MAGIC: &[u8; 8] = b"SLTHBM25";
 pub const DOCS_MAGIC: &[u8; 8] = b"SLTHDOCS";
-/// 3 added checksums (and the longer header that holds them).
-pub const VERSION: u32 = 3;
+/// 3 added checksums (and the longer header that holds them); 4 added each block's
+/// largest part to the skip tables (12-byte entries), for block-max search.
+pub const VERSION: u32 = 4;
 pub const HEADER_LEN: usize = 512;
 pub const TERM_INFO_LEN: usize = 24;
 
@@ -131,7 +133,7 @@ impl Header {
         if version < VERSION {
             return Err(IndexError::corrupt(
                 path,
-                format!("format version {version}, written by an older sleuth (this one reads version {VERSION}, which adds checksums); rebuild it with `sleuth index build`"),
+                format!("format version {version}, written by an older sleuth (this one reads version {VERSION}, which adds per-block score bounds for faster search); rebuild it with `sleuth index build`"),
             ));
         }
         if version > VERSION {
@@ -192,6 +194,20 @@ pub fn checksum(bytes: &[u8]) -> u64 {
     let mut c = Checksum::default();
     c.update(bytes);
     c.finish()
+}
+
+/// One posting's tf / (tf + k1 * (1 - b + b * dl / avgdl)), the part of its score
+/// before idf: what the stored bounds are maxima of (the builder and `check` share it,
+/// so a check recomputes the stored bits exactly).
+#[inline]
+pub fn part(tf: u32, dl: u32, k1: f64, b: f64, avgdl: f64) -> f64 {
+    let tf = f64::from(tf);
+    tf / (tf + k1 * (1.0 - b + b * f64::from(dl) / avgdl))
+}
+
+/// A bound rounded up, so that f32 scoring can never exceed it.
+pub fn round_up(bound: f64) -> f32 {
+    (bound * (1.0 + 1e-6)) as f32
 }
 
 pub fn u32_at(bytes: &[u8], at: usize) -> u32 {

@@ -299,6 +299,12 @@ impl Bm25Index {
         (tf / (tf + norm) * (1.0 + 1e-6)) as f32
     }
 
+    /// Whether the stored block maxima bound this index's scores: only under the k1 and
+    /// b they were computed with (otherwise searches use the per-term bound alone).
+    pub(super) fn block_maxima_hold(&self) -> bool {
+        self.params.k1 == self.header.k1 && self.params.b == self.header.b
+    }
+
     /// Lucene's idf: ln(1 + (N - df + 0.5) / (df + 0.5)).
     pub fn idf(&self, df: u32) -> f64 {
         super::lucene_idf(u64::from(self.num_docs()), u64::from(df))

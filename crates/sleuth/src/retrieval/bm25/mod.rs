@@ -19,13 +19,15 @@
 //! benchmark crate, as a speed baseline.
 //!
 //! Layout: [`analyzer`] (text to terms), [`source`] (corpus lines), [`build`]
-//! (streaming builder), [`format`] (files, checksums), [`check`] (integrity),
-//! [`cursor`] (postings with block skips),
-//! [`index`] (open, lookups), [`search`] (exact top-k: MaxScore, and an exhaustive
-//! path kept as its check), [`explain`] (per-term breakdown = the reference
+//! (streaming builder), [`jsonl`] (a corpus file, parsed on a second thread), [`format`] (files, checksums), [`check`] (integrity),
+//! [`cursor`] (postings with block skips and block score bounds),
+//! [`index`] (open, lookups), [`search`] (exact top-k: MaxScore with block bounds by
+//! default, plain MaxScore, and an exhaustive path kept as their check), [`blockmax`]
+//! (block-max WAND, the alternative), [`explain`] (per-term breakdown = the reference
 //! computation).
 
 pub mod analyzer;
+pub mod blockmax;
 pub mod build;
 pub mod check;
 pub mod cursor;
@@ -33,16 +35,18 @@ pub mod error;
 pub mod explain;
 pub mod format;
 pub mod index;
+pub mod jsonl;
 pub mod search;
 pub mod source;
 
 pub use analyzer::Analyzer;
-pub use build::{build_from_jsonl, BuildProgress, BuildSummary, IndexBuilder};
+pub use build::{BuildProgress, BuildSummary, IndexBuilder};
 pub use check::CheckReport;
 pub use error::{IndexError, IndexResult};
 pub use explain::{Explanation, TermExplanation};
 pub use index::{Bm25Index, TermStats};
-pub use search::Hit;
+pub use jsonl::build_from_jsonl;
+pub use search::{Algorithm, Hit};
 pub use source::CorpusDoc;
 
 /// The BM25 free parameters.

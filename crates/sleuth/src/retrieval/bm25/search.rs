@@ -23,6 +23,45 @@ use super::index::{Bm25Index, Scratch};
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
 
+/// Which exact top-k algorithm a search runs. Every one returns bit-identical hits; they
+/// differ only in how much of the postings they read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Algorithm {
+    /// MaxScore whose probes of the non-essential terms are ruled out by the bound of
+    /// the block each would read (the stored block maxima), not just the term's.
+    #[default]
+    BlockMaxScore,
+    /// MaxScore with one bound per term (see the module doc).
+    MaxScore,
+    /// Block-max WAND (see [`super::blockmax`]).
+    BlockMaxWand,
+    /// Every posting of every term scored (the definition read literally).
+    Exhaustive,
+}
+
+impl Algorithm {
+    pub const ALL: [Algorithm; 4] = [
+        Algorithm::BlockMaxScore,
+        Algorithm::MaxScore,
+        Algorithm::BlockMaxWand,
+        Algorithm::Exhaustive,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Algorithm::BlockMaxScore => "bm-maxscore",
+            Algorithm::MaxScore => "maxscore",
+            Algorithm::BlockMaxWand => "bmw",
+            Algorithm::Exhaustive => "exhaustive",
+        }
+    }
+
+    /// The algorithm called `name` (as [`Algorithm::name`] spells it).
+    pub fn parse(name: &str) -> Option<Algorithm> {
+        Self::ALL.into_iter().find(|a| a.name() == name)
+    }
+}
+
 /// One search result: a document number and its BM25 score.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Hit {
@@ -59,14 +98,14 @@ impl Ord for Worse {
 }
 
 /// The k best so far, by score then ascending id.
-struct TopK<'i> {
+pub(super) struct TopK<'i> {
     index: &'i Bm25Index,
     k: usize,
     heap: BinaryHeap<Worse>,
 }
 
 impl<'i> TopK<'i> {
-    fn new(index: &'i Bm25Index, k: usize) -> Self {
+    pub(super) fn new(index: &'i Bm25Index, k: usize) -> Self {
         TopK {
             index,
             k,
@@ -75,7 +114,7 @@ impl<'i> TopK<'i> {
     }
 
     /// The score a new document must at least reach (and then win the tie) to enter.
-    fn threshold(&self) -> f32 {
+    pub(super) fn threshold(&self) -> f32 {
         if self.heap.len() < self.k {
             f32::NEG_INFINITY
         } else {
@@ -83,7 +122,7 @@ impl<'i> TopK<'i> {
         }
     }
 
-    fn offer(&mut self, doc: u32, score: f32) {
+    pub(super) fn offer(&mut self, doc: u32, score: f32) {
         if self.heap.len() < self.k {
             let rank = self.index.id_rank(doc);
             self.heap.push(Worse { score, rank, doc });
@@ -104,7 +143,7 @@ impl<'i> TopK<'i> {
         }
     }
 
-    fn into_hits(self) -> Vec<Hit> {
+    pub(super) fn into_hits(self) -> Vec<Hit> {
         self.heap
             .into_sorted_vec()
             .into_iter()
@@ -120,17 +159,27 @@ impl<'i> TopK<'i> {
 /// difference between f64 bounds and f32 sums; a document exactly at the threshold is
 /// never pruned, since it can still win the tie on its id.
 #[inline]
-fn below(bound: f64, theta: f32) -> bool {
+pub(super) fn below(bound: f64, theta: f32) -> bool {
     bound * (1.0 + 1e-5) < f64::from(theta)
 }
 
-/// One query term during MaxScore.
-struct Term<'a> {
-    cursor: Cursor<'a>,
-    idf: f32,
+/// One query term during a search.
+pub(super) struct Term<'a> {
+    pub(super) cursor: Cursor<'a>,
+    pub(super) idf: f32,
     /// Position in the query (the order contributions are summed in).
-    slot: usize,
-    bound: f64,
+    pub(super) slot: usize,
+    pub(super) bound: f64,
+}
+
+impl Term<'_> {
+    /// The most this term can add to documents up to the returned one, from the block
+    /// that would hold `doc` (see [`Cursor::block_bound`]).
+    #[inline]
+    pub(super) fn block_bound(&mut self, doc: u32) -> (f64, u32) {
+        let (part, last) = self.cursor.block_bound(doc);
+        (f64::from(self.idf) * f64::from(part) * (1.0 + 1e-6), last)
+    }
 }
 
 impl Bm25Index {
@@ -142,12 +191,12 @@ impl Bm25Index {
     }
 
     #[inline]
-    fn part(&self, idf: f32, tf: u32, doc: u32) -> f32 {
+    pub(super) fn part(&self, idf: f32, tf: u32, doc: u32) -> f32 {
         let tf = tf as f32;
         idf * tf / (tf + self.norms[doc as usize])
     }
 
-    fn corrupt_postings(&self, t: u32) -> IndexError {
+    pub(super) fn corrupt_postings(&self, t: u32) -> IndexError {
         IndexError::corrupt(
             self.dir().join(INDEX_FILE),
             format!("postings of term {t} are damaged"),
@@ -155,7 +204,7 @@ impl Bm25Index {
     }
 
     /// Cursors for the query's known terms (term number, cursor, idf, query slot).
-    fn cursors(&self, terms: &[String]) -> IndexResult<Vec<(u32, Term<'_>)>> {
+    pub(super) fn cursors(&self, terms: &[String]) -> IndexResult<Vec<(u32, Term<'_>)>> {
         let mut out = Vec::with_capacity(terms.len());
         for (slot, term) in terms.iter().enumerate() {
             let Some(t) = self.find_term(term) else {
@@ -163,7 +212,8 @@ impl Bm25Index {
             };
             let stats = self.term_stats(t);
             let idf = self.idf(stats.df) as f32;
-            let cursor = Cursor::new(self.postings_bytes(t)?, stats.df);
+            let mut cursor = Cursor::new(self.postings_bytes(t)?, stats.df);
+            cursor.set_bounds(self.bound_part(stats), self.block_maxima_hold());
             let bound = f64::from(idf) * f64::from(self.bound_part(stats)) * (1.0 + 1e-6);
             out.push((
                 t,
@@ -178,8 +228,29 @@ impl Bm25Index {
         Ok(out)
     }
 
-    /// Like [`Bm25Index::search`] for already analyzed, unique terms (MaxScore).
+    /// Like [`Bm25Index::search`] for already analyzed, unique terms.
     pub fn search_terms(&self, terms: &[String], k: usize) -> IndexResult<Vec<Hit>> {
+        self.search_terms_with(terms, k, Algorithm::default())
+    }
+
+    /// [`Bm25Index::search_terms`] with a chosen algorithm (the results are the same).
+    pub fn search_terms_with(
+        &self,
+        terms: &[String],
+        k: usize,
+        algorithm: Algorithm,
+    ) -> IndexResult<Vec<Hit>> {
+        match algorithm {
+            Algorithm::BlockMaxScore => self.search_maxscore(terms, k, true),
+            Algorithm::MaxScore => self.search_maxscore(terms, k, false),
+            Algorithm::BlockMaxWand => self.search_bmw(terms, k),
+            Algorithm::Exhaustive => self.search_exhaustive_terms(terms, k),
+        }
+    }
+
+    /// MaxScore; with `blocks`, a candidate's non-essential terms are bounded by their
+    /// blocks' maxima before any of them is decoded.
+    fn search_maxscore(&self, terms: &[String], k: usize, blocks: bool) -> IndexResult<Vec<Hit>> {
         if k == 0 || terms.is_empty() {
             return Ok(Vec::new());
         }
@@ -204,6 +275,8 @@ impl Bm25Index {
             prefix[i + 1] = prefix[i] + t.bound;
         }
         let mut contrib = vec![0f32; terms.len()];
+        // With `blocks`: per candidate, prefix sums of the non-essential terms' block bounds.
+        let mut block_prefix = prefix.clone();
         let mut top = TopK::new(self, k);
         let mut essential = 0; // terms[essential..] are essential
         loop {
@@ -234,9 +307,17 @@ impl Bm25Index {
                     t.cursor.step();
                 }
             }
+            let bounds = if blocks {
+                for i in 0..essential {
+                    block_prefix[i + 1] = block_prefix[i] + ts[i].block_bound(doc).0;
+                }
+                &block_prefix
+            } else {
+                &prefix
+            };
             let mut pruned = false;
             for i in (0..essential).rev() {
-                if below(partial + prefix[i + 1], theta) {
+                if below(partial + bounds[i + 1], theta) {
                     pruned = true;
                     break;
                 }

@@ -241,6 +241,15 @@ fn damaged_or_missing_index_is_a_clear_error() {
         "{e}"
     );
 
+    let mut v3 = good.clone();
+    v3[8] = 3;
+    std::fs::write(&index_file, &v3).unwrap();
+    let e = Bm25Index::open(&out).err().unwrap().to_string();
+    assert!(
+        e.contains("format version 3") && e.contains("rebuild it with `sleuth index build`"),
+        "{e}"
+    );
+
     let mut older = good.clone();
     older[8] = 2;
     std::fs::write(&index_file, &older).unwrap();
@@ -306,12 +315,22 @@ fn random_corpus(docs: usize, seed: u64) -> Vec<CorpusDoc> {
     out
 }
 
+/// Every search path's hits for `terms`, checked equal to the exhaustive path's.
+fn assert_all_paths_exact(idx: &Bm25Index, terms: &[String], k: usize) {
+    let slow = idx.search_exhaustive_terms(terms, k).unwrap();
+    for algorithm in Algorithm::ALL {
+        let fast = idx.search_terms_with(terms, k, algorithm).unwrap();
+        assert_eq!(fast, slow, "{} query {terms:?} k {k}", algorithm.name());
+    }
+}
+
 #[test]
-fn maxscore_returns_exactly_the_exhaustive_results() {
+fn every_path_returns_exactly_the_exhaustive_results() {
     use rand::{Rng, SeedableRng};
     let dir = tempfile::tempdir().unwrap();
     build(dir.path(), &random_corpus(4000, 11), Bm25Params::default());
     let built = Bm25Index::open(dir.path()).unwrap();
+    // Other k1 and b: the stored block maxima do not hold, the term bounds must do.
     let other = Bm25Index::open_with(dir.path(), Some(Bm25Params { k1: 1.7, b: 0.9 })).unwrap();
     let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(5);
     for _ in 0..150 {
@@ -322,11 +341,50 @@ fn maxscore_returns_exactly_the_exhaustive_results() {
         let terms = built.analyzer().query_terms(&query.join(" "));
         for idx in [&built, &other] {
             for k in [1, 3, 10, 60] {
-                let fast = idx.search_terms(&terms, k).unwrap();
-                let slow = idx.search_exhaustive_terms(&terms, k).unwrap();
-                assert_eq!(fast, slow, "query {terms:?} k {k}");
+                assert_all_paths_exact(idx, &terms, k);
             }
         }
+    }
+}
+
+#[test]
+fn block_max_paths_are_exact_on_small_random_corpora() {
+    use rand::{Rng, SeedableRng};
+    // Several corpora: few documents (k above the matches), many exact ties (a small
+    // vocabulary and duplicated paragraphs), single terms, and repeated query words.
+    for seed in 0..6u64 {
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(100 + seed);
+        let docs = [30, 300, 1500, 3000, 700, 5000][seed as usize];
+        let vocabulary = [3, 8, 20, 60, 5, 120][seed as usize];
+        let corpus: Vec<CorpusDoc> = (0..docs)
+            .map(|i| {
+                let len = rng.gen_range(1..12);
+                let words: Vec<String> = (0..len)
+                    .map(|_| format!("t{}q", rng.gen_range(0..vocabulary)))
+                    .collect();
+                doc(&format!("{}", (i * 31) % 10_007), "", &words.join(" "))
+            })
+            .collect();
+        let dir = tempfile::tempdir().unwrap();
+        build(dir.path(), &corpus, Bm25Params::default());
+        let idx = Bm25Index::open(dir.path()).unwrap();
+        for _ in 0..60 {
+            let n = rng.gen_range(1..6);
+            let words: Vec<String> = (0..n)
+                .map(|_| format!("t{}q", rng.gen_range(0..vocabulary + 2)))
+                .collect();
+            let repeated = format!("{} {}", words.join(" "), words[0]);
+            let terms = idx.analyzer().query_terms(&repeated);
+            for k in [1, 2, 10, 100, 10_000] {
+                assert_all_paths_exact(&idx, &terms, k);
+            }
+            assert_all_paths_exact(&idx, &terms[..1], 5);
+        }
+        assert!(idx
+            .search_terms_with(&[], 10, Algorithm::BlockMaxWand)
+            .unwrap()
+            .is_empty());
+        idx.check().unwrap();
     }
 }
 
