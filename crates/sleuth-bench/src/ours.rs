@@ -8,6 +8,7 @@
 use crate::measure::{emit, peak_rss_mib, query_figures};
 use anyhow::Context;
 use serde_json::{json, Value};
+use sleuth::names::Named;
 use sleuth::retrieval::bm25::{build_from_jsonl, Algorithm, Analyzer, Bm25Index, Bm25Params, Hit};
 use std::collections::{HashMap, HashSet};
 use std::io::BufRead;

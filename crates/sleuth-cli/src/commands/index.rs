@@ -10,6 +10,7 @@ use anyhow::Context;
 use clap::{Args as ClapArgs, Subcommand};
 use indicatif::{ProgressBar, ProgressStyle};
 use serde_json::json;
+use sleuth::names::Named;
 use sleuth::retrieval::bm25::{
     build_from_jsonl, Algorithm, Bm25Index, Bm25Params, BuildProgress, Explanation,
 };
@@ -76,9 +77,9 @@ pub struct SearchArgs {
 }
 
 fn parse_algorithm(name: &str) -> Result<Algorithm, String> {
-    Algorithm::parse(name).ok_or_else(|| {
-        let names: Vec<&str> = Algorithm::ALL.iter().map(|a| a.name()).collect();
-        format!("unknown algorithm `{name}` (one of {})", names.join(", "))
+    Algorithm::from_name(name).ok_or_else(|| {
+        let names = Algorithm::names().join(", ");
+        format!("unknown algorithm `{name}` (one of {names})")
     })
 }
 

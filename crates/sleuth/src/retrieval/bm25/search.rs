@@ -24,18 +24,33 @@ use std::cmp::Ordering;
 use std::collections::BinaryHeap;
 
 /// Which exact top-k algorithm a search runs. Every one returns bit-identical hits; they
-/// differ only in how much of the postings they read.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+/// differ only in how much of the postings they read. Named once, by strum
+/// ([`crate::names::Named`]: `bm-maxscore`, `maxscore`, `bmw`, `exhaustive`).
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Default,
+    strum::EnumString,
+    strum::IntoStaticStr,
+    strum::VariantNames,
+)]
 pub enum Algorithm {
     /// MaxScore whose probes of the non-essential terms are ruled out by the bound of
     /// the block each would read (the stored block maxima), not just the term's.
     #[default]
+    #[strum(serialize = "bm-maxscore")]
     BlockMaxScore,
     /// MaxScore with one bound per term (see the module doc).
+    #[strum(serialize = "maxscore")]
     MaxScore,
     /// Block-max WAND (see [`super::blockmax`]).
+    #[strum(serialize = "bmw")]
     BlockMaxWand,
     /// Every posting of every term scored (the definition read literally).
+    #[strum(serialize = "exhaustive")]
     Exhaustive,
 }
 
@@ -46,20 +61,6 @@ impl Algorithm {
         Algorithm::BlockMaxWand,
         Algorithm::Exhaustive,
     ];
-
-    pub fn name(self) -> &'static str {
-        match self {
-            Algorithm::BlockMaxScore => "bm-maxscore",
-            Algorithm::MaxScore => "maxscore",
-            Algorithm::BlockMaxWand => "bmw",
-            Algorithm::Exhaustive => "exhaustive",
-        }
-    }
-
-    /// The algorithm called `name` (as [`Algorithm::name`] spells it).
-    pub fn parse(name: &str) -> Option<Algorithm> {
-        Self::ALL.into_iter().find(|a| a.name() == name)
-    }
 }
 
 /// One search result: a document number and its BM25 score.

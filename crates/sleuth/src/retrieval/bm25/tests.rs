@@ -2,6 +2,7 @@
 //! reference computation, parameters, ties, round trips and damaged indexes.
 
 use super::*;
+use crate::names::Named;
 use std::io::Write;
 use std::path::Path;
 
