@@ -16,8 +16,8 @@ mod wiki;
 
 pub use corpus::{Corpus, CorpusDoc};
 pub use load::{
-    detect, detect_file, filter_hops, load, load_detected, parse, read_aliases, read_evidence,
-    read_text, Aliases, GoldEvidence,
+    aliases_file, detect, detect_file, filter_hops, load, load_detected, parse, read_aliases,
+    read_evidence, read_text, Aliases, GoldEvidence,
 };
 pub use question::{base_title, display_titles, Dataset, Paragraph, Question, SupportingFact};
 pub use questions::Questions;

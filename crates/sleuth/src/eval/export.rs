@@ -336,7 +336,7 @@ fn official_text(format: Dataset, objects: &[Value]) -> String {
 /// `objects`: their gold answers' and their evidence triples' subjects and objects
 /// (empty without such a file).
 fn aliases_of(data: &Path, objects: &[Value]) -> Result<String> {
-    let path = data.with_file_name("id_aliases.json");
+    let path = crate::data::aliases_file(data);
     if !path.is_file() {
         return Ok(String::new());
     }

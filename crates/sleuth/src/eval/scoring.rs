@@ -152,7 +152,7 @@ fn evidence(request: &ScoreRequest, scores: &[QuestionScore]) -> Result<Option<E
     let Some(predicted) = read_evidence_predictions(&request.predictions)? else {
         return Ok(None);
     };
-    let aliases_path = request.data.with_file_name("id_aliases.json");
+    let aliases_path = data::aliases_file(&request.data);
     let aliases = if aliases_path.is_file() {
         Some(data::read_aliases(&aliases_path)?)
     } else {

@@ -44,7 +44,7 @@ mod user;
 
 pub use detect::detect;
 pub use index::detect_file;
-pub use twowiki::{read_aliases, read_evidence, Aliases, GoldEvidence};
+pub use twowiki::{aliases_file, read_aliases, read_evidence, Aliases, GoldEvidence};
 
 use super::{DataError, Dataset, Question};
 use records::Problem;

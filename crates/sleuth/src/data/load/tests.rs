@@ -370,6 +370,23 @@ fn twowiki_answers_gain_aliases_from_id_aliases_json() {
     // Scored as the official script does: the max over the set.
     let s = crate::eval::metrics::score_answer(Dataset::TwoWiki, "alphan", &q.answers);
     assert_eq!(s.em, 1.0);
+    // A gold subset as `sleuth export` writes it (`X.gold.json`) reads its own
+    // `X.id_aliases.json`, the file the official script is given, before the
+    // benchmark's.
+    std::fs::write(dir.path().join("run.gold.json"), format!("[{row}]")).unwrap();
+    std::fs::write(
+        dir.path().join("run.id_aliases.json"),
+        "{\"Q_id\": \"Q42\", \"aliases\": [\"Aleph\"], \"demonyms\": []}\n",
+    )
+    .unwrap();
+    let gold = dir.path().join("run.gold.json");
+    assert_eq!(aliases_file(&gold), dir.path().join("run.id_aliases.json"));
+    assert_eq!(
+        load(Dataset::TwoWiki, &gold).unwrap()[0].answers,
+        ["A", "Aleph"]
+    );
+    std::fs::remove_file(dir.path().join("run.id_aliases.json")).unwrap();
+    assert_eq!(aliases_file(&gold), dir.path().join("id_aliases.json"));
 }
 
 #[test]

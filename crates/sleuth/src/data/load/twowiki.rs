@@ -11,7 +11,7 @@ use super::records::{self, Problem};
 use crate::data::DataError;
 use serde::Deserialize;
 use std::collections::HashMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// Other names of Wikidata entities, by id (`Q…`).
 #[derive(Debug, Clone, Default)]
@@ -57,9 +57,26 @@ pub fn read_aliases(path: &Path) -> Result<Aliases, DataError> {
     Ok(Aliases { by_id })
 }
 
-/// `id_aliases.json` beside a 2Wiki file, when there is one.
+/// Where a 2Wiki file's aliases are: `X.id_aliases.json` beside a gold subset
+/// `X.gold.json` (what `sleuth export` writes, for the official script), else the
+/// benchmark's own `id_aliases.json` beside the file.
+pub fn aliases_file(data: &Path) -> PathBuf {
+    let name = data
+        .file_name()
+        .and_then(|n| n.to_str())
+        .unwrap_or_default();
+    if let Some(stem) = name.strip_suffix(".gold.json") {
+        let own = data.with_file_name(format!("{stem}.id_aliases.json"));
+        if own.is_file() {
+            return own;
+        }
+    }
+    data.with_file_name("id_aliases.json")
+}
+
+/// The aliases of a 2Wiki file ([`aliases_file`]), when there are any.
 pub(super) fn aliases_beside(data: &Path) -> Result<Option<Aliases>, DataError> {
-    let path = data.with_file_name("id_aliases.json");
+    let path = aliases_file(data);
     if path.is_file() {
         read_aliases(&path).map(Some)
     } else {
@@ -80,7 +97,7 @@ pub(super) fn warn_without_aliases(data: &Path, aliases: Option<&Aliases>) {
     WARNED.call_once(|| {
         tracing::warn!(
             "{} not found beside the 2Wiki file: answers are scored without their aliases (`sleuth data fetch 2wiki` fetches it)",
-            data.with_file_name("id_aliases.json").display()
+            aliases_file(data).display()
         );
     });
 }
