@@ -9,7 +9,7 @@
 //! `/proc` at the end.
 
 use crate::{LocalModel, LocalOptions};
-use sleuth::llm::{ChatModel, ChatRequest, LlmError, Message};
+use sleuth_llm::{ChatModel, ChatRequest, LlmError, Message};
 use std::fmt;
 use std::process::{Command, Stdio};
 use std::time::Instant;

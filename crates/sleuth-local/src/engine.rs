@@ -21,7 +21,7 @@ use llama_cpp_2::token::data::LlamaTokenData;
 use llama_cpp_2::token::data_array::LlamaTokenDataArray;
 use llama_cpp_2::token::LlamaToken;
 use llama_cpp_2::DecodeError;
-use sleuth::llm::{ChatResponse, FinishReason, LlmError, Message, Usage};
+use sleuth_llm::{ChatResponse, FinishReason, LlmError, Message, Usage};
 use std::num::NonZeroU32;
 use std::path::{Path, PathBuf};
 use std::sync::{mpsc, OnceLock};

@@ -1,6 +1,6 @@
 //! Errors of the local backend and the model store.
 
-use sleuth::llm::LlmError;
+use sleuth_llm::LlmError;
 use std::path::PathBuf;
 
 /// The crate's result type.

@@ -31,7 +31,7 @@ pub use model::LocalModel;
 pub use options::LocalOptions;
 pub use store::{ensure_model, models_dir, pull, Pulled, DEFAULT_MODEL, KNOWN_MODELS};
 
-use sleuth::llm::{ChatModel, LlmError};
+use sleuth_llm::{ChatModel, LlmError};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 

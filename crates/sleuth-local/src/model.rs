@@ -4,8 +4,8 @@ use crate::engine::{self, Generation, Job, ModelInfo, Timings};
 use crate::options::LocalOptions;
 use crate::Result;
 use async_trait::async_trait;
-use sleuth::llm::quirks::SchemaBounds;
-use sleuth::llm::{ChatModel, ChatRequest, ChatResponse, LlmError, OutputConstraint};
+use sleuth_llm::quirks::SchemaBounds;
+use sleuth_llm::{ChatModel, ChatRequest, ChatResponse, LlmError, OutputConstraint};
 use std::path::Path;
 use std::sync::{mpsc, Mutex};
 

@@ -11,7 +11,7 @@
 
 use llama_cpp_2::model::{LlamaChatMessage, LlamaChatTemplate, LlamaModel};
 use llama_cpp_2::token::LlamaToken;
-use sleuth::llm::{LlmError, Message, Role};
+use sleuth_llm::{LlmError, Message, Role};
 
 /// Stands in for message `i`'s content while the template is applied: private-use
 /// characters no template changes and no text of ours holds.

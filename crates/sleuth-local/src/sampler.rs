@@ -15,7 +15,7 @@ use llama_cpp_2::sampling::LlamaSampler;
 use llama_cpp_2::token::data::LlamaTokenData;
 use llama_cpp_2::token::data_array::LlamaTokenDataArray;
 use llama_cpp_2::token::LlamaToken;
-use sleuth::llm::LlmError;
+use sleuth_llm::LlmError;
 
 pub(crate) struct TokenSampler {
     grammar: Option<LlamaSampler>,

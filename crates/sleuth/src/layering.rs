@@ -17,40 +17,16 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
-/// Every layer, lowest first (`protocol` and `llm` are siblings); the file utilities
-/// import none of them.
-const EVERY_LAYER: &[&str] = &[
-    "data",
-    "retrieval",
-    "protocol",
-    "env",
-    "memory",
-    "llm",
-    "methods",
-    "eval",
-    "report",
-    "study",
-];
-
 /// A folder (or top-level file) and the folders it must never import (ARCHITECTURE.md,
 /// "Layers").
+///
+/// The lowest layers (the shared utilities, `data`, `retrieval`, `llm`) are crates of
+/// their own that depend on nothing of this one, so the compiler keeps them from
+/// reaching up; they appear here only as targets.
 const LAYERS: &[(&str, &[&str])] = &[
-    // File utilities at the bottom: every layer may write atomically and lock a file.
-    ("atomic", EVERY_LAYER),
-    ("file_lock", EVERY_LAYER),
-    ("names", EVERY_LAYER),
-    ("knob", EVERY_LAYER),
-    ("data", EVERY_LAYER.split_at(1).1),
-    ("retrieval", EVERY_LAYER.split_at(2).1),
     (
         "protocol",
         &["env", "memory", "methods", "llm", "eval", "report", "study"],
-    ),
-    (
-        "llm",
-        &[
-            "env", "memory", "methods", "protocol", "eval", "report", "study",
-        ],
     ),
     (
         "env",
@@ -321,10 +297,36 @@ impl Tree {
             module_of: Vec::new(),
         };
         tree.add(src, &src.join("lib.rs"), String::new());
+        tree.add_crate_layers();
         for i in 0..tree.files.len() {
             tree.index(i);
         }
         tree
+    }
+
+    /// The layers that are crates of their own (`pub use sleuth_llm as llm;` in
+    /// `lib.rs`), each as one file without code: an arrow into `crate::llm::...` lands
+    /// there, so this crate's layers are still checked against them, while the crates
+    /// themselves are kept from reaching up by the compiler (they depend on nothing of
+    /// this crate).
+    fn add_crate_layers(&mut self) {
+        let root = self.files[0].code.clone();
+        for (public, tree) in uses(&root) {
+            if !public {
+                continue;
+            }
+            for path in expand(&tree) {
+                if !path.starts_with("sleuth_") {
+                    continue;
+                }
+                let name = tree_alias(&tree, &path);
+                self.modules.insert(name.clone(), self.files.len());
+                self.files.push(File {
+                    path: name,
+                    code: String::new(),
+                });
+            }
+        }
     }
 
     /// Adds `file` as module `module` and, recursively, the modules it declares.
@@ -635,4 +637,17 @@ fn the_reader_sees_uses_reexports_and_test_modules() {
     assert!(tree.files[episode].path.ends_with("methods/episode.rs"));
     // `crate::methods::Episode` is re-exported by methods/mod.rs from episode.rs.
     assert_eq!(tree.origin("methods::Episode", 0), Some(episode));
+    // A layer that is a crate of its own is a target like any other.
+    for layer in [
+        "data",
+        "retrieval",
+        "llm",
+        "atomic",
+        "file_lock",
+        "knob",
+        "names",
+    ] {
+        let file = tree.origin(&format!("{layer}::Anything"), 0).unwrap();
+        assert_eq!(tree.folder(file), layer);
+    }
 }

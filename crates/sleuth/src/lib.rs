@@ -19,20 +19,19 @@
 //! - [`terminal`]: untrusted text made safe to print on a terminal.
 //! - [`atomic`]: files rewritten in place without ever leaving a cut one.
 
-pub mod atomic;
-pub mod data;
 pub mod env;
+// The layers below the agents are crates of their own (ARCHITECTURE.md, "Crates"), so
+// the compiler keeps them from reaching up; their paths under `sleuth::` stay the same.
+pub use sleuth_common::{atomic, file_lock, knob, names};
+pub use sleuth_data as data;
+pub use sleuth_llm as llm;
+pub use sleuth_retrieval as retrieval;
 pub mod error;
 pub mod eval;
-pub mod file_lock;
-pub mod knob;
-pub mod llm;
 pub mod memory;
 pub mod methods;
-pub mod names;
 pub mod protocol;
 pub mod report;
-pub mod retrieval;
 pub mod study;
 pub mod terminal;
 

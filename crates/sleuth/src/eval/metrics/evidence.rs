@@ -138,8 +138,8 @@ struct EvidenceFile {
 pub fn read_evidence_predictions(
     path: &Path,
 ) -> Result<Option<HashMap<String, Vec<Triple>>>, DataError> {
-    let text = crate::data::load::read_text(path)?;
-    let record = crate::data::load::records::Record {
+    let text = crate::data::read_text(path)?;
+    let record = crate::data::records::Record {
         line: 1,
         text: &text,
     };

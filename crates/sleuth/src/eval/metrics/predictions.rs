@@ -7,7 +7,7 @@
 //!
 //! Errors name the file and line like the data loaders.
 
-use crate::data::load::records::{self, Problem};
+use crate::data::records::{self, Problem};
 use crate::data::{DataError, Dataset, SupportingFact};
 use serde::Deserialize;
 use std::collections::HashMap;

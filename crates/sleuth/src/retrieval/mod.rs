@@ -1,8 +1,0 @@
-//! Lexical scoring used by the environments.
-//!
-//! The SLEUTH setting ranks a question's own pool by Jaccard overlap of word tokens
-//! ([`jaccard`]); the corpus setting uses BM25 over a real index (`bm25`).
-
-pub mod bm25;
-pub mod jaccard;
-pub mod tokenize;
