@@ -67,9 +67,14 @@ pub fn to_py(e: sleuth::Error) -> PyErr {
         sleuth::Error::Data(_) | sleuth::Error::Index(_) | sleuth::Error::IndexAt { .. } => {
             DataError::new_err(message)
         }
-        sleuth::Error::Method(_) => MethodError::new_err(message),
+        sleuth::Error::Method(_) | sleuth::Error::Template(_) => MethodError::new_err(message),
         sleuth::Error::Llm(_) => ModelError::new_err(message),
-        sleuth::Error::Agent(_) => ModelError::new_err(message),
+        sleuth::Error::Agent(e) => match e.kind() {
+            sleuth::methods::ErrorKind::Model => ModelError::new_err(message),
+            sleuth::methods::ErrorKind::Template | sleuth::methods::ErrorKind::Method => {
+                MethodError::new_err(message)
+            }
+        },
         sleuth::Error::RunLocked { .. } => RunLockedError::new_err(message),
         sleuth::Error::Score(_) => DataError::new_err(message),
         sleuth::Error::Experiment(e) => experiment(e),

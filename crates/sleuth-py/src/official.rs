@@ -151,5 +151,12 @@ pub fn score(
             }
             e => errors::to_py(e),
         })?;
+    if let Some(missing) = scored.unpredicted_scored_zero() {
+        let warning = py.get_type::<pyo3::exceptions::PyUserWarning>();
+        let text = format!(
+            "{missing} gold questions have no prediction and score 0; to score only the predicted ones, pass only_predicted=True (or run=RUN)"
+        );
+        PyErr::warn(py, &warning, &std::ffi::CString::new(text).unwrap(), 1)?;
+    }
     Ok(scored.to_json().to_string())
 }

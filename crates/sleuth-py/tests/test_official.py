@@ -45,6 +45,11 @@ def test_score_gives_the_official_keys_on_their_scale_and_the_records_numbers(ru
     narrowed = sleuth.score(exported.out, dataset="musique", data=exported.data, run=run)
     assert narrowed["scored"] == "run" and narrowed["n"] == 3
     assert narrowed["answer_f1"] == scores["answer_f1"]
+    # Over the whole file the unpredicted questions score 0, and the library says how
+    # to score only the predicted ones, as the CLI does.
+    with pytest.warns(UserWarning, match="only_predicted=True"):
+        whole = sleuth.score(exported.out, dataset="musique", data=exported.data)
+    assert whole["scored"] == "all" and whole["missing"] == whole["n"] - 3 > 0
 
 
 def test_the_numbers_are_the_clis(run, repo, tmp_path):

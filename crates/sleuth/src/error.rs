@@ -51,6 +51,10 @@ pub enum Error {
     /// Why an experiment refuses to start or go on.
     #[error(transparent)]
     Experiment(#[from] crate::study::ExperimentError),
+    /// A prompt template that does not parse or render (a `prompts` override): the fix
+    /// is in the templates, not the model endpoint.
+    #[error(transparent)]
+    Template(#[from] crate::methods::TemplateError),
     #[error("{0}")]
     Invalid(String),
 }

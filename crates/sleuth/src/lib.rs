@@ -36,6 +36,8 @@ pub mod study;
 pub mod terminal;
 
 #[cfg(test)]
+mod front_ends;
+#[cfg(test)]
 mod layering;
 
 pub use error::{Error, Result};

@@ -172,25 +172,11 @@ fn demo_dir() -> Result<PathBuf> {
         .map_or_else(|| cache.join("demo"), |p| p.join("demo")))
 }
 
-/// Writes the records (`records.jsonl`, readable by `sleuth report`) and the trace page
-/// into `dir`, replacing an earlier demo's; returns the page's path.
+/// The demo's records and trace page, written by the library into `dir`.
 fn write_run(dir: &Path, rows: &[(String, Vec<RunRecord>, f64)], model: &str) -> Result<PathBuf> {
-    std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
     let records: Vec<&RunRecord> = rows.iter().flat_map(|(_, r, _)| r).collect();
-    let mut lines = String::new();
-    for r in &records {
-        lines += &serde_json::to_string(r)?;
-        lines.push('\n');
-    }
-    let file = dir.join("records.jsonl");
-    sleuth::atomic::write(&file, lines.as_bytes())
-        .with_context(|| format!("writing {}", file.display()))?;
-    let config = vec![("model".to_string(), model.to_string())];
-    let html = sleuth::report::html::render("sleuth demo", &config, &records);
-    let page = dir.join("trace.html");
-    sleuth::atomic::write(&page, html.as_bytes())
-        .with_context(|| format!("writing {}", page.display()))?;
-    Ok(page)
+    sleuth::study::write_demo_run(dir, &records, model)
+        .with_context(|| format!("writing the demo's run into {}", dir.display()))
 }
 
 fn table(rows: &[(String, Vec<RunRecord>, f64)]) -> String {

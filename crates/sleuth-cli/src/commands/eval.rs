@@ -5,7 +5,8 @@ use crate::progress::EvalProgress;
 use crate::resolve::{MethodArgs, ModelArgs, QuestionArgs};
 use anyhow::Result;
 use sleuth::eval::Progress;
-use sleuth::eval::{FailureCause, Verdict};
+use sleuth::eval::Verdict;
+use sleuth::methods::ErrorKind;
 use sleuth::study::{Job, Plan, Prepared};
 use std::path::{Path, PathBuf};
 
@@ -242,8 +243,9 @@ fn verdict(verdict: Verdict, dir: &Path) -> Result<()> {
         ),
         Verdict::AllFailed { first_error, cause } => {
             let check = match cause {
-                FailureCause::Template => "fix the prompt template (--prompts)",
-                FailureCause::Model => "check the model endpoint and key",
+                ErrorKind::Template => "fix the prompt template (--prompts)",
+                ErrorKind::Model => "check the model endpoint and key",
+                ErrorKind::Method => "check the method's settings (--set)",
             };
             anyhow::bail!(
                 "every question failed (first error: {first_error}); {check}, then rerun with --retry-errors"

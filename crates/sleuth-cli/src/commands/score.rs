@@ -79,10 +79,9 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             "{}",
             render(summary, scored.unmatched, scored.evidence.as_ref())
         );
-        if scored.scope == Scope::All && summary.missing > 0 && summary.answered > 0 {
+        if let Some(missing) = scored.unpredicted_scored_zero() {
             eprintln!(
-                "{} gold questions have no prediction and score 0; to score only the predicted ones, pass --only-predicted (or --run RUN)",
-                summary.missing
+                "{missing} gold questions have no prediction and score 0; to score only the predicted ones, pass --only-predicted (or --run RUN)"
             );
         }
     }

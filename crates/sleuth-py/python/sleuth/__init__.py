@@ -457,6 +457,7 @@ def _check(s: EvalSummary) -> None:
         check = {
             "template": "fix the prompt template (prompts=)",
             "model": "check the model endpoint and key",
+            "method": "check the method's settings (its keyword arguments)",
         }[verdict["cause"]]
         err = SleuthError(
             f"every question failed (first error: {verdict['first_error']}); {check}, "

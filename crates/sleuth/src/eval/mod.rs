@@ -20,4 +20,4 @@ pub use conditions::{RunConditions, RunConfig, RunDifference};
 pub use record::{FirstAttempt, RecordContext, RunRecord, SupportScores, RECORD_VERSION};
 pub use runner::{run_episode, Outcome, Progress, Quiet, RunSummary, Runner};
 pub use store::{RecordedRuns, RunStore};
-pub use verdict::{FailureCause, Verdict};
+pub use verdict::Verdict;

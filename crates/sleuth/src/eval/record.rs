@@ -2,7 +2,7 @@
 //! Field names are a stable contract (other tools read them).
 
 use crate::data::Question;
-use crate::methods::{CallKind, CallStop, Episode, Outputs, StopReason, Turn};
+use crate::methods::{CallKind, CallStop, Episode, ErrorKind, Outputs, StopReason, Turn};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -106,6 +106,10 @@ pub struct RunRecord {
     #[serde(default)]
     pub gold_titles: Vec<String>,
     pub error: Option<String>,
+    /// Where the fix for `error` lies (`model`, `template`, `method`), decided where the
+    /// error was still typed; absent without an error and on records written before it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error_kind: Option<ErrorKind>,
     /// Support F1 of the cited evidence against the annotations (methods that cite).
     #[serde(default)]
     pub support_f1: Option<f64>,
@@ -352,6 +356,7 @@ impl RunRecord {
             retrieved: episode.retrieved.clone(),
             gold_titles: question.gold_shown(),
             error: None,
+            error_kind: None,
             support_f1,
             gold_recall,
             first_attempt,

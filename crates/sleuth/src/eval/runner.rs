@@ -28,7 +28,7 @@ use super::RunRecord;
 use crate::data::{Question, Questions};
 use crate::llm::batch::{BatchRounds, RoundReport};
 use crate::llm::{ChatModel, LlmError, ModelStack};
-use crate::methods::{AgentError, RegisteredMethod, RunContext, TurnObserver};
+use crate::methods::{AgentError, ErrorKind, RegisteredMethod, RunContext, TurnObserver};
 use crate::Result;
 use futures::future::Either;
 use futures::StreamExt;
@@ -69,6 +69,8 @@ pub struct RunSummary {
     /// The first error message of this run (else of a skipped record), for a summary
     /// line.
     pub first_error: Option<String>,
+    /// The kind of this run's first error (`None` when it wrote none).
+    pub first_error_kind: Option<ErrorKind>,
     /// Set when the cost budget stopped the run early.
     pub halted: Option<String>,
 }
@@ -215,7 +217,10 @@ async fn drain(
                 summary.written += 1;
                 if let Some(e) = &record.error {
                     summary.errors += 1;
-                    summary.first_error.get_or_insert_with(|| e.clone());
+                    if summary.first_error.is_none() {
+                        summary.first_error = Some(e.clone());
+                        summary.first_error_kind = record.error_kind;
+                    }
                 }
                 progress.record(&record);
             }
@@ -307,6 +312,7 @@ pub async fn run_episode(
             let first = price(&partial);
             let mut record = RunRecord::from_episode(question, partial, &ctx);
             record.error = Some(message);
+            record.error_kind = Some(err.kind());
             Outcome::Record(priced(record, first))
         }
     }

@@ -53,6 +53,15 @@ impl FileScores {
         official(&self.summary, self.evidence.as_ref())
     }
 
+    /// How many gold questions have no prediction and score 0, when the score averages
+    /// over every gold question (the official scripts' denominator) and some were
+    /// predicted: a partial prediction file then scores low, which the front ends point
+    /// out with the way to score only the predicted questions. `None` otherwise.
+    pub fn unpredicted_scored_zero(&self) -> Option<usize> {
+        let partial = self.summary.missing > 0 && self.summary.answered > 0;
+        (self.scope == Scope::All && partial).then_some(self.summary.missing)
+    }
+
     /// One JSON object: the official script's keys on its scale (`scale` and
     /// `official_rounding` say which), with the counts of what was scored.
     pub fn to_json(&self) -> serde_json::Value {

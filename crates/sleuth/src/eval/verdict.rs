@@ -9,7 +9,7 @@
 //! Python into an exception and its keywords.
 
 use super::runner::RunSummary;
-use crate::methods::PromptSet;
+use crate::methods::ErrorKind;
 use serde::Serialize;
 
 /// What a finished run amounts to.
@@ -26,21 +26,12 @@ pub enum Verdict {
     /// skipped had too).
     AllFailed {
         first_error: String,
-        cause: FailureCause,
+        /// Where the fix lies: the first error's kind.
+        cause: ErrorKind,
     },
     /// Nothing ran: every selected question's earlier record was an error, skipped
     /// until errors are retried.
     NothingRan { skipped: usize, first_error: String },
-}
-
-/// Where the fix for a run whose every question failed lies.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum FailureCause {
-    /// A prompt template failed to render: fix the templates.
-    Template,
-    /// Anything else: check the model endpoint and key.
-    Model,
 }
 
 impl Verdict {
@@ -61,10 +52,9 @@ impl RunSummary {
         let first_error = self.first_error.clone().unwrap_or_default();
         let all_failed = self.errors == self.written && self.skipped_errors == self.skipped;
         if self.written > 0 && all_failed {
-            let cause = match PromptSet::is_template_error(&first_error) {
-                true => FailureCause::Template,
-                false => FailureCause::Model,
-            };
+            // A run whose every question failed wrote at least one error, so its kind
+            // is known; records carry it since `error_kind` exists.
+            let cause = self.first_error_kind.unwrap_or(ErrorKind::Model);
             return Verdict::AllFailed { first_error, cause };
         }
         if self.written == 0 && self.skipped > 0 && all_failed {
@@ -91,6 +81,7 @@ mod tests {
             written,
             errors,
             first_error: (errors + skipped_errors > 0).then(|| "HTTP 401: bad key".to_string()),
+            first_error_kind: (errors > 0).then_some(ErrorKind::Model),
             halted: None,
         }
     }
@@ -105,7 +96,7 @@ mod tests {
             all,
             Verdict::AllFailed {
                 first_error: "HTTP 401: bad key".into(),
-                cause: FailureCause::Model
+                cause: ErrorKind::Model
             }
         );
         assert!(all.failed());
@@ -123,15 +114,16 @@ mod tests {
     #[test]
     fn a_template_error_points_at_the_templates() {
         let mut s = summary(2, 2, 0, 0);
-        let message = PromptSet::default()
+        let error = crate::methods::PromptSet::default()
             .render("no-such-template", ())
-            .unwrap_err()
-            .to_string();
-        s.first_error = Some(message);
+            .unwrap_err();
+        let error = crate::methods::AgentError::from(error);
+        s.first_error = Some(error.to_string());
+        s.first_error_kind = Some(error.kind());
         assert!(matches!(
             s.verdict(),
             Verdict::AllFailed {
-                cause: FailureCause::Template,
+                cause: ErrorKind::Template,
                 ..
             }
         ));

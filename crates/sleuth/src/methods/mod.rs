@@ -17,6 +17,7 @@ pub mod registry;
 pub mod retry;
 pub mod settings;
 mod stop;
+mod template_error;
 
 pub use call_kind::CallKind;
 pub use call_notes::{CallNotes, CallStop};
@@ -29,6 +30,7 @@ pub use prompts::{PromptSet, PromptsIdentity};
 pub use registry::RegisteredMethod;
 pub use retry::Judge;
 pub use stop::StopReason;
+pub use template_error::TemplateError;
 
 use crate::data::Question;
 use crate::env::Environment;
@@ -47,11 +49,37 @@ pub enum AgentError {
         source: LlmError,
         partial: Box<Episode>,
     },
+    /// A prompt template failed to render.
+    #[error(transparent)]
+    Template(#[from] TemplateError),
     #[error("{message}")]
     Config { message: String },
 }
 
+/// What kind of failure ended an episode, as its record says (`error_kind`): where the
+/// fix lies, decided where the error is still typed rather than read off its words.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ErrorKind {
+    /// A model call failed (endpoint, key, network, a reply refused).
+    Model,
+    /// A prompt template failed to render: fix the templates.
+    Template,
+    /// The method could not go on for a reason of its own (its settings, an earlier
+    /// run it needs).
+    Method,
+}
+
 impl AgentError {
+    /// Where the fix lies.
+    pub fn kind(&self) -> ErrorKind {
+        match self {
+            AgentError::Llm { .. } => ErrorKind::Model,
+            AgentError::Template(_) => ErrorKind::Template,
+            AgentError::Config { .. } => ErrorKind::Method,
+        }
+    }
+
     pub(crate) fn config(e: impl std::fmt::Display) -> Self {
         AgentError::Config {
             message: e.to_string(),
@@ -61,7 +89,7 @@ impl AgentError {
     pub fn partial(&self) -> Option<&Episode> {
         match self {
             AgentError::Llm { partial, .. } => Some(partial),
-            AgentError::Config { .. } => None,
+            AgentError::Template(_) | AgentError::Config { .. } => None,
         }
     }
 }

@@ -2,6 +2,7 @@
 //! (`--prompts DIR`), rendered with minijinja. Keeping prompts as files lets a user swap
 //! in their own wording without touching the loop.
 
+use super::TemplateError;
 use crate::{Error, Result};
 use minijinja::Environment;
 use serde::{Deserialize, Serialize};
@@ -128,9 +129,6 @@ impl Default for PromptSet {
     }
 }
 
-/// How every template error begins.
-const TEMPLATE_ERROR: &str = "prompt template";
-
 impl PromptSet {
     /// Names of the templates a directory may override.
     pub fn names() -> impl Iterator<Item = &'static str> {
@@ -189,7 +187,7 @@ impl PromptSet {
         );
         for (name, source) in sources {
             env.add_template_owned(name.clone(), source)
-                .map_err(|e| Error::Invalid(format!("{TEMPLATE_ERROR} {name}: {e}")))?;
+                .map_err(|e| template_error(&name, e))?;
         }
         Ok(PromptSet {
             env,
@@ -197,22 +195,27 @@ impl PromptSet {
         })
     }
 
-    /// Whether a record's error is a template's (every template error starts so): the
-    /// fix is in the templates, not the model endpoint.
-    pub fn is_template_error(message: &str) -> bool {
-        message.starts_with(TEMPLATE_ERROR)
-    }
-
     /// Renders template `name` with `ctx` (a `minijinja::context!` or any Serialize).
-    pub fn render<S: serde::Serialize>(&self, name: &str, ctx: S) -> Result<String> {
+    pub fn render<S: serde::Serialize>(
+        &self,
+        name: &str,
+        ctx: S,
+    ) -> std::result::Result<String, TemplateError> {
         let template = self
             .env
             .get_template(name)
-            .map_err(|e| Error::Invalid(format!("{TEMPLATE_ERROR} {name}: {e}")))?;
+            .map_err(|e| template_error(name, e))?;
         template
             .render(ctx)
             .map(|s| s.trim().to_string())
-            .map_err(|e| Error::Invalid(format!("{TEMPLATE_ERROR} {name}: {e}")))
+            .map_err(|e| template_error(name, e))
+    }
+}
+
+fn template_error(name: &str, e: minijinja::Error) -> TemplateError {
+    TemplateError {
+        name: name.to_string(),
+        message: e.to_string(),
     }
 }
 

@@ -15,6 +15,7 @@
 //! This is the top layer of the crate: it may use every other, and none uses it
 //! (ARCHITECTURE.md, "Layers").
 
+mod demo;
 mod experiment;
 mod experiment_run;
 mod job;
@@ -27,6 +28,7 @@ mod report_command;
 mod selection;
 mod shard;
 
+pub use demo::{write_demo_run, DEMO_PAGE, DEMO_RECORDS};
 pub use experiment::{Experiment, Overrides, RecipeJob, Running, MANIFEST};
 pub use experiment_run::{ExperimentOptions, ExperimentRun, ExperimentStop, NextStep};
 pub use job::{Finished, Job, Prepared};

@@ -5,7 +5,7 @@
 //! plainly and at their line.
 
 use super::{fixture, run};
-use crate::util::{replies, stderr};
+use crate::util::{records_under, replies, stderr};
 use serde_json::Value;
 use std::path::Path;
 
@@ -183,6 +183,12 @@ fn template_errors_are_not_blamed_on_the_model() {
         "{err}"
     );
     assert!(!err.contains("model endpoint and key"), "{err}");
+    // The record says so as data, decided where the error was typed (issue 45).
+    let records = records_under(&out);
+    assert!(!records.is_empty());
+    for r in &records {
+        assert_eq!(r["error_kind"], "template", "{r}");
+    }
 }
 
 #[test]

@@ -393,7 +393,7 @@ impl Attempt for AgentMethod {
                     trajectory => attempt_text(so_far, REFLECTION_OBSERVATION_CHARS),
                 },
             )
-            .map_err(AgentError::config)?;
+            .map_err(AgentError::from)?;
         Ok(ChatRequest::new(vec![Message::user(prompt)])
             .temperature(self.settings.temperature)
             .max_tokens(self.settings.max_tokens))

@@ -8,5 +8,5 @@ pub(super) fn render<S: serde::Serialize>(
     name: &str,
     ctx: S,
 ) -> Result<String, AgentError> {
-    prompts.render(name, ctx).map_err(AgentError::config)
+    prompts.render(name, ctx).map_err(AgentError::from)
 }

@@ -144,7 +144,7 @@ impl Policy for DirectPolicy<'_> {
                     submit_only => t.submit_only(turn),
                 },
             )
-            .map_err(AgentError::config)?;
+            .map_err(AgentError::from)?;
         Ok((prompt, schema::direct_action(t.env.can_search())))
     }
 
@@ -337,7 +337,7 @@ impl Attempt for EirAttempt {
                     answer,
                 },
             )
-            .map_err(AgentError::config)?;
+            .map_err(AgentError::from)?;
         Ok(ChatRequest::new(vec![Message::user(prompt)])
             .temperature(shared.settings.temperature)
             .max_tokens(shared.settings.max_tokens))

@@ -64,7 +64,7 @@ impl Eir {
                     refuse_list_errors => s.list_errors == ListErrors::Refuse,
                 },
             )
-            .map_err(AgentError::config)
+            .map_err(AgentError::from)
     }
 
     /// Parses and validates one response: the action and the list changes together.
@@ -180,7 +180,7 @@ impl Eir {
                         affected => &affected,
                     },
                 )
-                .map_err(AgentError::config)?;
+                .map_err(AgentError::from)?;
             let req = t.request(prompt, schema);
             let mut repair = Repair {
                 turn: turn.number,
@@ -254,7 +254,7 @@ impl Eir {
                     limit,
                 },
             )
-            .map_err(AgentError::config)?;
+            .map_err(AgentError::from)?;
         let req = t.request(prompt, schema::more_reads());
         let Some(text) = t.call(CallKind::Action, &req, None).await? else {
             let reads = ExtraReads {

@@ -113,7 +113,7 @@ pub fn final_prompt(
             "eir_final.txt",
             context! { question, paragraphs => evidence_view(store) },
         )
-        .map_err(AgentError::config)
+        .map_err(AgentError::from)
 }
 
 /// Reads the answer and citations from the final response: the JSON object if there

@@ -55,7 +55,7 @@ impl Check for Checker<'_> {
                 "ssr_decompose.txt",
                 context! { question => &question.text, context, proposal => &proposal_text },
             )
-            .map_err(AgentError::config)?;
+            .map_err(AgentError::from)?;
         let req = t.request(prompt, schema::decomposition());
         let decomposition = t
             .call(CallKind::Decomposition, &req, Some(turn))
@@ -80,7 +80,7 @@ impl Check for Checker<'_> {
                         part => part.name(),
                     },
                 )
-                .map_err(AgentError::config)?;
+                .map_err(AgentError::from)?;
             let mut judgments = Vec::new();
             for sample in 0..SAMPLES {
                 let req = t
@@ -125,7 +125,7 @@ impl Check for Checker<'_> {
                     submit_only => t.submit_only(number),
                 },
             )
-            .map_err(AgentError::config)?;
+            .map_err(AgentError::from)?;
         let req = t.request(prompt, schema::direct_action(can_search));
         let refined = t.call(CallKind::Refinement, &req, Some(turn)).await?;
         // EIR App. D.1: "if refinement gives no valid action, an agreed correction to the
