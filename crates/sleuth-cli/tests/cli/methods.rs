@@ -149,7 +149,10 @@ fn every_record_and_run_file_carries_resolved_settings_and_the_documented_fields
     assert_eq!(records.len(), 5);
     let mut seen_outputs = BTreeSet::new();
     for r in &records {
-        let keys: BTreeSet<String> = r.as_object().unwrap().keys().cloned().collect();
+        let mut keys: BTreeSet<String> = r.as_object().unwrap().keys().cloned().collect();
+        // `error_kind` is written beside an error only (docs/records.md).
+        assert_eq!(keys.contains("error_kind"), !r["error"].is_null(), "{r}");
+        keys.insert("error_kind".into());
         assert_eq!(keys, top, "record fields differ from docs/records.md");
         let method = r["method"].as_str().unwrap();
         assert_eq!(
