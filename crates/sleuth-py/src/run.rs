@@ -8,6 +8,7 @@ use crate::model::{self, ModelArgs};
 use crate::question::{self, Given, Question};
 use pyo3::prelude::*;
 use sleuth::data::Dataset;
+use sleuth::eval::analysis::closing_table;
 use sleuth::eval::{run_episode, Outcome, Quiet};
 use sleuth::methods::registry;
 use sleuth::names::Named;
@@ -71,9 +72,32 @@ pub fn ask(
     }
 }
 
-/// What a finished job did, as the wrapper's `EvalSummary` reads it.
-fn finished_json(done: &Finished) -> serde_json::Value {
+/// What a finished job did, as the wrapper's `EvalSummary` reads it, with eval's
+/// closing table (the library's one fold of the scores, as the CLI prints it; a note
+/// instead where the records cannot be read back, so the run's verdict still decides).
+fn finished_json(py: Python<'_>, done: &Finished) -> serde_json::Value {
     let (summary, totals) = (&done.summary, &done.totals);
+    let mut notes = done.notes.clone();
+    let arms = py
+        .allow_threads(|| closing_table(&done.dir, &done.methods))
+        .unwrap_or_else(|e| {
+            notes.push(format!("the records could not be scored: {e}"));
+            Vec::new()
+        });
+    let scores: Vec<serde_json::Value> = arms
+        .iter()
+        .map(|a| {
+            serde_json::json!({
+                "method": a.key.method,
+                "arm": a.key.name(),
+                "n": a.scores.n,
+                "em": a.scores.em(),
+                "f1": a.scores.f1(),
+                "support_f1": a.scores.support_f1(),
+                "problems": a.scores.problems.lines(),
+            })
+        })
+        .collect();
     serde_json::json!({
         "planned": summary.planned,
         "skipped": summary.skipped,
@@ -90,8 +114,9 @@ fn finished_json(done: &Finished) -> serde_json::Value {
         "input_tokens": totals.usage.input_tokens,
         "output_tokens": totals.usage.output_tokens,
         "cost_usd": totals.cost_usd,
-        "notes": done.notes,
+        "notes": notes,
         "verdict": summary.verdict(),
+        "scores": scores,
     })
 }
 
@@ -166,7 +191,7 @@ pub fn eval(
         retry_errors,
     };
     let done = run_job(py, &job, model)?;
-    Ok(finished_json(&done).to_string())
+    Ok(finished_json(py, &done).to_string())
 }
 
 /// A recipe's jobs (`sleuth experiment`): with `dry_run`, each job's plan; else each
@@ -238,7 +263,7 @@ pub fn experiment(
             |_, _| {},
             |i, job| {
                 let done = run_job(py, job, model)?;
-                summaries[i] = Some(finished_json(&done));
+                summaries[i] = Some(finished_json(py, &done));
                 Ok(done.totals.cost_usd)
             },
         )

@@ -140,6 +140,21 @@ def test_the_gil_is_released_while_eval_runs(musique, tmp_path):
     assert counted[1] / took > 0.3 * idle_rate, (counted[1], took, idle_rate)
 
 
+def test_evals_closing_scores_are_the_reports_summary(musique, tmp_path):
+    """One fold of the scores: eval's closing table (``EvalSummary.scores``, as the CLI
+    prints it) gives the n, EM and F1 the report's summary table gives."""
+    run = tmp_path / "run"
+    done = sleuth.eval("musique", musique, methods="react,sleuth", model=CountySeatReader(), out=run, hops=2, limit=3, turns=4)
+    closing = done.to_pandas().set_index("method")
+    assert list(closing.index) == ["react", "sleuth"] and list(closing["arm"]) == ["react", "sleuth"]
+    assert closing["support_f1"].isna().all()
+    summary = sleuth.report(run).tables["summary"].set_index("method")
+    for method in ["react", "sleuth"]:
+        assert closing.loc[method, "n"] == summary.loc[method, "n"] == 3
+        for col in ["em", "f1"]:
+            assert closing.loc[method, col] == pytest.approx(summary.loc[method, col], abs=0.05)
+
+
 def test_report_gives_tables_figures_and_html(musique, tmp_path):
     run = tmp_path / "run"
     sleuth.eval("musique", musique, methods="react,sleuth", model=CountySeatReader(), out=run, hops=2, limit=3, turns=4)

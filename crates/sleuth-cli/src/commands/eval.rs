@@ -296,14 +296,9 @@ fn dry_run(plan: &Plan, model: &str, batch: Option<sleuth::eval::estimate::Prici
 
 /// The run directory's scores per method (every record there, earlier runs' too):
 /// EM, F1 and, for methods that cite, Support F1, as `report` computes them, folded a
-/// record at a time.
+/// record at a time (the library's closing table).
 fn print_scores(dir: &Path, methods: &[String]) -> Result<()> {
-    let all = sleuth::eval::analysis::closing_scores(&[dir.to_path_buf()])?;
-    let mut arms: Vec<&sleuth::eval::analysis::ArmScores> = all
-        .iter()
-        .filter(|a| methods.contains(&a.key.method))
-        .collect();
-    arms.sort_by_key(|a| methods.iter().position(|m| m == &a.key.method));
+    let arms = sleuth::eval::analysis::closing_table(dir, methods)?;
     if arms.is_empty() {
         return Ok(());
     }
@@ -317,17 +312,18 @@ fn print_scores(dir: &Path, methods: &[String]) -> Result<()> {
         "{:<width$} {:>5} {:>6} {:>6} {:>11}  problems",
         "method", "n", "EM", "F1", "support F1"
     );
-    for s in arms {
+    for arm in arms {
+        let s = &arm.scores;
         let support = s
-            .support_f1
+            .support_f1()
             .map_or_else(|| "-".to_string(), |f| format!("{f:.1}"));
-        let problems = s.problems();
+        let problems = s.problems.lines();
         eprintln!(
             "{:<width$} {:>5} {:>6.1} {:>6.1} {:>11}  {}",
-            sleuth::terminal::terminal_safe(&s.key.name()),
+            sleuth::terminal::terminal_safe(&arm.key.name()),
             s.n,
-            s.em,
-            s.f1,
+            s.em(),
+            s.f1(),
             support,
             if problems.is_empty() {
                 "-".to_string()

@@ -340,7 +340,20 @@ class EvalSummary(_Fields):
     ``records`` (the records file), ``dir``, the model totals ``calls``,
     ``retries``, ``cache_hits``, ``input_tokens``, ``output_tokens``, ``cost_usd``, and
     ``verdict``: the run's outcome as the CLI's exit code reads it (``kind`` done,
-    halted, all_failed or nothing_ran, with its details)."""
+    halted, all_failed or nothing_ran, with its details), and ``scores``: eval's
+    closing table, one dict per arm of the run's methods (every record in ``dir``,
+    earlier runs' too) with ``method``, ``arm``, ``n``, ``em``, ``f1`` and
+    ``support_f1`` (in %, as :func:`report`'s summary gives them) and ``problems``."""
+
+    def to_pandas(self):
+        """Eval's closing table as a DataFrame: one row per arm, with ``method``,
+        ``arm``, ``n``, ``em``, ``f1``, ``support_f1`` (None for a method that cites
+        nothing) and ``problems`` (what went wrong, as the CLI words it; "" if
+        nothing)."""
+        pd = _pandas()
+        rows = [dict(s, problems=", ".join(s["problems"])) for s in self["scores"]]
+        columns = ["method", "arm", "n", "em", "f1", "support_f1", "problems"]
+        return pd.DataFrame(rows, columns=columns)
 
     def __repr__(self) -> str:
         return (

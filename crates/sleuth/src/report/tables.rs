@@ -178,7 +178,7 @@ fn summary(a: &Analysis, d: Dims) -> Table {
         names.push("list cost/q");
     }
     // Shown only when some arm had a problem, so clean reports are unchanged.
-    let problems = a.summaries.iter().any(|s| !s.problems().is_empty());
+    let problems = a.summaries.iter().any(|s| !s.problems.lines().is_empty());
     if problems {
         names.push("problems");
     }
@@ -218,7 +218,7 @@ fn summary(a: &Analysis, d: Dims) -> Table {
             row.push(Cell::Num(s.list_cost_usd, 4));
         }
         if problems {
-            let found = s.problems();
+            let found = s.problems.lines();
             row.push(if found.is_empty() {
                 Cell::Missing
             } else {
@@ -340,7 +340,7 @@ fn agent(a: &Analysis, d: Dims) -> Table {
     let stops = a
         .summaries
         .iter()
-        .any(|s| s.truncated_calls + s.refusals > 0);
+        .any(|s| s.problems.truncated_calls + s.problems.refusals > 0);
     if stops {
         rest.extend(["truncated", "refused"]);
     }
@@ -358,7 +358,7 @@ fn agent(a: &Analysis, d: Dims) -> Table {
             Cell::Num(s.reminders, 2),
             Cell::Num(s.nudge_rate, 1),
             Cell::Num(s.retries, 2),
-            Cell::Int(s.errors as u64),
+            Cell::Int(s.problems.errors),
             Cell::Num(s.input_tokens, 0),
             Cell::Num(s.output_tokens, 0),
             Cell::Num(s.cached_input_tokens, 0),
@@ -370,7 +370,10 @@ fn agent(a: &Analysis, d: Dims) -> Table {
                 .map(|k| Cell::opt(s.calls_by_kind.get(k).copied(), 2)),
         );
         if stops {
-            row.extend([Cell::Int(s.truncated_calls), Cell::Int(s.refusals)]);
+            row.extend([
+                Cell::Int(s.problems.truncated_calls),
+                Cell::Int(s.problems.refusals),
+            ]);
         }
         t.push(row);
     }

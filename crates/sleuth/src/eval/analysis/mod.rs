@@ -7,6 +7,7 @@
 //! the Markdown tables, CSV/JSON files, figures and `--json` output all show the same
 //! numbers.
 
+mod collect;
 mod compare;
 mod conventions;
 mod digest;
@@ -24,6 +25,10 @@ mod splits;
 mod summary;
 mod trials;
 
+pub use collect::{
+    fold, merge_fruits, ClosingCollector, Collector, FirstPerQuestion, Fruit, Problems,
+    RecordScores, ScoreTally, Scored,
+};
 pub use compare::{
     arm_order, compare_to_baseline, compare_to_baseline_in, compare_to_baseline_sized, sweep_order,
     sweeps, Comparison, HolmFamily, Sweep, SweepPoint,
@@ -50,7 +55,7 @@ pub use outcome::{
     answer_class, answer_turn, classify, classify_under, classify_with, correct, gold_in_history,
     missing_gold, support_recall, AnswerClass, ErrorClasses, Outcome, ReasoningEvidence,
 };
-pub use scores::{closing_scores, ArmScores};
+pub use scores::{closing_scores, closing_table, ArmScores};
 pub use splits::{by_split, split_hops, split_name};
 pub use summary::{breakdown, Slice, Split, Summary};
 

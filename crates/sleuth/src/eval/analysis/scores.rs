@@ -1,123 +1,26 @@
 //! The closing scores `eval` prints (EM, F1, Support F1 and the problems per arm),
-//! folded from the records one line at a time: the run directory is read twice (the
-//! arms' settings labels first, then the sums), holding per arm running totals and one
-//! 8-byte hash per question id, never a record (issue 32). The figures are the ones
-//! [`Summary::of_arm`](super::Summary::of_arm) gives on the loaded arms: the same arms
-//! and labels ([`super::load`]'s grouping), the first record of a question kept; the
-//! sums run in file order rather than id order, which changes no printed digit (EM
-//! sums whole numbers exactly in any order). Two ids with the same 64-bit hash would
-//! count once: for a million questions the chance is about 3e-8.
+//! folded from the records one line at a time by [`ClosingCollector`] (the tally that
+//! folds the report's summary, fed the first record of each question): the run
+//! directory is read twice (the arms' settings labels first, then the sums), holding
+//! per arm running totals and one 8-byte hash per question id, never a record (issue
+//! 32). The figures are the ones [`Summary::of_arm`](super::Summary::of_arm) gives on
+//! the loaded arms: the same arms and labels ([`super::load`]'s grouping), the first
+//! record of a question kept; the sums run in file order rather than id order, which
+//! changes no printed digit (EM sums whole numbers exactly in any order).
 
+use super::collect::{ClosingCollector, Collector, ScoreTally};
 use super::load::{label_of, sources, swept_keys, ArmKey, Source};
 use crate::eval::store::each_record_line;
-use crate::eval::RunRecord;
-use crate::methods::StopReason;
 use crate::Result;
 use serde::Deserialize;
-use std::collections::{BTreeMap, BTreeSet, HashSet};
-use std::hash::{Hash, Hasher};
-use std::path::PathBuf;
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
 
-/// One arm's closing scores. Rates are percentages.
+/// One arm's closing scores.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ArmScores {
     pub key: ArmKey,
-    pub n: usize,
-    pub em: f64,
-    pub f1: f64,
-    /// Mean Support F1 over the records that carry evidence (None without any).
-    pub support_f1: Option<f64>,
-    errors: usize,
-    context_overflows: usize,
-    parse_failures: usize,
-    constraints_dropped: u64,
-    truncated_calls: u64,
-    refusals: u64,
-    rejected_actions: u64,
-    forced_endings: usize,
-}
-
-impl ArmScores {
-    /// What went wrong in the arm, as [`super::Summary::problems`] says it.
-    pub fn problems(&self) -> Vec<String> {
-        super::summary::problem_lines([
-            self.errors as u64,
-            self.context_overflows as u64,
-            self.parse_failures as u64,
-            self.constraints_dropped,
-            self.truncated_calls,
-            self.refusals,
-            self.rejected_actions,
-            self.forced_endings as u64,
-        ])
-    }
-}
-
-/// The running totals of one arm.
-#[derive(Default)]
-struct Totals {
-    ids: HashSet<u64>,
-    n: usize,
-    em: f64,
-    f1: f64,
-    with_evidence: usize,
-    support_f1: f64,
-    errors: usize,
-    context_overflows: usize,
-    parse_failures: usize,
-    constraints_dropped: u64,
-    truncated_calls: u64,
-    refusals: u64,
-    rejected_actions: u64,
-    forced_endings: usize,
-}
-
-impl Totals {
-    fn add(&mut self, r: &RunRecord) {
-        let mut hasher = std::collections::hash_map::DefaultHasher::new();
-        r.id.hash(&mut hasher);
-        if !self.ids.insert(hasher.finish()) {
-            return; // a duplicate: the first record of a question counts
-        }
-        self.n += 1;
-        self.em += r.em;
-        self.f1 += r.f1;
-        if r.outputs.evidence.is_some() {
-            self.with_evidence += 1;
-            self.support_f1 += r.support_f1.unwrap_or(0.0);
-        }
-        self.errors += usize::from(r.error.is_some());
-        self.context_overflows += usize::from(r.stop == StopReason::ContextOverflow);
-        self.parse_failures += usize::from(r.stop == StopReason::ParseFailure);
-        self.constraints_dropped += r.constraints_dropped;
-        self.truncated_calls += u64::from(r.truncated_calls);
-        self.refusals += u64::from(r.refusals);
-        let evidence = r.outputs.evidence.as_ref();
-        self.rejected_actions += evidence.map_or(0, |e| u64::from(e.rejected_total()));
-        let final_call = r.outputs.final_call.as_ref().map(|f| f.forced_end);
-        let forced = super::digest::forced_end(final_call, evidence.is_some(), r.stop);
-        self.forced_endings += usize::from(forced);
-    }
-
-    fn scores(self, key: ArmKey) -> ArmScores {
-        let mean = |sum: f64, n: usize| if n == 0 { 0.0 } else { sum / n as f64 };
-        ArmScores {
-            key,
-            n: self.n,
-            em: 100.0 * mean(self.em, self.n),
-            f1: 100.0 * mean(self.f1, self.n),
-            support_f1: (self.with_evidence > 0)
-                .then(|| 100.0 * (self.support_f1 / self.with_evidence as f64)),
-            errors: self.errors,
-            context_overflows: self.context_overflows,
-            parse_failures: self.parse_failures,
-            constraints_dropped: self.constraints_dropped,
-            truncated_calls: self.truncated_calls,
-            refusals: self.refusals,
-            rejected_actions: self.rejected_actions,
-            forced_endings: self.forced_endings,
-        }
-    }
+    pub scores: ScoreTally,
 }
 
 /// What the first pass reads of a record: its group and its settings.
@@ -165,7 +68,7 @@ pub fn closing_scores(paths: &[PathBuf]) -> Result<Vec<ArmScores>> {
             (g, keys)
         })
         .collect();
-    let mut arms: BTreeMap<ArmKey, Totals> = BTreeMap::new();
+    let mut arms: BTreeMap<ArmKey, ClosingCollector> = BTreeMap::new();
     for source in &sources {
         each_record_line(&source.records_file, |_, r| {
             let g = (r.dataset.clone(), r.method.clone(), r.model.clone());
@@ -176,11 +79,29 @@ pub fn closing_scores(paths: &[PathBuf]) -> Result<Vec<ArmScores>> {
                 model: g.2,
                 label,
             };
-            arms.entry(key).or_default().add(&r);
+            arms.entry(key).or_default().collect(&r);
             Ok(())
         })?;
     }
-    Ok(arms.into_iter().map(|(k, t)| t.scores(k)).collect())
+    Ok(arms
+        .into_iter()
+        .map(|(key, collector)| ArmScores {
+            key,
+            scores: collector.harvest(),
+        })
+        .collect())
+}
+
+/// Eval's closing table: the scores of `methods`' arms in the run directory `dir`
+/// (every record there, earlier runs' too), in the order `methods` lists them (arms of
+/// one method in arm order).
+pub fn closing_table(dir: &Path, methods: &[String]) -> Result<Vec<ArmScores>> {
+    let mut arms: Vec<ArmScores> = closing_scores(&[dir.to_path_buf()])?
+        .into_iter()
+        .filter(|a| methods.contains(&a.key.method))
+        .collect();
+    arms.sort_by_key(|a| methods.iter().position(|m| m == &a.key.method));
+    Ok(arms)
 }
 
 /// Calls `each` with the head of every line of `source` that has one (the second
@@ -251,21 +172,30 @@ mod tests {
         assert_eq!(folded.len(), 3, "react is swept over nudge; eir is not");
         for (f, arm) in folded.iter().zip(&set.arms) {
             let s = Summary::of_arm(arm);
+            let scores = &f.scores;
             assert_eq!(f.key, arm.key);
-            assert_eq!((f.n, f.em, f.f1), (s.n, s.em, s.f1), "{}", f.key.name());
-            assert_eq!(f.support_f1, s.evidence.as_ref().map(|e| e.support_f1));
-            assert_eq!(f.problems(), s.problems());
+            assert_eq!(
+                (scores.n, scores.em(), scores.f1()),
+                (s.n, s.em, s.f1),
+                "{}",
+                f.key.name()
+            );
+            assert_eq!(
+                scores.support_f1(),
+                s.evidence.as_ref().map(|e| e.support_f1)
+            );
+            assert_eq!(scores.problems, s.problems);
         }
         let react = folded
             .iter()
             .find(|a| a.key.name() == "react [nudge=0.5]")
             .unwrap();
-        assert_eq!(react.n, 2);
-        assert_eq!(react.problems(), ["1 with errors"]);
+        assert_eq!(react.scores.n, 2);
+        assert_eq!(react.scores.problems.lines(), ["1 with errors"]);
         let eir = folded.iter().find(|a| a.key.method == "eir").unwrap();
-        assert_eq!(eir.support_f1, Some(25.0));
+        assert_eq!(eir.scores.support_f1(), Some(25.0));
         assert_eq!(
-            eir.problems(),
+            eir.scores.problems.lines(),
             [
                 "1 context overflows",
                 "2 calls truncated",

@@ -1,6 +1,7 @@
 //! Per-arm accuracy and cost: the numbers of the main tables, overall and split by hop
 //! count or question kind.
 
+use super::collect::{fold, Problems, ScoreTally};
 use super::digest::RecordDigest;
 use super::load::{Arm, ArmKey};
 use crate::methods::eir::RejectCause;
@@ -27,11 +28,11 @@ pub struct Summary {
     /// the error decomposition's `unfinished` class, so finished + timeouts + these
     /// are the arm's questions.
     pub unfinished: usize,
-    /// Of those, episodes whose conversation outgrew the model's context.
-    #[serde(skip_serializing_if = "is_zero_count")]
-    pub context_overflows: usize,
-    /// Records that ended with an error message.
-    pub errors: usize,
+    /// What went wrong (errors, context overflows, unparseable responses, calls and
+    /// actions that went wrong, forced endings), as eval's closing table counts it;
+    /// each count its own field in the JSON.
+    #[serde(flatten)]
+    pub problems: Problems,
     pub mean_turns: f64,
     pub calls: f64,
     /// Tool calls that ran (searches, lookups, reads; SLEUTH Table 7's "tools").
@@ -49,25 +50,6 @@ pub struct Summary {
     /// priced, no cache savings).
     pub list_cost_usd: f64,
     pub retries: f64,
-    /// Calls cut by the output-token limit, in total (truncated replies).
-    #[serde(skip_serializing_if = "is_zero")]
-    pub truncated_calls: u64,
-    /// Calls the model refused, in total.
-    #[serde(skip_serializing_if = "is_zero")]
-    pub refusals: u64,
-    /// Episodes that ended on a response the method could not parse.
-    #[serde(skip_serializing_if = "is_zero_count")]
-    pub parse_failures: usize,
-    /// Calls sent without their output constraint (the server refused it), in total.
-    #[serde(skip_serializing_if = "is_zero")]
-    pub constraints_dropped: u64,
-    /// Actions the EIR setting's framework rejected (every cause), in total.
-    #[serde(skip_serializing_if = "is_zero")]
-    pub rejected_actions: u64,
-    /// EIR trajectories that ended without a submission (budget spent, overflow), so
-    /// the final call answered from whatever evidence there was.
-    #[serde(skip_serializing_if = "is_zero_count")]
-    pub forced_endings: usize,
     /// Adherence to the memory notation, in %: the share of all the arm's turns that
     /// report it which were written in the notation, pooled over turns (SLEUTH §5.5 and
     /// Table 4 give it "of turns": ~15% and ~99% of turns on GLM-5).
@@ -91,14 +73,6 @@ fn pooled_adherence(records: &[&RecordDigest]) -> Option<f64> {
     (!turns.is_empty()).then(|| turns.iter().filter(|a| **a).count() as f64 / turns.len() as f64)
 }
 
-fn is_zero_count(n: &usize) -> bool {
-    *n == 0
-}
-
-fn is_zero(n: &u64) -> bool {
-    *n == 0
-}
-
 /// Evidence metrics of the EIR setting, from the evidence its methods record:
 /// Support F1 of the cited evidence, gold-paragraph recall, paragraphs read, and the
 /// proposed actions the framework rejected, by cause.
@@ -120,14 +94,13 @@ pub struct EvidenceSummary {
 }
 
 impl EvidenceSummary {
-    fn of(records: &[&RecordDigest]) -> Option<EvidenceSummary> {
+    /// The evidence metrics of `records`, whose Support F1 `scores` has folded.
+    fn of(records: &[&RecordDigest], scores: &ScoreTally) -> Option<EvidenceSummary> {
+        let support_f1 = scores.support_f1()?;
         let with: Vec<(&RecordDigest, &[(RejectCause, u32)])> = records
             .iter()
             .filter_map(|r| Some((*r, &**r.evidence.as_ref()?)))
             .collect();
-        if with.is_empty() {
-            return None;
-        }
         let n = with.len() as f64;
         let mean =
             |f: &dyn Fn(&RecordDigest) -> f64| with.iter().map(|(r, _)| f(r)).sum::<f64>() / n;
@@ -140,8 +113,8 @@ impl EvidenceSummary {
             }
         }
         Some(EvidenceSummary {
-            n: with.len(),
-            support_f1: 100.0 * mean(&|r| r.support_f1.unwrap_or(0.0)),
+            n: scores.with_evidence(),
+            support_f1,
             gold_recall: 100.0 * mean(&|r| r.gold_recall.unwrap_or(0.0)),
             paragraphs_read: mean(&|r| r.paragraphs_read as f64),
             rejected: mean(&|r| f64::from(r.rejected_total())),
@@ -155,6 +128,7 @@ impl EvidenceSummary {
 impl Summary {
     /// Summarizes `records` under `arm`'s key. `records` may be empty.
     pub fn of(arm: &ArmKey, records: &[&RecordDigest]) -> Summary {
+        let scores = fold::<ScoreTally, _>(records.iter().copied());
         let n = records.len();
         let mean = |f: &dyn Fn(&RecordDigest) -> f64| -> f64 {
             if n == 0 {
@@ -179,8 +153,8 @@ impl Summary {
         Summary {
             arm: arm.clone(),
             n,
-            em: 100.0 * mean(&|r| r.em),
-            f1: 100.0 * mean(&|r| r.f1),
+            em: scores.em(),
+            f1: scores.f1(),
             support_recall: mean_of(records.iter().filter_map(|r| r.support_recall))
                 .map(|v| 100.0 * v),
             cond_acc,
@@ -190,11 +164,7 @@ impl Summary {
                 .iter()
                 .filter(|r| !r.finished && !r.timed_out)
                 .count(),
-            context_overflows: records
-                .iter()
-                .filter(|r| r.stop == StopReason::ContextOverflow)
-                .count(),
-            errors: records.iter().filter(|r| r.has_error).count(),
+            problems: scores.problems,
             mean_turns: mean(&|r| f64::from(r.turns)),
             calls: mean(&|r| f64::from(r.calls)),
             tool_calls: mean(&|r| f64::from(r.tool_calls)),
@@ -207,41 +177,13 @@ impl Summary {
             cost_usd: mean(&|r| r.cost_usd),
             list_cost_usd: mean(&|r| r.list_cost()),
             retries: mean(&|r| f64::from(r.retries)),
-            truncated_calls: records.iter().map(|r| u64::from(r.truncated_calls)).sum(),
-            refusals: records.iter().map(|r| u64::from(r.refusals)).sum(),
-            parse_failures: records
-                .iter()
-                .filter(|r| r.stop == StopReason::ParseFailure)
-                .count(),
-            constraints_dropped: records.iter().map(|r| r.constraints_dropped).sum(),
-            rejected_actions: records.iter().map(|r| u64::from(r.rejected_total())).sum(),
-            forced_endings: records.iter().filter(|r| r.forced_end()).count(),
             adherence: pooled_adherence(records).map(|v| 100.0 * v),
             adherence_per_episode: mean_of(records.iter().filter_map(|r| r.adherence))
                 .map(|v| 100.0 * v),
             reminders: mean(&|r| f64::from(r.reminders)),
             nudge_rate: 100.0 * mean(&|r| f64::from(u8::from(r.nudge_turn.is_some()))),
-            evidence: EvidenceSummary::of(records),
+            evidence: EvidenceSummary::of(records, &scores),
         }
-    }
-
-    /// What went wrong in this arm, counted: episodes that ended in an error, on a
-    /// context overflow or on an unparseable response, calls sent without their output
-    /// constraint, cut by the output-token limit, or refused, actions the EIR framework
-    /// rejected, and EIR trajectories that ended without a submission. Empty when
-    /// nothing did: a run whose every answer failed to parse, or whose every action was
-    /// rejected, must not read as a clean run that scored zero.
-    pub fn problems(&self) -> Vec<String> {
-        problem_lines([
-            self.errors as u64,
-            self.context_overflows as u64,
-            self.parse_failures as u64,
-            self.constraints_dropped,
-            self.truncated_calls,
-            self.refusals,
-            self.rejected_actions,
-            self.forced_endings as u64,
-        ])
     }
 
     /// Summarizes a whole arm.
@@ -249,30 +191,6 @@ impl Summary {
         let records: Vec<&RecordDigest> = arm.records.iter().map(|r| &**r).collect();
         Summary::of(&arm.key, &records)
     }
-}
-
-/// What each problem count counts, in the order problems are listed.
-const PROBLEM_KINDS: [&str; 8] = [
-    "with errors",
-    "context overflows",
-    "unparseable",
-    "calls unconstrained",
-    "calls truncated",
-    "calls refused",
-    "actions rejected",
-    "ended without a submission",
-];
-
-/// The problem counts that are not zero, each as `N what` ([`PROBLEM_KINDS`], in that
-/// order): the one wording of [`Summary::problems`] and eval's closing line
-/// ([`super::scores::ArmScores::problems`]).
-pub(super) fn problem_lines(counts: [u64; 8]) -> Vec<String> {
-    counts
-        .iter()
-        .zip(PROBLEM_KINDS)
-        .filter(|(n, _)| **n > 0)
-        .map(|(n, what)| format!("{n} {what}"))
-        .collect()
 }
 
 /// Input tokens read from a prompt cache as a % of all input tokens.
