@@ -8,6 +8,17 @@
 //! probed (with block skips) at candidates that could still make the top k. No
 //! document that could enter the top k is ever skipped, so results are exact.
 //!
+//! Block-max MaxScore (`bm-maxscore`) runs the same loop window by window. A window
+//! starts where the last ended and ends at the first end of the blocks the terms have
+//! there (read from the skip tables without decoding); within it each term's maximum is
+//! its block's bound, usually well under its whole-list bound, and the essential terms
+//! are chosen again from those. A window whose maxima together cannot reach θ is passed
+//! over without decoding a posting of it, and in the others fewer terms are essential
+//! and fewer candidates survive their probes. Plain MaxScore is the same loop with one
+//! window, the whole range, and each term's whole-list bound (as the block-max variant
+//! becomes when scoring with other k1 and b, under which the stored block bounds do
+//! not hold).
+//!
 //! [`Bm25Index::search_exhaustive_terms`] scores every posting of every term (term at a
 //! time into a dense array); it is the plain reading of the definition, kept to check
 //! MaxScore against in tests.
@@ -38,14 +49,11 @@ use std::collections::BinaryHeap;
     strum::VariantNames,
 )]
 pub enum Algorithm {
-    /// MaxScore whose probes of the non-essential terms are ruled out by the bound of
-    /// the block each would read (the stored block maxima), not just the term's.
+    /// Block-max MaxScore: MaxScore window by window, each term bounded by its block
+    /// there, the essential terms chosen again per window (see the module doc).
     #[strum(serialize = "bm-maxscore")]
     BlockMaxScore,
-    /// MaxScore with one bound per term (see the module doc): the default, measured
-    /// faster than the block-bounded variant at 5.23M documents on the HotpotQA
-    /// questions (README, 2026-12-07: p50 18.3 against 21.7 ms, p99 78.6 against
-    /// 101.4 ms, one run at load 1.0).
+    /// MaxScore with one bound per term (see the module doc): the default.
     #[default]
     #[strum(serialize = "maxscore")]
     MaxScore,
@@ -252,102 +260,45 @@ impl Bm25Index {
         }
     }
 
-    /// MaxScore; with `blocks`, a candidate's non-essential terms are bounded by their
-    /// blocks' maxima before any of them is decoded.
-    fn search_maxscore(&self, terms: &[String], k: usize, blocks: bool) -> IndexResult<Vec<Hit>> {
+    /// MaxScore over the whole list range with each term's bound (`windows` false), or
+    /// window by window with the bounds of the blocks each term has there (block-max
+    /// MaxScore, see the module doc).
+    fn search_maxscore(&self, terms: &[String], k: usize, windows: bool) -> IndexResult<Vec<Hit>> {
         if k == 0 || terms.is_empty() {
             return Ok(Vec::new());
         }
         let (numbers, mut ts): (Vec<u32>, Vec<Term>) = self.cursors(terms)?.into_iter().unzip();
-        let n = self.num_docs();
         for t in &mut ts {
             t.cursor.step();
         }
-        // Ascending bound: a prefix of this order is the non-essential set.
-        let mut order: Vec<usize> = (0..ts.len()).collect();
-        order.sort_by(|&a, &b| ts[a].bound.total_cmp(&ts[b].bound));
-        let mut ts: Vec<Term> = {
-            let mut slots: Vec<Option<Term>> = ts.into_iter().map(Some).collect();
-            order
-                .iter()
-                .map(|&i| slots[i].take().expect("each once"))
-                .collect()
+        let mut run = MaxScoreRun {
+            order: (0..ts.len()).collect(),
+            maxima: ts.iter().map(|t| t.bound).collect(),
+            prefix: vec![0f64; ts.len() + 1],
+            contrib: vec![0f32; terms.len()],
+            top: TopK::new(self, k),
         };
-        // prefix[i] = sum of the bounds of terms 0..i.
-        let mut prefix = vec![0f64; ts.len() + 1];
-        for (i, t) in ts.iter().enumerate() {
-            prefix[i + 1] = prefix[i] + t.bound;
-        }
-        let mut contrib = vec![0f32; terms.len()];
-        // With `blocks`: per candidate, prefix sums of the non-essential terms' block bounds.
-        let mut block_prefix = prefix.clone();
-        let mut top = TopK::new(self, k);
-        let mut essential = 0; // terms[essential..] are essential
+        let mut start = 0u32;
         loop {
-            let theta = top.threshold();
-            while essential < ts.len() && below(prefix[essential + 1], theta) {
-                essential += 1;
-            }
-            if essential == ts.len() {
-                break;
-            }
-            let doc = ts[essential..]
-                .iter()
-                .map(|t| t.cursor.doc())
-                .min()
-                .unwrap_or(u32::MAX);
-            if doc == u32::MAX {
-                break;
-            }
-            if doc >= n {
-                return Err(self.corrupt_postings(numbers[0]));
-            }
-            let mut partial = 0f64;
-            for t in &mut ts[essential..] {
-                if t.cursor.doc() == doc {
-                    let c = self.part(t.idf, t.cursor.tf(), doc);
-                    contrib[t.slot] = c;
-                    partial += f64::from(c);
-                    t.cursor.step();
-                }
-            }
-            // The cheap whole-term bounds first: when they already rule the document
-            // out, its blocks' bounds (tighter, but each a skip-table lookup) are not
-            // needed.
-            let bounds = if blocks && !below(partial + prefix[essential], theta) {
-                for i in 0..essential {
-                    block_prefix[i + 1] = block_prefix[i] + ts[i].block_bound(doc).0;
-                }
-                &block_prefix
+            let end = if windows {
+                run.window_maxima(&mut ts, start)
             } else {
-                &prefix
+                u32::MAX
             };
-            let mut pruned = false;
-            for i in (0..essential).rev() {
-                if below(partial + bounds[i + 1], theta) {
-                    pruned = true;
-                    break;
-                }
-                let t = &mut ts[i];
-                if t.cursor.advance(doc) && t.cursor.doc() == doc {
-                    let c = self.part(t.idf, t.cursor.tf(), doc);
-                    contrib[t.slot] = c;
-                    partial += f64::from(c);
-                }
+            run.sort_by_maxima();
+            if !below(run.prefix[ts.len()], run.top.threshold()) {
+                run.score_window(self, &mut ts, start, end)
+                    .map_err(|i| self.corrupt_postings(numbers[i]))?;
             }
-            if !pruned {
-                let mut score = 0f32;
-                for c in &contrib {
-                    score += *c;
-                }
-                top.offer(doc, score);
+            if end == u32::MAX {
+                break;
             }
-            contrib.iter_mut().for_each(|c| *c = 0.0);
+            start = end + 1;
         }
         if let Some(i) = ts.iter().position(|t| t.cursor.corrupt) {
-            return Err(self.corrupt_postings(numbers[order[i]]));
+            return Err(self.corrupt_postings(numbers[i]));
         }
-        Ok(top.into_hits())
+        Ok(run.top.into_hits())
     }
 
     /// The same results as [`Bm25Index::search_terms`], by scoring every posting of
@@ -405,5 +356,120 @@ impl Bm25Index {
             }
         }
         Ok(())
+    }
+}
+
+/// The state of one MaxScore search: the terms ordered by the most each can add in the
+/// current window, and the results so far.
+struct MaxScoreRun<'i> {
+    /// Term positions by ascending `maxima`: a prefix of this order is non-essential.
+    order: Vec<usize>,
+    /// The most each term can add to a document of the window.
+    maxima: Vec<f64>,
+    /// prefix[i] = the sum of the maxima of order[..i].
+    prefix: Vec<f64>,
+    /// Each query slot's contribution to the candidate being scored.
+    contrib: Vec<f32>,
+    top: TopK<'i>,
+}
+
+impl MaxScoreRun<'_> {
+    /// Sets each term's maximum to the bound of its block holding `start`, and returns
+    /// the window's last document: the first end of those blocks, so that each bound
+    /// holds over the whole window.
+    fn window_maxima(&mut self, ts: &mut [Term], start: u32) -> u32 {
+        let mut end = u32::MAX;
+        for (max, t) in self.maxima.iter_mut().zip(ts) {
+            let (bound, last) = t.block_bound(start);
+            *max = bound;
+            end = end.min(last);
+        }
+        end
+    }
+
+    fn sort_by_maxima(&mut self) {
+        let maxima = &self.maxima;
+        self.order
+            .sort_unstable_by(|&a, &b| maxima[a].total_cmp(&maxima[b]));
+        for (i, &t) in self.order.iter().enumerate() {
+            self.prefix[i + 1] = self.prefix[i] + maxima[t];
+        }
+    }
+
+    /// Scores the documents of `start..=end` that could enter the top k: candidates
+    /// come from the essential terms, the others are probed only while the candidate
+    /// can still reach θ. `Err` holds the position of a term whose postings are damaged.
+    fn score_window(
+        &mut self,
+        index: &Bm25Index,
+        ts: &mut [Term],
+        start: u32,
+        end: u32,
+    ) -> Result<(), usize> {
+        let mut essential = self.essential_from(0);
+        for &i in &self.order[essential..] {
+            ts[i].cursor.advance(start);
+        }
+        while essential < ts.len() {
+            let doc = self.order[essential..]
+                .iter()
+                .map(|&i| ts[i].cursor.doc())
+                .min()
+                .unwrap_or(u32::MAX);
+            if doc > end || doc == u32::MAX {
+                break;
+            }
+            if doc >= index.num_docs() {
+                return Err(self.order[essential]);
+            }
+            self.score_candidate(index, ts, essential, doc);
+            essential = self.essential_from(essential);
+        }
+        Ok(())
+    }
+
+    /// The first essential position at or after `from` under the current θ: the terms
+    /// before it cannot reach θ together.
+    fn essential_from(&self, mut from: usize) -> usize {
+        let theta = self.top.threshold();
+        while from < self.order.len() && below(self.prefix[from + 1], theta) {
+            from += 1;
+        }
+        from
+    }
+
+    /// Scores `doc`'s essential terms (moving their cursors past it), then probes the
+    /// non-essential ones, the largest maximum first, until the candidate is ruled out
+    /// or fully scored, and offers it.
+    fn score_candidate(&mut self, index: &Bm25Index, ts: &mut [Term], essential: usize, doc: u32) {
+        let theta = self.top.threshold();
+        let mut partial = 0f64;
+        for &i in &self.order[essential..] {
+            let t = &mut ts[i];
+            if t.cursor.doc() == doc {
+                let c = index.part(t.idf, t.cursor.tf(), doc);
+                self.contrib[t.slot] = c;
+                partial += f64::from(c);
+                t.cursor.step();
+            }
+        }
+        let mut pruned = false;
+        for p in (0..essential).rev() {
+            if below(partial + self.prefix[p + 1], theta) {
+                pruned = true;
+                break;
+            }
+            let t = &mut ts[self.order[p]];
+            if t.cursor.advance(doc) && t.cursor.doc() == doc {
+                let c = index.part(t.idf, t.cursor.tf(), doc);
+                self.contrib[t.slot] = c;
+                partial += f64::from(c);
+            }
+        }
+        if !pruned {
+            let score = self.contrib.iter().fold(0f32, |sum, c| sum + c);
+            self.top.offer(doc, score);
+        }
+        self.contrib.fill(0.0);
     }
 }
