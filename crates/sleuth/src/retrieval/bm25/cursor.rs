@@ -237,8 +237,45 @@ impl<'a> Cursor<'a> {
         false
     }
 
+    /// Calls `f(doc, tf)` for every posting from the current one through document
+    /// `end`, a decoded block at a time, and stops on the first posting after `end` (or
+    /// exhausted). What a search that scores a window of documents term by term reads.
+    #[inline]
+    pub fn drain_through(&mut self, end: u32, mut f: impl FnMut(u32, u32)) {
+        while !self.done {
+            if !self.tfs_ready {
+                self.load_tfs();
+            }
+            let rest = &self.docs[self.at..self.len];
+            let n = rest.partition_point(|&d| d <= end);
+            for (&doc, &extra) in rest[..n].iter().zip(&self.tfs[self.at..self.at + n]) {
+                f(doc, extra.wrapping_add(1));
+            }
+            if self.at + n < self.len {
+                self.at += n;
+                return;
+            }
+            self.at = self.len - 1;
+            self.next_block();
+        }
+    }
+
     /// Moves to the first posting with document >= `target`; false if there is none.
+    /// A target inside the decoded block (the common case for a probe) is found here,
+    /// inlined into the search loop; others go through the skip table.
+    #[inline]
     pub fn advance(&mut self, target: u32) -> bool {
+        if !self.done && self.len > 0 && self.docs[self.len - 1] >= target {
+            while self.docs[self.at] < target {
+                self.at += 1;
+            }
+            return true;
+        }
+        self.advance_past_block(target)
+    }
+
+    /// [`Cursor::advance`] to a target past the decoded block (or before any).
+    fn advance_past_block(&mut self, target: u32) -> bool {
         if self.done {
             return false;
         }
