@@ -292,13 +292,7 @@ impl Bm25Index {
         for t in &mut ts {
             t.cursor.step();
         }
-        let mut run = MaxScoreRun {
-            order: (0..ts.len()).collect(),
-            maxima: ts.iter().map(|t| t.bound).collect(),
-            prefix: vec![0f64; ts.len() + 1],
-            contrib: vec![0f32; terms.len()],
-            top: TopK::new(self, k),
-        };
+        let mut run = MaxScoreRun::new(&ts, terms.len(), TopK::new(self, k));
         let mut start = 0u32;
         loop {
             let end = if windows {
@@ -401,13 +395,7 @@ impl Bm25Index {
         for t in ts.iter_mut().chain(&mut exact) {
             t.cursor.step();
         }
-        let mut run = MaxScoreRun {
-            order: (0..ts.len()).collect(),
-            maxima: ts.iter().map(|t| t.bound).collect(),
-            prefix: vec![0f64; ts.len() + 1],
-            contrib: vec![0f32; terms.len()],
-            top: TopK::new(self, k),
-        };
+        let mut run = MaxScoreRun::new(&ts, terms.len(), TopK::new(self, k));
         run.sort_by_maxima();
         let mut window = self
             .pool
@@ -416,7 +404,9 @@ impl Bm25Index {
             .expect("scratch pool")
             .pop()
             .unwrap_or_default();
-        window.reset_window();
+        if window.window.len() != WINDOW as usize {
+            window.reset_window();
+        }
         let (n, mut start) = (self.num_docs(), 0u32);
         let mut damaged = None;
         while start < n && damaged.is_none() {
@@ -434,7 +424,10 @@ impl Bm25Index {
             damaged = bulk.score(&mut run, &mut ts, &mut exact, essential).err();
             start = end + 1;
         }
-        window.reset_window();
+        if damaged.is_some() {
+            // Left mid-window: clear what the next search would otherwise inherit.
+            window.reset_window();
+        }
         self.pool.0.lock().expect("scratch pool").push(window);
         let sound =
             |t: &Term| !t.cursor.corrupt && (t.cursor.doc() < n || t.cursor.doc() == u32::MAX);
@@ -507,7 +500,8 @@ impl BulkWindow<'_> {
 }
 
 impl Scratch {
-    /// Sizes the bulk path's window buffers (all zero between searches).
+    /// Sizes and zeroes the bulk path's window buffers (a finished window leaves them
+    /// zero, so a search needs this only the first time or after damaged postings).
     fn reset_window(&mut self) {
         self.window.clear();
         self.window.resize(WINDOW as usize, 0.0);
@@ -557,7 +551,19 @@ struct MaxScoreRun<'i> {
     top: TopK<'i>,
 }
 
-impl MaxScoreRun<'_> {
+impl<'i> MaxScoreRun<'i> {
+    /// A run over `ts` (for `slots` query terms), each term's maximum its whole-list
+    /// bound until [`MaxScoreRun::window_maxima`] says otherwise.
+    fn new(ts: &[Term], slots: usize, top: TopK<'i>) -> Self {
+        MaxScoreRun {
+            order: (0..ts.len()).collect(),
+            maxima: ts.iter().map(|t| t.bound).collect(),
+            prefix: vec![0f64; ts.len() + 1],
+            contrib: vec![0f32; slots],
+            top,
+        }
+    }
+
     /// Sets each term's maximum to the bound of its block holding `start`, and returns
     /// the window's last document: the first end of those blocks, so that each bound
     /// holds over the whole window.
