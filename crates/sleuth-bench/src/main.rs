@@ -20,6 +20,8 @@ mod tantivy_side;
 
 use anyhow::Context;
 use clap::{Parser, Subcommand};
+use sleuth::names::Named;
+use sleuth::retrieval::bm25::Algorithm;
 use std::path::{Path, PathBuf};
 
 #[derive(Parser)]
@@ -51,6 +53,10 @@ enum Cmd {
         /// Skip the bm25s baseline (needs `pip install bm25s PyStemmer`).
         #[arg(long)]
         no_bm25s: bool,
+        /// Query the tantivy index a previous run left in --work instead of rebuilding
+        /// it; its build figures are those that run saved.
+        #[arg(long)]
+        reuse_tantivy: bool,
     },
     /// Write the synthetic corpus and the query file.
     Gen {
@@ -69,6 +75,8 @@ enum Cmd {
         corpus: PathBuf,
         out: PathBuf,
     },
+    /// Time our search paths on a built index (every path the same number of passes)
+    /// and check their hits.
     OursQuery {
         index: PathBuf,
         corpus: PathBuf,
@@ -77,6 +85,10 @@ enum Cmd {
         passes: usize,
         #[arg(long, default_value_t = 2)]
         threads: usize,
+        /// The search paths to time, comma-separated (the default path is always
+        /// timed; every path's hits are checked against exhaustive scoring).
+        #[arg(long, value_delimiter = ',', default_values_t = Algorithm::ALL.map(|a| a.name().to_string()))]
+        algorithms: Vec<String>,
     },
     TantivyBuild {
         corpus: PathBuf,
@@ -113,6 +125,7 @@ fn main() -> anyhow::Result<()> {
             passes,
             threads,
             no_bm25s,
+            reuse_tantivy,
         } => report::run(&report::RunConfig {
             docs,
             seed,
@@ -121,6 +134,7 @@ fn main() -> anyhow::Result<()> {
             passes,
             threads,
             bm25s: !no_bm25s,
+            reuse_tantivy,
         }),
         Cmd::Gen {
             data,
@@ -144,7 +158,24 @@ fn main() -> anyhow::Result<()> {
             queries,
             passes,
             threads,
-        } => ours::query(&index, &corpus, &read_queries(&queries)?, passes, threads),
+            algorithms,
+        } => {
+            let algorithms = algorithms
+                .iter()
+                .map(|a| {
+                    a.parse()
+                        .map_err(|_| anyhow::anyhow!("unknown search path `{a}`"))
+                })
+                .collect::<anyhow::Result<Vec<Algorithm>>>()?;
+            ours::query(
+                &index,
+                &corpus,
+                &read_queries(&queries)?,
+                passes,
+                threads,
+                &algorithms,
+            )
+        }
         Cmd::TantivyBuild {
             corpus,
             out,

@@ -29,57 +29,57 @@ pub fn build(corpus: &Path, out: &Path) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// Times each of `algorithms` (the default always among them) in the same way, one
+/// after another on the same opened index: a warm-up pass, `passes` timed passes on
+/// one thread, then throughput on `threads`. Before the timing, each path's hits for
+/// every query are compared with exhaustive scoring's, and the default's are checked
+/// against the independent reference.
 pub fn query(
     index: &Path,
     corpus: &Path,
     queries: &[String],
     passes: usize,
     threads: usize,
+    algorithms: &[Algorithm],
 ) -> anyhow::Result<()> {
     let started = Instant::now();
     let idx = Arc::new(Bm25Index::open(index)?);
     let open_ms = started.elapsed().as_secs_f64() * 1e3;
+    let default = Algorithm::default();
+    let mut timed: Vec<Algorithm> = vec![default];
+    timed.extend(algorithms.iter().filter(|&&a| a != default));
     let terms: Vec<Vec<String>> = queries
         .iter()
         .map(|q| idx.analyzer().query_terms(q))
         .collect();
-    // One timed pass per path: its hits (checked against exhaustive scoring, query by
-    // query) and its latencies, shown for comparison (one pass, one thread: the
-    // exhaustive path is slow at full size).
-    let run = |algorithm: Algorithm| -> anyhow::Result<(Vec<Vec<Hit>>, Value)> {
-        let mut lat = Vec::with_capacity(terms.len());
-        let mut hits = Vec::with_capacity(terms.len());
-        for t in &terms {
-            let started = Instant::now();
-            hits.push(idx.search_terms_with(t, 10, algorithm)?);
-            lat.push(started.elapsed().as_secs_f64() * 1e3);
-        }
-        Ok((hits, one_pass_figures(lat)))
+    let hits_of = |algorithm: Algorithm| -> anyhow::Result<Vec<Vec<Hit>>> {
+        terms
+            .iter()
+            .map(|t| Ok(idx.search_terms_with(t, 10, algorithm)?))
+            .collect()
     };
-    let default = Algorithm::default();
-    let mut figures = query_figures(queries, passes, threads, |q| {
-        idx.search(q, 10).expect("search");
-    });
-    let (exhaustive, exhaustive_figures) = run(Algorithm::Exhaustive)?;
-    let (mut alternatives, mut differs) = (json!({}), json!({}));
-    let mut hits = Vec::new();
+    let exhaustive = hits_of(Algorithm::Exhaustive)?;
+    let mut differs = json!({});
     let mut differing_total = 0;
-    for algorithm in Algorithm::ALL {
-        let (got, timing) = if algorithm == Algorithm::Exhaustive {
-            (exhaustive.clone(), exhaustive_figures.clone())
-        } else {
-            run(algorithm)?
-        };
+    for &algorithm in &timed {
+        let got = hits_of(algorithm)?;
         let differing = got.iter().zip(&exhaustive).filter(|(a, b)| a != b).count();
         differing_total += differing;
         differs[algorithm.name()] = json!(differing);
-        if algorithm == default {
-            hits = got;
-        } else {
-            alternatives[algorithm.name()] = timing;
-        }
     }
-    let mut check = reference_check(&idx, corpus, queries, &hits)?;
+    let time = |algorithm: Algorithm| {
+        query_figures(queries, passes, threads, |q| {
+            let terms = idx.analyzer().query_terms(q);
+            idx.search_terms_with(&terms, 10, algorithm)
+                .expect("search");
+        })
+    };
+    let mut figures = time(default);
+    let mut alternatives = json!({});
+    for &algorithm in &timed[1..] {
+        alternatives[algorithm.name()] = time(algorithm);
+    }
+    let mut check = reference_check(&idx, corpus, queries, &hits_of(default)?)?;
     check["differs_from_exhaustive"] = json!(differing_total);
     check["differs_by_path"] = differs;
     figures["alternatives"] = alternatives;
@@ -90,17 +90,6 @@ pub fn query(
     figures["reference"] = check;
     emit(&figures);
     Ok(())
-}
-
-/// Latency figures of one single-thread pass (`lat` in ms, one per query).
-fn one_pass_figures(mut lat: Vec<f64>) -> Value {
-    lat.sort_by(f64::total_cmp);
-    let at = |p: f64| lat[((p / 100.0) * (lat.len() - 1) as f64).round() as usize];
-    let mean = lat.iter().sum::<f64>() / lat.len() as f64;
-    json!({
-        "p50_ms": at(50.0), "p99_ms": at(99.0), "mean_ms": mean,
-        "qps": 1e3 / mean, "threads": 1, "queries": lat.len(), "passes": 1,
-    })
 }
 
 #[derive(Default)]

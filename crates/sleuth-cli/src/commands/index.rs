@@ -70,10 +70,10 @@ pub struct SearchArgs {
     /// Score with this b instead of the index's (0 to 1).
     #[arg(long, value_parser = crate::bounds::unit_interval)]
     b: Option<f64>,
-    /// The exact top-k algorithm (all return the same hits): maxscore (default),
-    /// bm-maxscore (MaxScore with per-block bounds), bmw (block-max WAND), or
-    /// exhaustive.
-    #[arg(long, default_value = "maxscore", value_parser = parse_algorithm)]
+    /// The exact top-k algorithm (all return the same hits): bulk-maxscore (default:
+    /// MaxScore scoring a window of documents at a time), maxscore, bm-maxscore
+    /// (MaxScore with per-block bounds), bmw (block-max WAND), or exhaustive.
+    #[arg(long, default_value = "bulk-maxscore", value_parser = parse_algorithm)]
     algorithm: Algorithm,
 }
 

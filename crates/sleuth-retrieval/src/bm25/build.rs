@@ -11,12 +11,11 @@
 //! bytes are written, so they cost no second pass.
 
 use super::analyzer::Analyzer;
-use super::cursor::{skip_table_len, Cursor, BLOCK};
 use super::error::{IndexError, IndexResult};
 use super::format::{
     self, Checksum, Header, DOCS_FILE, DOCS_MAGIC, HEADER_LEN, INDEX_FILE, SECTIONS,
 };
-use super::format::{part, round_up};
+use super::format::{encode_postings, part, varint_postings, EncodedPostings};
 use super::source::{id_cmp, CorpusDoc};
 use super::Bm25Params;
 use rustc_hash::FxHashMap;
@@ -60,29 +59,11 @@ struct TermBuf {
 }
 
 impl TermBuf {
-    /// The skip table (see `cursor`: per block of `BLOCK` postings its last document,
-    /// end offset and largest part, rounded up) and the largest part over the whole
-    /// list (the term's MaxScore bound before idf), from one decoding pass. Computed at
-    /// the end because the parts need avgdl.
-    fn blocks(&self, part_of: impl Fn(u32, u32) -> f64) -> (Vec<u8>, f32) {
-        let mut table = Vec::with_capacity(skip_table_len(self.df));
-        let mut c = Cursor::with_parts(&self.bytes, &[], self.df);
-        let (mut n, mut best, mut block_best) = (0u32, 0f32, 0f64);
-        while c.step() {
-            block_best = block_best.max(part_of(c.tf(), c.doc()));
-            n += 1;
-            if n.is_multiple_of(BLOCK) || n == self.df {
-                let bound = round_up(block_best);
-                if self.df > BLOCK {
-                    table.extend_from_slice(&c.doc().to_le_bytes());
-                    table.extend_from_slice(&(c.position() as u32).to_le_bytes());
-                    table.extend_from_slice(&bound.to_bits().to_le_bytes());
-                }
-                best = best.max(bound);
-                block_best = 0.0;
-            }
-        }
-        (table, best)
+    /// The stored form (see `format`: skip table, packed blocks) and the largest part
+    /// over the whole list (the term's MaxScore bound before idf). Computed at the end
+    /// because the parts need avgdl.
+    fn encode(&self, part_of: impl Fn(u32, u32) -> f64) -> EncodedPostings {
+        encode_postings(varint_postings(&self.bytes), self.df, part_of)
     }
 }
 
@@ -333,26 +314,28 @@ impl IndexBuilder {
         };
         let Bm25Params { k1, b } = self.params;
         let part_of = |tf: u32, doc: u32| part(tf, self.doc_lens[doc as usize], k1, b, avgdl);
-        // Postings before the term info, which needs each term's bound from them.
-        let mut max_parts = Vec::with_capacity(sorted.len());
+        // Postings before the term info, which needs each term's bound and length.
+        let mut stored = Vec::with_capacity(sorted.len());
         w.section(format::POSTINGS, |w| {
             sorted.iter().try_for_each(|(_, id)| {
-                let t = &self.terms[*id as usize];
-                let (table, max_part) = t.blocks(part_of);
-                max_parts.push(max_part);
-                w.put(&table)?;
-                w.put(&t.bytes)
+                let postings = self.terms[*id as usize].encode(part_of);
+                stored.push((
+                    postings.max_part,
+                    postings.table.len() + postings.blocks.len(),
+                ));
+                w.put(&postings.table)?;
+                w.put(&postings.blocks)
             })
         })?;
         w.section(format::TERM_INFO, |w| {
             let mut off = 0u64;
-            for ((_, id), max_part) in sorted.iter().zip(&max_parts) {
+            for ((_, id), (max_part, len)) in sorted.iter().zip(&stored) {
                 let t = &self.terms[*id as usize];
                 w.put(&off.to_le_bytes())?;
                 for v in [t.df, t.max_tf, t.min_dl, max_part.to_bits()] {
                     w.put(&v.to_le_bytes())?;
                 }
-                off += (skip_table_len(t.df) + t.bytes.len()) as u64;
+                off += *len as u64;
             }
             Ok(())
         })?;

@@ -12,12 +12,12 @@
 //! df, max tf, skip table and score bounds (recomputed), every stored paragraph, the
 //! term order and the id order.
 
-use super::cursor::{skip_table_len, Cursor, BLOCK, SKIP_ENTRY};
+use super::cursor::{skip_table_len, Cursor};
 use super::error::{IndexError, IndexResult};
 use super::format::{
-    self, checksum, part, round_up, u32_at, DOCS_FILE, HEADER_LEN, INDEX_FILE, SECTIONS,
+    self, checksum, encode_postings, part, DOCS_FILE, HEADER_LEN, INDEX_FILE, SECTIONS,
 };
-use super::index::Bm25Index;
+use super::index::{Bm25Index, TermStats};
 use super::source::id_cmp;
 
 /// What a full check covered.
@@ -124,60 +124,67 @@ impl Bm25Index {
     }
 
     /// Each posting list decodes to exactly df increasing documents below N, with tf
-    /// between 1 and the stored max tf, its skip table matches the decoded blocks (last
-    /// document, end, and the block's largest part recomputed under the build's k1 and
-    /// b), and the term's max part is the largest block's.
+    /// between 1 and the stored max tf, and its stored bytes are exactly what the
+    /// builder writes for those postings: the skip table (last documents, block ends,
+    /// and each block's largest part recomputed under the build's k1 and b), every
+    /// block's widths (the least that hold its values), packing and zero padding, and
+    /// nothing after the last block; the term's max part is the largest block's.
     fn check_postings(&self) -> IndexResult<u64> {
-        let n = self.num_docs();
         let (k1, b, avgdl) = (self.header.k1, self.header.b, self.avgdl());
         let part_of = |tf: u32, doc: u32| part(tf, self.doc_len(doc), k1, b, avgdl);
         let mut total = 0u64;
+        let mut list = Vec::new();
         for t in 0..self.num_terms() {
             let stats = self.term_stats(t);
             let bytes = self.postings_bytes(t)?;
             let bad = |what: &str| self.index_damaged(format!("postings of term {t}: {what}"));
-            let table = skip_table_len(stats.df);
-            if bytes.len() < table || stats.df == 0 {
+            if bytes.len() < skip_table_len(stats.df) || stats.df == 0 {
                 return Err(bad("shorter than their skip table, or empty"));
             }
-            let mut c = Cursor::new(bytes, stats.df);
-            let (mut count, mut prev, mut max_tf) = (0u32, None::<u32>, 0u32);
-            let (mut block_best, mut best) = (0f64, 0f32);
-            while c.step() {
-                let doc = c.doc();
-                if doc >= n || prev.is_some_and(|p| doc <= p) || c.tf() == 0 {
-                    return Err(bad("documents out of order or range"));
-                }
-                count += 1;
-                max_tf = max_tf.max(c.tf());
-                prev = Some(doc);
-                block_best = block_best.max(part_of(c.tf(), doc));
-                if count % BLOCK == 0 || count == stats.df {
-                    let bound = round_up(block_best);
-                    best = best.max(bound);
-                    block_best = 0.0;
-                    if table == 0 {
-                        continue;
-                    }
-                    let entry = SKIP_ENTRY * ((count - 1) / BLOCK) as usize;
-                    let (last, end) = (u32_at(bytes, entry), u32_at(bytes, entry + 4));
-                    if last != doc || end as usize != c.position() {
-                        return Err(bad("skip table disagrees with the list"));
-                    }
-                    if u32_at(bytes, entry + 8) != bound.to_bits() {
-                        return Err(bad("a block's score bound disagrees with the list"));
-                    }
-                }
+            self.decode_list(bytes, stats, &mut list).map_err(bad)?;
+            let stored = encode_postings(list.iter().copied(), stats.df, part_of);
+            let (table, blocks) = bytes.split_at(stored.table.len());
+            if table != stored.table {
+                return Err(bad(
+                    "the skip table (or a block's score bound) disagrees with the list",
+                ));
             }
-            if c.corrupt || count != stats.df || max_tf != stats.max_tf {
-                return Err(bad("df or max tf disagrees with the list"));
+            if blocks != stored.blocks {
+                return Err(bad(
+                    "the blocks are not the packing of the postings they decode to",
+                ));
             }
-            if best.to_bits() != stats.max_part.to_bits() {
+            if stored.max_part.to_bits() != stats.max_part.to_bits() {
                 return Err(bad("the term's score bound disagrees with the list"));
             }
-            total += u64::from(count);
+            total += u64::from(stats.df);
         }
         Ok(total)
+    }
+
+    /// Decodes one term's list into `list`, checking what decoding alone can: df
+    /// postings, documents increasing and below N, tfs from 1 to the stored max tf.
+    fn decode_list(
+        &self,
+        bytes: &[u8],
+        stats: TermStats,
+        list: &mut Vec<(u32, u32)>,
+    ) -> Result<(), &'static str> {
+        list.clear();
+        let n = self.num_docs();
+        let mut c = Cursor::new(bytes, stats.df);
+        while c.step() {
+            let (doc, tf) = (c.doc(), c.tf());
+            if doc >= n || list.last().is_some_and(|&(prev, _)| doc <= prev) || tf == 0 {
+                return Err("documents out of order or range");
+            }
+            list.push((doc, tf));
+        }
+        let max_tf = list.iter().map(|&(_, tf)| tf).max().unwrap_or(0);
+        if c.corrupt || list.len() != stats.df as usize || max_tf != stats.max_tf {
+            return Err("df or max tf disagrees with the list");
+        }
+        Ok(())
     }
 
     /// Terms are valid UTF-8, strictly ascending.

@@ -9,11 +9,21 @@
 //! | term_bytes    | the terms (UTF-8), sorted bytewise, concatenated                 |
 //! | term_offsets  | u64 x (terms + 1): where each term starts in term_bytes          |
 //! | term_info     | per term: postings offset u64, df u32, max tf u32, min dl u32, max part f32 |
-//! | postings      | per term: a skip table if df > 128 (see `cursor`: per block of 128 postings its last doc u32, end offset u32, max part f32), then per document varint((doc delta << 1) \| tf==1), and varint(tf) if tf > 1 |
+//! | postings      | per term: a skip table if df > 128 (see `cursor`: per block its last doc u32, end offset u32, max part f32), then the blocks (below) |
 //! | doc_lens      | u32 x docs: exact analyzed length (title + text)                 |
 //! | doc_offsets   | u64 x (docs + 1): where each stored paragraph starts in docs.bin |
 //! | id_order      | u32 x docs: document numbers sorted by external id               |
 //! | id_rank       | u32 x docs: each document's position in id_order (tie-breaking)  |
+//!
+//! Postings come in blocks of 128 (the last block of a list holds the rest): a byte
+//! holding the doc-delta width w_d, a byte holding the tf width w_t, then the block's
+//! document deltas bit-packed at w_d bits each, then its tf − 1 at w_t bits each, each
+//! run padded with zero bits to a whole byte. Value i of a run is bits i·w .. (i+1)·w
+//! of it, bit j being bit j % 8 of byte j / 8 (as in tantivy's and PISA's bit-packed
+//! blocks; see [`pack`]). A delta is the document minus the one before it, the list's
+//! first counting from 0, so block j decodes from block j-1's last document alone (in
+//! the skip table). Each width is the least that holds the block's largest value, so a
+//! list has exactly one encoding, which `check` compares byte for byte.
 //!
 //! `docs.bin` = magic + version, then per document: id, title, sentence count, sentences
 //! (each a u32 length + UTF-8 bytes).
@@ -36,6 +46,7 @@
 //! undetected random change vanishingly unlikely. Opening verifies the header and the
 //! small sections; `Bm25Index::check` verifies every byte.
 
+use super::cursor::{skip_table_len, BLOCK};
 use super::error::{IndexError, IndexResult};
 use sha2::{Digest, Sha256};
 use std::path::Path;
@@ -45,8 +56,9 @@ pub const DOCS_FILE: &str = "docs.bin";
 pub const INDEX_MAGIC: &[u8; 8] = b"SLTHBM25";
 pub const DOCS_MAGIC: &[u8; 8] = b"SLTHDOCS";
 /// 3 added checksums (and the longer header that holds them); 4 added each block's
-/// largest part to the skip tables (12-byte entries), for block-max search.
-pub const VERSION: u32 = 4;
+/// largest part to the skip tables (12-byte entries), for block-max search; 5 replaced
+/// the varint per posting with bit-packed blocks, for faster decoding.
+pub const VERSION: u32 = 5;
 pub const HEADER_LEN: usize = 512;
 pub const TERM_INFO_LEN: usize = 24;
 
@@ -133,7 +145,7 @@ impl Header {
         if version < VERSION {
             return Err(IndexError::corrupt(
                 path,
-                format!("format version {version}, written by an older sleuth (this one reads version {VERSION}, which adds per-block score bounds for faster search); rebuild it with `sleuth index build`"),
+                format!("format version {version}, written by an older sleuth (this one reads version {VERSION}, which stores postings in bit-packed blocks for faster search); rebuild it with `sleuth index build`"),
             ));
         }
         if version > VERSION {
@@ -218,6 +230,8 @@ pub fn u64_at(bytes: &[u8], at: usize) -> u64 {
     u64::from_le_bytes(bytes[at..at + 8].try_into().expect("8 bytes"))
 }
 
+/// Appends `v` as a varint (7 bits a byte, low first): the builder's in-memory form of
+/// a posting list, compact while the corpus streams in; the file holds packed blocks.
 pub fn push_varint(out: &mut Vec<u8>, mut v: u64) {
     while v >= 0x80 {
         out.push((v as u8) | 0x80);
@@ -245,7 +259,8 @@ pub fn read_varint(bytes: &[u8], pos: &mut usize) -> Option<u64> {
     }
 }
 
-/// Appends one posting (document `doc` after `prev`, frequency `tf`) to a term's list.
+/// Appends one posting (document `doc` after `prev`, frequency `tf`) to a builder's
+/// in-memory list: varint((doc delta << 1) | tf==1), then varint(tf) if tf > 1.
 pub fn push_posting(out: &mut Vec<u8>, prev: u32, doc: u32, tf: u32) {
     let delta = u64::from(doc - prev);
     push_varint(out, (delta << 1) | u64::from(tf == 1));
@@ -254,33 +269,224 @@ pub fn push_posting(out: &mut Vec<u8>, prev: u32, doc: u32, tf: u32) {
     }
 }
 
+/// The (document, tf) pairs of a list written by [`push_posting`]; stops early at
+/// damaged bytes (the builder's own memory, so only a bug could cause that).
+pub fn varint_postings(bytes: &[u8]) -> impl Iterator<Item = (u32, u32)> + '_ {
+    let (mut pos, mut doc) = (0usize, 0u32);
+    std::iter::from_fn(move || {
+        let code = read_varint(bytes, &mut pos)?;
+        let tf = if code & 1 == 1 {
+            1
+        } else {
+            read_varint(bytes, &mut pos)? as u32
+        };
+        doc = doc.wrapping_add((code >> 1) as u32);
+        Some((doc, tf))
+    })
+}
+
+/// The bits needed to hold `v` (0 for 0).
+fn bit_width(v: u32) -> u8 {
+    (u32::BITS - v.leading_zeros()) as u8
+}
+
+/// Bytes taken by `n` values packed at `width` bits each.
+#[inline]
+pub fn packed_len(n: usize, width: u8) -> usize {
+    (n * usize::from(width)).div_ceil(8)
+}
+
+/// Appends `values` at `width` bits each: value i is bits i·width.. of the run, bit j of
+/// the run being bit j % 8 of byte j / 8; the last byte is padded with zero bits.
+pub fn pack(out: &mut Vec<u8>, values: &[u32], width: u8) {
+    let (mut acc, mut held) = (0u64, 0u32);
+    for &v in values {
+        debug_assert!(bit_width(v) <= width);
+        acc |= u64::from(v) << held;
+        held += u32::from(width);
+        while held >= 8 {
+            out.push(acc as u8);
+            acc >>= 8;
+            held -= 8;
+        }
+    }
+    if held > 0 {
+        out.push(acc as u8);
+    }
+}
+
+/// Fills `out` with values packed by [`pack`] at the front of `bytes`; `None` when the
+/// width is over 32 or `bytes` is too short. Each value is one unaligned 8-byte load
+/// and a shift (a value of up to 32 bits starting anywhere in a byte spans at most 5
+/// bytes), so a block decodes with no branch per value but the bounds test.
+#[inline]
+pub fn unpack(bytes: &[u8], width: u8, out: &mut [u32]) -> Option<()> {
+    let w = usize::from(width);
+    if w > 32 || bytes.len() < packed_len(out.len(), width) {
+        return None;
+    }
+    if w == 0 {
+        out.fill(0);
+        return Some(());
+    }
+    let mask = (1u64 << w) - 1;
+    for (i, v) in out.iter_mut().enumerate() {
+        let bit = i * w;
+        let at = bit / 8;
+        let word = match bytes.get(at..at + 8) {
+            Some(eight) => u64::from_le_bytes(eight.try_into().expect("8 bytes")),
+            None => word_at_end(bytes, at),
+        };
+        *v = ((word >> (bit % 8)) & mask) as u32;
+    }
+    Some(())
+}
+
+/// The bytes from `at` to the end (fewer than 8), zero-extended to a word.
+#[cold]
+fn word_at_end(bytes: &[u8], at: usize) -> u64 {
+    let mut word = [0u8; 8];
+    let rest = &bytes[at.min(bytes.len())..];
+    word[..rest.len().min(8)].copy_from_slice(&rest[..rest.len().min(8)]);
+    u64::from_le_bytes(word)
+}
+
+/// Appends one block of postings (at most [`BLOCK`], documents ascending after `base`):
+/// the doc-delta width and the tf width (a byte each), the deltas packed, then tf − 1
+/// packed (most tfs are 1, so that run is often empty).
+pub fn push_block(out: &mut Vec<u8>, base: u32, docs: &[u32], tfs: &[u32]) {
+    let mut deltas = [0u32; BLOCK as usize];
+    let mut prev = base;
+    for (delta, &doc) in deltas.iter_mut().zip(docs) {
+        *delta = doc - prev;
+        prev = doc;
+    }
+    let mut extra = [0u32; BLOCK as usize];
+    for (e, &tf) in extra.iter_mut().zip(tfs) {
+        *e = tf - 1;
+    }
+    let (deltas, extra) = (&deltas[..docs.len()], &extra[..tfs.len()]);
+    let doc_width = bit_width(deltas.iter().copied().max().unwrap_or(0));
+    let tf_width = bit_width(extra.iter().copied().max().unwrap_or(0));
+    out.push(doc_width);
+    out.push(tf_width);
+    pack(out, deltas, doc_width);
+    pack(out, extra, tf_width);
+}
+
+/// A term's postings as stored (see the module doc): the skip table (empty when the
+/// list is one block), the packed blocks, and the largest part over the list.
+pub struct EncodedPostings {
+    pub table: Vec<u8>,
+    pub blocks: Vec<u8>,
+    pub max_part: f32,
+}
+
+/// Encodes ascending (document, tf) pairs, `df` of them, into the stored form;
+/// `part_of(tf, doc)` gives each posting's part, for the block and term bounds. The
+/// builder writes this and `check` compares the stored bytes with it.
+pub fn encode_postings(
+    postings: impl IntoIterator<Item = (u32, u32)>,
+    df: u32,
+    part_of: impl Fn(u32, u32) -> f64,
+) -> EncodedPostings {
+    let mut out = EncodedPostings {
+        table: Vec::with_capacity(skip_table_len(df)),
+        blocks: Vec::new(),
+        max_part: 0.0,
+    };
+    let (mut docs, mut tfs) = (Vec::with_capacity(BLOCK as usize), Vec::new());
+    let (mut base, mut block_best) = (0u32, 0f64);
+    let mut flush = |docs: &mut Vec<u32>, tfs: &mut Vec<u32>, block_best: &mut f64| {
+        push_block(&mut out.blocks, base, docs, tfs);
+        let last = *docs.last().expect("a block is never empty");
+        let bound = round_up(*block_best);
+        if df > BLOCK {
+            out.table.extend_from_slice(&last.to_le_bytes());
+            out.table
+                .extend_from_slice(&(out.blocks.len() as u32).to_le_bytes());
+            out.table.extend_from_slice(&bound.to_bits().to_le_bytes());
+        }
+        out.max_part = out.max_part.max(bound);
+        base = last;
+        docs.clear();
+        tfs.clear();
+        *block_best = 0.0;
+    };
+    for (doc, tf) in postings {
+        block_best = block_best.max(part_of(tf, doc));
+        docs.push(doc);
+        tfs.push(tf);
+        if docs.len() == BLOCK as usize {
+            flush(&mut docs, &mut tfs, &mut block_best);
+        }
+    }
+    if !docs.is_empty() {
+        flush(&mut docs, &mut tfs, &mut block_best);
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
-    fn postings_round_trip() {
+    fn packing_round_trips_at_every_width() {
+        for width in 0..=32u8 {
+            let mask = if width == 32 {
+                u32::MAX
+            } else {
+                (1u32 << width) - 1
+            };
+            for n in [1usize, 5, 127, 128] {
+                let values: Vec<u32> = (0..n as u32)
+                    .map(|i| i.wrapping_mul(2_654_435_761) & mask)
+                    .collect();
+                let mut bytes = Vec::new();
+                pack(&mut bytes, &values, width);
+                assert_eq!(bytes.len(), packed_len(n, width));
+                let mut got = vec![0u32; n];
+                unpack(&bytes, width, &mut got).unwrap();
+                assert_eq!(got, values, "width {width}, {n} values");
+                if !bytes.is_empty() {
+                    assert!(unpack(&bytes[..bytes.len() - 1], width, &mut got).is_none());
+                }
+            }
+        }
+        assert!(unpack(&[0; 64], 33, &mut [0; 4]).is_none());
+    }
+
+    #[test]
+    fn postings_round_trip_through_blocks() {
         use crate::bm25::cursor::Cursor;
-        let list = [(0u32, 1u32), (3, 2), (4, 1), (1_000_000, 300)];
-        let mut bytes = Vec::new();
-        let mut prev = 0;
-        for (doc, tf) in list {
-            push_posting(&mut bytes, prev, doc, tf);
-            prev = doc;
+        // One short list, and one over several blocks with a partial last block.
+        let short = vec![(0u32, 1u32), (3, 2), (4, 1), (1_000_000, 300)];
+        let long: Vec<(u32, u32)> = (0..300u32).map(|i| (i * i + 5, 1 + i % 7)).collect();
+        for list in [short, long] {
+            let df = list.len() as u32;
+            let mut varints = Vec::new();
+            let mut prev = 0;
+            for &(doc, tf) in &list {
+                push_posting(&mut varints, prev, doc, tf);
+                prev = doc;
+            }
+            assert_eq!(varint_postings(&varints).collect::<Vec<_>>(), list);
+            let stored = encode_postings(list.iter().copied(), df, |tf, _| f64::from(tf));
+            let bytes = [stored.table, stored.blocks].concat();
+            let mut c = Cursor::new(&bytes, df);
+            let mut got = Vec::new();
+            while c.step() {
+                got.push((c.doc(), c.tf()));
+            }
+            assert_eq!(got, list);
+            assert!(!c.corrupt);
+            let mut truncated = Cursor::new(&bytes[..bytes.len() - 1], df);
+            while truncated.step() {
+                truncated.tf();
+            }
+            assert!(truncated.corrupt);
         }
-        let mut c = Cursor::new(&bytes, 4);
-        let mut got = Vec::new();
-        while c.step() {
-            got.push((c.doc(), c.tf()));
-        }
-        assert_eq!(got, list);
-        let mut truncated = Cursor::new(&bytes[..bytes.len() - 1], 4);
-        let mut n = 0;
-        while truncated.step() {
-            n += 1;
-        }
-        assert_eq!(n, 3);
-        assert!(truncated.corrupt);
     }
 
     #[test]

@@ -22,12 +22,15 @@ use std::sync::Mutex;
 /// [`super::check`]).
 pub const OPEN_VERIFY_BYTES: u64 = 1 << 20;
 
-/// Reusable per-search buffers for the exhaustive search path (a dense score array),
-/// kept by the index so concurrent searches do not allocate one each.
+/// Reusable per-search buffers, kept by the index so concurrent searches do not
+/// allocate them each time: the exhaustive path's dense score array, and the bulk
+/// path's window of scores with a bit per document that has one.
 #[derive(Default)]
 pub(super) struct Scratch {
     pub(super) scores: Vec<f32>,
     pub(super) touched: Vec<u32>,
+    pub(super) window: Vec<f32>,
+    pub(super) in_window: Vec<u64>,
 }
 
 #[derive(Default)]

@@ -13,7 +13,7 @@
 //!
 //! Why an index of our own rather than tantivy: tantivy's BM25 has k1 = 1.2 and b =
 //! 0.75 hard-wired and a heavy build; what we need is small (an analyzer, a sorted term
-//! dictionary, varint postings, exact lengths, a paragraph store) and lives in the core
+//! dictionary, bit-packed postings, exact lengths, a paragraph store) and lives in the core
 //! crate with two light dependencies (`rust-stemmers` for the Snowball English stemmer,
 //! `memmap2` to open an index without reading it). tantivy appears only in the
 //! benchmark crate, as a speed baseline.
@@ -21,8 +21,9 @@
 //! Layout: [`analyzer`] (text to terms), [`source`] (corpus lines), [`build`]
 //! (streaming builder), [`jsonl`] (a corpus file, parsed on a second thread), [`format`] (files, checksums), [`check`] (integrity),
 //! [`cursor`] (postings with block skips and block score bounds),
-//! [`index`] (open, lookups), [`search`] (exact top-k: MaxScore with block bounds by
-//! default, plain MaxScore, and an exhaustive path kept as their check), [`blockmax`]
+//! [`index`] (open, lookups), [`search`] (exact top-k: bulk MaxScore by default,
+//! MaxScore a candidate at a time, with or without block bounds, and an exhaustive path
+//! kept as their check), [`blockmax`]
 //! (block-max WAND, the alternative), [`explain`] (per-term breakdown = the reference
 //! computation).
 

@@ -1,20 +1,45 @@
 //! Exact top-k search.
 //!
-//! The default path is MaxScore (Turtle & Flood): query terms are ordered by the most
-//! each can add to a score (idf times the largest tf / (tf + norm) of its postings);
-//! once the k-th best score θ exceeds the sum of the smallest bounds, those terms become
-//! "non-essential": a document found only in them cannot reach θ, so candidates come
-//! from the essential terms' lists alone, and the long non-essential lists are only
-//! probed (with block skips) at candidates that could still make the top k. No
-//! document that could enter the top k is ever skipped, so results are exact.
+//! Every path but the exhaustive one is MaxScore (Turtle & Flood): query terms are
+//! ordered by the most each can add to a score (idf times the largest tf / (tf + norm)
+//! of its postings); once the k-th best score θ exceeds the sum of the smallest bounds,
+//! those terms become "non-essential": a document found only in them cannot reach θ,
+//! so candidates come from the essential terms' lists alone, and the long
+//! non-essential lists are only probed (with block skips) at candidates that could
+//! still make the top k. No document that could enter the top k is ever skipped, so
+//! results are exact.
+//!
+//! The default, bulk MaxScore (`bulk-maxscore`), takes the candidates a window of
+//! 32,768 documents at a time (as Lucene's MaxScoreBulkScorer does): each essential
+//! term's postings in the window are scored term by term into an array of the window's
+//! scores, a tight loop over decoded blocks with no merging of cursors, and then the
+//! window's documents with a score are the candidates, in order, each probed in the
+//! non-essential terms as above. At 5.23M documents a ten-term question has about half
+//! a million essential postings, nearly all ruled out at their first probe, so what a
+//! candidate costs before its probe is most of the search. The few that survive are
+//! scored again from a second set of cursors, so that the contributions are summed in
+//! query-term order.
+//!
+//! Block-max MaxScore (`bm-maxscore`) runs the candidate-at-a-time loop (`maxscore`)
+//! window by window. A window starts where the last ended and ends at the first end of
+//! the blocks the terms have there (read from the skip tables without decoding); within
+//! it each term's maximum is its block's bound, usually under its whole-list bound, and
+//! the essential terms are chosen again from those. A window whose maxima together
+//! cannot reach θ is passed over without decoding a posting of it, and in the others
+//! fewer terms can be essential. (On the HotpotQA questions at 5.23M documents no
+//! window was ever passed over: ten terms' block maxima always sum past θ; the path
+//! took about a fifth fewer candidates than plain MaxScore and no less time.) Plain
+//! MaxScore is the same loop with one window, the whole range, and each term's
+//! whole-list bound (as the block-max variant becomes when scoring with other k1 and b,
+//! under which the stored block bounds do not hold).
 //!
 //! [`Bm25Index::search_exhaustive_terms`] scores every posting of every term (term at a
 //! time into a dense array); it is the plain reading of the definition, kept to check
 //! MaxScore against in tests.
 //!
-//! Both paths sum a document's term contributions in query-term order, starting from
-//! zero and adding zero for absent terms, so equal true scores are bit-identical sums and
-//! the tie-break by ascending id is reliable; both return bit-identical hits.
+//! Every path sums a document's term contributions in query-term order, starting from
+//! zero and adding zero for absent terms, so equal true scores are bit-identical sums
+//! and the tie-break by ascending id is reliable; all return bit-identical hits.
 
 use super::cursor::Cursor;
 use super::error::{IndexError, IndexResult};
@@ -38,17 +63,19 @@ use std::collections::BinaryHeap;
     strum::VariantNames,
 )]
 pub enum Algorithm {
-    /// MaxScore whose probes of the non-essential terms are ruled out by the bound of
-    /// the block each would read (the stored block maxima), not just the term's.
+    /// Block-max MaxScore: MaxScore window by window, each term bounded by its block
+    /// there, the essential terms chosen again per window (see the module doc).
     #[strum(serialize = "bm-maxscore")]
     BlockMaxScore,
-    /// MaxScore with one bound per term (see the module doc): the default, measured
-    /// faster than the block-bounded variant at 5.23M documents on the HotpotQA
-    /// questions (README, 2026-12-07: p50 18.3 against 21.7 ms, p99 78.6 against
-    /// 101.4 ms, one run at load 1.0).
-    #[default]
+    /// MaxScore with one bound per term, a candidate at a time (see the module doc).
     #[strum(serialize = "maxscore")]
     MaxScore,
+    /// MaxScore scoring the essential terms a window of documents at a time, term by
+    /// term into an array, then the window's candidates in order (see the module doc):
+    /// the default, measured fastest at 5.23M documents (README, 2026-12-07).
+    #[default]
+    #[strum(serialize = "bulk-maxscore")]
+    BulkMaxScore,
     /// Block-max WAND (see [`super::blockmax`]).
     #[strum(serialize = "bmw")]
     BlockMaxWand,
@@ -58,9 +85,10 @@ pub enum Algorithm {
 }
 
 impl Algorithm {
-    pub const ALL: [Algorithm; 4] = [
+    pub const ALL: [Algorithm; 5] = [
         Algorithm::BlockMaxScore,
         Algorithm::MaxScore,
+        Algorithm::BulkMaxScore,
         Algorithm::BlockMaxWand,
         Algorithm::Exhaustive,
     ];
@@ -247,107 +275,45 @@ impl Bm25Index {
         match algorithm {
             Algorithm::BlockMaxScore => self.search_maxscore(terms, k, true),
             Algorithm::MaxScore => self.search_maxscore(terms, k, false),
+            Algorithm::BulkMaxScore => self.search_bulk(terms, k),
             Algorithm::BlockMaxWand => self.search_bmw(terms, k),
             Algorithm::Exhaustive => self.search_exhaustive_terms(terms, k),
         }
     }
 
-    /// MaxScore; with `blocks`, a candidate's non-essential terms are bounded by their
-    /// blocks' maxima before any of them is decoded.
-    fn search_maxscore(&self, terms: &[String], k: usize, blocks: bool) -> IndexResult<Vec<Hit>> {
+    /// MaxScore over the whole list range with each term's bound (`windows` false), or
+    /// window by window with the bounds of the blocks each term has there (block-max
+    /// MaxScore, see the module doc).
+    fn search_maxscore(&self, terms: &[String], k: usize, windows: bool) -> IndexResult<Vec<Hit>> {
         if k == 0 || terms.is_empty() {
             return Ok(Vec::new());
         }
         let (numbers, mut ts): (Vec<u32>, Vec<Term>) = self.cursors(terms)?.into_iter().unzip();
-        let n = self.num_docs();
         for t in &mut ts {
             t.cursor.step();
         }
-        // Ascending bound: a prefix of this order is the non-essential set.
-        let mut order: Vec<usize> = (0..ts.len()).collect();
-        order.sort_by(|&a, &b| ts[a].bound.total_cmp(&ts[b].bound));
-        let mut ts: Vec<Term> = {
-            let mut slots: Vec<Option<Term>> = ts.into_iter().map(Some).collect();
-            order
-                .iter()
-                .map(|&i| slots[i].take().expect("each once"))
-                .collect()
-        };
-        // prefix[i] = sum of the bounds of terms 0..i.
-        let mut prefix = vec![0f64; ts.len() + 1];
-        for (i, t) in ts.iter().enumerate() {
-            prefix[i + 1] = prefix[i] + t.bound;
-        }
-        let mut contrib = vec![0f32; terms.len()];
-        // With `blocks`: per candidate, prefix sums of the non-essential terms' block bounds.
-        let mut block_prefix = prefix.clone();
-        let mut top = TopK::new(self, k);
-        let mut essential = 0; // terms[essential..] are essential
+        let mut run = MaxScoreRun::new(&ts, terms.len(), TopK::new(self, k));
+        let mut start = 0u32;
         loop {
-            let theta = top.threshold();
-            while essential < ts.len() && below(prefix[essential + 1], theta) {
-                essential += 1;
-            }
-            if essential == ts.len() {
-                break;
-            }
-            let doc = ts[essential..]
-                .iter()
-                .map(|t| t.cursor.doc())
-                .min()
-                .unwrap_or(u32::MAX);
-            if doc == u32::MAX {
-                break;
-            }
-            if doc >= n {
-                return Err(self.corrupt_postings(numbers[0]));
-            }
-            let mut partial = 0f64;
-            for t in &mut ts[essential..] {
-                if t.cursor.doc() == doc {
-                    let c = self.part(t.idf, t.cursor.tf(), doc);
-                    contrib[t.slot] = c;
-                    partial += f64::from(c);
-                    t.cursor.step();
-                }
-            }
-            // The cheap whole-term bounds first: when they already rule the document
-            // out, its blocks' bounds (tighter, but each a skip-table lookup) are not
-            // needed.
-            let bounds = if blocks && !below(partial + prefix[essential], theta) {
-                for i in 0..essential {
-                    block_prefix[i + 1] = block_prefix[i] + ts[i].block_bound(doc).0;
-                }
-                &block_prefix
+            let end = if windows {
+                run.window_maxima(&mut ts, start)
             } else {
-                &prefix
+                u32::MAX
             };
-            let mut pruned = false;
-            for i in (0..essential).rev() {
-                if below(partial + bounds[i + 1], theta) {
-                    pruned = true;
-                    break;
-                }
-                let t = &mut ts[i];
-                if t.cursor.advance(doc) && t.cursor.doc() == doc {
-                    let c = self.part(t.idf, t.cursor.tf(), doc);
-                    contrib[t.slot] = c;
-                    partial += f64::from(c);
-                }
+            run.sort_by_maxima();
+            if !below(run.prefix[ts.len()], run.top.threshold()) {
+                run.score_window(self, &mut ts, start, end)
+                    .map_err(|i| self.corrupt_postings(numbers[i]))?;
             }
-            if !pruned {
-                let mut score = 0f32;
-                for c in &contrib {
-                    score += *c;
-                }
-                top.offer(doc, score);
+            if end == u32::MAX {
+                break;
             }
-            contrib.iter_mut().for_each(|c| *c = 0.0);
+            start = end + 1;
         }
         if let Some(i) = ts.iter().position(|t| t.cursor.corrupt) {
-            return Err(self.corrupt_postings(numbers[order[i]]));
+            return Err(self.corrupt_postings(numbers[i]));
         }
-        Ok(top.into_hits())
+        Ok(run.top.into_hits())
     }
 
     /// The same results as [`Bm25Index::search_terms`], by scoring every posting of
@@ -385,7 +351,9 @@ impl Bm25Index {
 
     fn accumulate(&self, terms: &[String], scratch: &mut Scratch) -> IndexResult<()> {
         let n = self.num_docs();
-        let Scratch { scores, touched } = scratch;
+        let Scratch {
+            scores, touched, ..
+        } = scratch;
         // Terms in query order, as MaxScore sums them: adding nothing for an absent term
         // is the same as its adding zero there.
         for (t, mut term) in self.cursors(terms)? {
@@ -405,5 +373,310 @@ impl Bm25Index {
             }
         }
         Ok(())
+    }
+}
+
+/// Documents per window of the bulk path: the window's scores (f32) stay in the L2
+/// cache. Small under test, so that the tests' corpora span many windows.
+const WINDOW: u32 = if cfg!(test) { 1 << 9 } else { 1 << 15 };
+
+impl Bm25Index {
+    /// MaxScore a window at a time (see the module doc): each window's essential terms
+    /// are scored term by term into an array, then its documents with a score are taken
+    /// in order as candidates and probed in the non-essential terms as usual. A
+    /// candidate that survives is scored again from second cursors over the essential
+    /// lists, so its score is summed in query-term order like on every path.
+    fn search_bulk(&self, terms: &[String], k: usize) -> IndexResult<Vec<Hit>> {
+        if k == 0 || terms.is_empty() {
+            return Ok(Vec::new());
+        }
+        let (numbers, mut ts): (Vec<u32>, Vec<Term>) = self.cursors(terms)?.into_iter().unzip();
+        let mut exact: Vec<Term> = self.cursors(terms)?.into_iter().map(|(_, t)| t).collect();
+        for t in ts.iter_mut().chain(&mut exact) {
+            t.cursor.step();
+        }
+        let mut run = MaxScoreRun::new(&ts, terms.len(), TopK::new(self, k));
+        run.sort_by_maxima();
+        let mut window = self
+            .pool
+            .0
+            .lock()
+            .expect("scratch pool")
+            .pop()
+            .unwrap_or_default();
+        if window.window.len() != WINDOW as usize {
+            window.reset_window();
+        }
+        let (n, mut start) = (self.num_docs(), 0u32);
+        let mut damaged = None;
+        while start < n && damaged.is_none() {
+            let end = start.saturating_add(WINDOW - 1).min(n - 1);
+            let essential = run.essential_from(0);
+            if essential == ts.len() {
+                break;
+            }
+            let mut bulk = BulkWindow {
+                index: self,
+                window: &mut window,
+                start,
+                end,
+            };
+            damaged = bulk.score(&mut run, &mut ts, &mut exact, essential).err();
+            start = end + 1;
+        }
+        if damaged.is_some() {
+            // Left mid-window: clear what the next search would otherwise inherit.
+            window.reset_window();
+        }
+        self.pool.0.lock().expect("scratch pool").push(window);
+        let sound =
+            |t: &Term| !t.cursor.corrupt && (t.cursor.doc() < n || t.cursor.doc() == u32::MAX);
+        if let Some(i) =
+            damaged.or_else(|| (0..ts.len()).find(|&i| !sound(&ts[i]) || !sound(&exact[i])))
+        {
+            return Err(self.corrupt_postings(numbers[i]));
+        }
+        Ok(run.top.into_hits())
+    }
+}
+
+/// One window of the bulk path.
+struct BulkWindow<'a> {
+    index: &'a Bm25Index,
+    window: &'a mut Scratch,
+    start: u32,
+    end: u32,
+}
+
+impl BulkWindow<'_> {
+    /// Scores the window: the essential terms' postings give the candidates and their
+    /// partial scores, then each candidate is probed in the non-essential terms, and
+    /// one that survives is scored exactly and offered. `Err` holds the position of a
+    /// term whose postings are damaged.
+    fn score(
+        &mut self,
+        run: &mut MaxScoreRun,
+        ts: &mut [Term],
+        exact: &mut [Term],
+        essential: usize,
+    ) -> Result<(), usize> {
+        for &i in &run.order[essential..] {
+            self.add_postings(&mut ts[i]).map_err(|()| i)?;
+        }
+        let (index, start) = (self.index, self.start);
+        self.window.drain_window(|offset, partial| {
+            let doc = start + offset;
+            if run.probe(index, ts, essential, doc, f64::from(partial)) {
+                for &i in &run.order[essential..] {
+                    let t = &mut exact[i];
+                    if t.cursor.advance(doc) && t.cursor.doc() == doc {
+                        run.contrib[t.slot] = index.part(t.idf, t.cursor.tf(), doc);
+                    }
+                }
+                run.offer_contributions(doc);
+            }
+            run.contrib.fill(0.0);
+        });
+        Ok(())
+    }
+
+    /// Adds a term's contributions in the window to the window's scores, making each
+    /// of its documents a candidate. `Err` when a posting falls outside the window
+    /// (damaged postings).
+    fn add_postings(&mut self, t: &mut Term) -> Result<(), ()> {
+        let (index, window, start) = (self.index, &mut *self.window, self.start);
+        let idf = t.idf;
+        let mut sound = true;
+        t.cursor.advance(start);
+        t.cursor.drain_through(self.end, |doc, tf| {
+            sound &= window.add_to_window(doc.wrapping_sub(start), index.part(idf, tf, doc));
+        });
+        if sound {
+            Ok(())
+        } else {
+            Err(())
+        }
+    }
+}
+
+impl Scratch {
+    /// Sizes and zeroes the bulk path's window buffers (a finished window leaves them
+    /// zero, so a search needs this only the first time or after damaged postings).
+    fn reset_window(&mut self) {
+        self.window.clear();
+        self.window.resize(WINDOW as usize, 0.0);
+        self.in_window.clear();
+        self.in_window.resize(WINDOW as usize / 64, 0);
+    }
+
+    /// Adds `part` to the score of the window's document at `offset`, making it a
+    /// candidate; false (nothing added) when the offset is outside the window, which
+    /// only damaged postings give.
+    #[inline]
+    fn add_to_window(&mut self, offset: u32, part: f32) -> bool {
+        let at = offset as usize;
+        let Some(score) = self.window.get_mut(at) else {
+            return false;
+        };
+        *score += part;
+        self.in_window[at / 64] |= 1 << (at % 64);
+        true
+    }
+
+    /// Calls `f(offset, score)` for each document of the window with a score, in
+    /// order, leaving the window zeroed for the next.
+    fn drain_window(&mut self, mut f: impl FnMut(u32, f32)) {
+        for (word_at, word) in self.in_window.iter_mut().enumerate() {
+            let mut bits = std::mem::take(word);
+            while bits != 0 {
+                let at = word_at * 64 + bits.trailing_zeros() as usize;
+                bits &= bits - 1;
+                f(at as u32, std::mem::take(&mut self.window[at]));
+            }
+        }
+    }
+}
+
+/// The state of one MaxScore search: the terms ordered by the most each can add in the
+/// current window, and the results so far.
+struct MaxScoreRun<'i> {
+    /// Term positions by ascending `maxima`: a prefix of this order is non-essential.
+    order: Vec<usize>,
+    /// The most each term can add to a document of the window.
+    maxima: Vec<f64>,
+    /// prefix[i] = the sum of the maxima of order[..i].
+    prefix: Vec<f64>,
+    /// Each query slot's contribution to the candidate being scored.
+    contrib: Vec<f32>,
+    top: TopK<'i>,
+}
+
+impl<'i> MaxScoreRun<'i> {
+    /// A run over `ts` (for `slots` query terms), each term's maximum its whole-list
+    /// bound until [`MaxScoreRun::window_maxima`] says otherwise.
+    fn new(ts: &[Term], slots: usize, top: TopK<'i>) -> Self {
+        MaxScoreRun {
+            order: (0..ts.len()).collect(),
+            maxima: ts.iter().map(|t| t.bound).collect(),
+            prefix: vec![0f64; ts.len() + 1],
+            contrib: vec![0f32; slots],
+            top,
+        }
+    }
+
+    /// Sets each term's maximum to the bound of its block holding `start`, and returns
+    /// the window's last document: the first end of those blocks, so that each bound
+    /// holds over the whole window.
+    fn window_maxima(&mut self, ts: &mut [Term], start: u32) -> u32 {
+        let mut end = u32::MAX;
+        for (max, t) in self.maxima.iter_mut().zip(ts) {
+            let (bound, last) = t.block_bound(start);
+            *max = bound;
+            end = end.min(last);
+        }
+        end
+    }
+
+    fn sort_by_maxima(&mut self) {
+        let maxima = &self.maxima;
+        self.order
+            .sort_unstable_by(|&a, &b| maxima[a].total_cmp(&maxima[b]));
+        for (i, &t) in self.order.iter().enumerate() {
+            self.prefix[i + 1] = self.prefix[i] + maxima[t];
+        }
+    }
+
+    /// Scores the documents of `start..=end` that could enter the top k: candidates
+    /// come from the essential terms, the others are probed only while the candidate
+    /// can still reach θ. `Err` holds the position of a term whose postings are damaged.
+    fn score_window(
+        &mut self,
+        index: &Bm25Index,
+        ts: &mut [Term],
+        start: u32,
+        end: u32,
+    ) -> Result<(), usize> {
+        let mut essential = self.essential_from(0);
+        for &i in &self.order[essential..] {
+            ts[i].cursor.advance(start);
+        }
+        while essential < ts.len() {
+            let doc = self.order[essential..]
+                .iter()
+                .map(|&i| ts[i].cursor.doc())
+                .min()
+                .unwrap_or(u32::MAX);
+            if doc > end || doc == u32::MAX {
+                break;
+            }
+            if doc >= index.num_docs() {
+                return Err(self.order[essential]);
+            }
+            self.score_candidate(index, ts, essential, doc);
+            essential = self.essential_from(essential);
+        }
+        Ok(())
+    }
+
+    /// The first essential position at or after `from` under the current θ: the terms
+    /// before it cannot reach θ together.
+    fn essential_from(&self, mut from: usize) -> usize {
+        let theta = self.top.threshold();
+        while from < self.order.len() && below(self.prefix[from + 1], theta) {
+            from += 1;
+        }
+        from
+    }
+
+    /// Scores `doc`'s essential terms (moving their cursors past it), then probes the
+    /// non-essential ones, and offers it unless it was ruled out.
+    fn score_candidate(&mut self, index: &Bm25Index, ts: &mut [Term], essential: usize, doc: u32) {
+        let mut partial = 0f64;
+        for &i in &self.order[essential..] {
+            let t = &mut ts[i];
+            if t.cursor.doc() == doc {
+                let c = index.part(t.idf, t.cursor.tf(), doc);
+                self.contrib[t.slot] = c;
+                partial += f64::from(c);
+                t.cursor.step();
+            }
+        }
+        if self.probe(index, ts, essential, doc, partial) {
+            self.offer_contributions(doc);
+        }
+        self.contrib.fill(0.0);
+    }
+
+    /// Probes the non-essential terms at `doc`, the largest maximum first, recording
+    /// their contributions, until the candidate (`partial` from its essential terms)
+    /// is ruled out (false) or fully scored (true).
+    fn probe(
+        &mut self,
+        index: &Bm25Index,
+        ts: &mut [Term],
+        essential: usize,
+        doc: u32,
+        mut partial: f64,
+    ) -> bool {
+        let theta = self.top.threshold();
+        for p in (0..essential).rev() {
+            if below(partial + self.prefix[p + 1], theta) {
+                return false;
+            }
+            let t = &mut ts[self.order[p]];
+            if t.cursor.advance(doc) && t.cursor.doc() == doc {
+                let c = index.part(t.idf, t.cursor.tf(), doc);
+                self.contrib[t.slot] = c;
+                partial += f64::from(c);
+            }
+        }
+        true
+    }
+
+    /// Offers `doc` with the recorded contributions summed in query-term order (as
+    /// every path sums them, so equal scores are equal bits).
+    fn offer_contributions(&mut self, doc: u32) {
+        let score = self.contrib.iter().fold(0f32, |sum, c| sum + c);
+        self.top.offer(doc, score);
     }
 }

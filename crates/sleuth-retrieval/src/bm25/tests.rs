@@ -242,14 +242,18 @@ fn damaged_or_missing_index_is_a_clear_error() {
         "{e}"
     );
 
-    let mut v3 = good.clone();
-    v3[8] = 3;
-    std::fs::write(&index_file, &v3).unwrap();
-    let e = Bm25Index::open(&out).err().unwrap().to_string();
-    assert!(
-        e.contains("format version 3") && e.contains("rebuild it with `sleuth index build`"),
-        "{e}"
-    );
+    // Versions 3 and 4 had this header's layout (4 the varint postings).
+    for version in [3u8, 4] {
+        let mut old = good.clone();
+        old[8] = version;
+        std::fs::write(&index_file, &old).unwrap();
+        let e = Bm25Index::open(&out).err().unwrap().to_string();
+        assert!(
+            e.contains(&format!("format version {version}"))
+                && e.contains("rebuild it with `sleuth index build`"),
+            "{e}"
+        );
+    }
 
     let mut older = good.clone();
     older[8] = 2;
