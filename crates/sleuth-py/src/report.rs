@@ -60,6 +60,7 @@ pub fn record_fields() -> Vec<String> {
     record.list_cost_usd = 1.0;
     record.refusals = 1;
     record.conditions = Some(String::new());
+    record.error_kind = Some(sleuth::methods::ErrorKind::Model);
     record.usage_unknown = 1;
     record.cache_marks_dropped = 1;
     record.before_extra_reads = Some(sleuth::eval::SupportScores {
