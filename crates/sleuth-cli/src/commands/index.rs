@@ -73,7 +73,7 @@ pub struct SearchArgs {
     /// The exact top-k algorithm (all return the same hits): bulk-maxscore (default:
     /// MaxScore scoring a window of documents at a time), maxscore, bm-maxscore
     /// (MaxScore with per-block bounds), bmw (block-max WAND), or exhaustive.
-    #[arg(long, default_value = "bulk-maxscore", value_parser = parse_algorithm)]
+    #[arg(long, default_value = Algorithm::default().name(), value_parser = parse_algorithm)]
     algorithm: Algorithm,
 }
 

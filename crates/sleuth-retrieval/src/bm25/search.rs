@@ -50,7 +50,8 @@ use std::collections::BinaryHeap;
 
 /// Which exact top-k algorithm a search runs. Every one returns bit-identical hits; they
 /// differ only in how much of the postings they read. Named once, by strum
-/// ([`sleuth_common::names::Named`]: `bm-maxscore`, `maxscore`, `bmw`, `exhaustive`).
+/// ([`sleuth_common::names::Named`]: `bulk-maxscore`, `bm-maxscore`, `maxscore`, `bmw`,
+/// `exhaustive`).
 #[derive(
     Debug,
     Clone,
